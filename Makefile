@@ -1,0 +1,66 @@
+# oxmpi: `make` builds a usable tree in build/ (bin, include, lib),
+# `make test` runs every test, `make demo` runs an MPI program at 4 ranks,
+# `make install PREFIX=/opt/oxmpi` copies the tree (relocatable).
+
+PREFIX ?= /usr/local
+BUILD  := $(CURDIR)/build
+CARGO  ?= cargo
+SONAME := libmpi.so.12
+PYTHON ?= python3
+
+.PHONY: all build test cargo-test abi-test c-tests demo install clean setup coverage
+
+all: build
+
+build:
+	$(CARGO) build --release
+	mkdir -p $(BUILD)/bin $(BUILD)/lib/pkgconfig $(BUILD)/include
+	cp target/release/libmpi.so $(BUILD)/lib/$(SONAME).0.0
+	ln -sf $(SONAME).0.0 $(BUILD)/lib/$(SONAME)
+	ln -sf $(SONAME).0.0 $(BUILD)/lib/libmpi.so
+	# libmpich.so.12: only a dependency on libmpi.so.12 (DESIGN.md §1)
+	echo '' | cc -x c -shared -fPIC -o $(BUILD)/lib/libmpich.so.12 - \
+		-Wl,-soname,libmpich.so.12 -Wl,--no-as-needed -L$(BUILD)/lib -lmpi -Wl,-rpath,'$$ORIGIN'
+	ln -sf libmpich.so.12 $(BUILD)/lib/libmpich.so
+	cp target/release/mpiexec target/release/mpicc target/release/oxmpi-info $(BUILD)/bin/
+	ln -sf mpiexec $(BUILD)/bin/mpirun
+	ln -sf mpicc $(BUILD)/bin/mpicxx
+	ln -sf mpicc $(BUILD)/bin/mpic++
+	cp include/mpi.h include/mpio.h $(BUILD)/include/
+	sed 's/@VERSION@/$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)/' tools/oxmpi.pc.in > $(BUILD)/lib/pkgconfig/oxmpi.pc
+	ln -sf oxmpi.pc $(BUILD)/lib/pkgconfig/mpi.pc
+
+install: build
+	mkdir -p $(PREFIX)
+	cp -a $(BUILD)/bin $(BUILD)/include $(BUILD)/lib $(PREFIX)/
+
+# Debian packages the tests and benchmarks need (MPICH for the ABI and
+# library-swap tests); run once on a new machine, as root.
+setup:
+	$(PYTHON) -m pip install --quiet pympistandard
+	if ! command -v mpicc.mpich >/dev/null 2>&1; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mpich libmpich-dev; fi
+
+demo: build
+	$(BUILD)/bin/mpicc -O2 -o $(BUILD)/ring examples/ring.c
+	$(BUILD)/bin/mpiexec -n 4 $(BUILD)/ring
+
+test: build cargo-test abi-test c-tests
+
+cargo-test:
+	$(CARGO) test --release
+
+abi-test:
+	$(PYTHON) tools/abi_check.py
+	$(PYTHON) tools/gen_prototypes.py --check
+	$(PYTHON) tools/check_exports.py $(BUILD)/lib/$(SONAME)
+
+c-tests: build
+	$(PYTHON) tools/run_c_tests.py --build $(BUILD)
+
+coverage: build
+	$(PYTHON) tools/coverage.py $(BUILD)/lib/$(SONAME) > docs/coverage.md
+
+clean:
+	$(CARGO) clean
+	rm -rf $(BUILD) c-tests/bin

@@ -1,0 +1,262 @@
+//! Environment management: init and finalize, identity, timers, versions,
+//! predefined attributes, and the texts of error codes.
+
+use super::handles;
+use super::{mpi_fn, out, with_state};
+use crate::err;
+use crate::runtime::{self, Phase};
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::atomic::AtomicI32;
+use std::sync::OnceLock;
+
+/// The largest tag a message may carry (MPI_TAG_UB).
+pub const TAG_UB: i32 = i32::MAX;
+/// The largest error code or class in use (MPI_LASTUSEDCODE).
+pub const LAST_CODE: i32 = 78;
+pub const MAX_ERROR_STRING: usize = 512;
+pub const MAX_PROCESSOR_NAME: usize = 128;
+pub const MAX_LIBRARY_VERSION_STRING: usize = 8192;
+
+/// Copy `s` as a C string into `dst` (room for `cap` bytes with the NUL),
+/// truncating; returns the length written.
+///
+/// # Safety
+/// `dst` must be valid for `cap` bytes.
+pub unsafe fn write_c_string(dst: *mut c_char, cap: usize, s: &str) -> usize {
+    let n = s.len().min(cap - 1);
+    // SAFETY: n + 1 <= cap bytes, per the caller's contract.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr() as *const c_char, dst, n);
+        *dst.add(n) = 0;
+    }
+    n
+}
+
+mpi_fn! {
+    Always fn MPI_Init / PMPI_Init(_argc: *mut c_int, _argv: *mut *mut *mut c_char) errors(None) {
+        runtime::init(0).map(|_| ())
+    }
+}
+
+mpi_fn! {
+    Always fn MPI_Init_thread / PMPI_Init_thread(_argc: *mut c_int, _argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) errors(None) {
+        if !(0..=3).contains(&required) {
+            return err!(Arg, "required thread level {required} is not one of MPI_THREAD_SINGLE..MPI_THREAD_MULTIPLE");
+        }
+        if provided.is_null() {
+            return err!(Arg, "provided is a null pointer");
+        }
+        let level = runtime::init(required)?;
+        // SAFETY: checked non-null above.
+        unsafe { out(provided, "provided", level) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Finalize / PMPI_Finalize() errors(None) {
+        runtime::finalize()
+    }
+}
+
+mpi_fn! {
+    Always fn MPI_Initialized / PMPI_Initialized(flag: *mut c_int) errors(None) {
+        // SAFETY: the caller passes a valid int pointer (checked non-null).
+        unsafe { out(flag, "flag", (runtime::phase() != Phase::Before) as c_int) }
+    }
+}
+
+mpi_fn! {
+    Always fn MPI_Finalized / PMPI_Finalized(flag: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { out(flag, "flag", (runtime::phase() == Phase::Finalized) as c_int) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Abort / PMPI_Abort(comm: c_int, errorcode: c_int) errors(None) {
+        let rank = with_state(|st| Ok(st.world.rank)).unwrap_or(0);
+        let _ = comm;
+        eprintln!("oxmpi: rank {rank}: MPI_Abort(errorcode {errorcode}) called; ending the job");
+        runtime::abort_job(errorcode, &format!("MPI_Abort({errorcode}) on rank {rank}"))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Query_thread / PMPI_Query_thread(provided: *mut c_int) errors(None) {
+        let level = with_state(|st| Ok(st.thread_level))?;
+        // SAFETY: valid int pointer per the standard (checked non-null).
+        unsafe { out(provided, "provided", level) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Is_thread_main / PMPI_Is_thread_main(flag: *mut c_int) errors(None) {
+        let main = with_state(|st| Ok(st.main_thread == std::thread::current().id()))?;
+        // SAFETY: as above.
+        unsafe { out(flag, "flag", main as c_int) }
+    }
+}
+
+mpi_fn! {
+    Always fn MPI_Get_version / PMPI_Get_version(version: *mut c_int, subversion: *mut c_int) errors(None) {
+        // SAFETY: valid int pointers per the standard (checked non-null).
+        unsafe {
+            out(version, "version", 4)?;
+            out(subversion, "subversion", 0)
+        }
+    }
+}
+
+pub fn library_version() -> String {
+    format!(
+        "oxmpi {} (MPI {}.{}, MPICH ABI libmpi.so.12), an MPI implementation in Rust; built {} {}",
+        env!("CARGO_PKG_VERSION"),
+        4,
+        0,
+        std::env::consts::ARCH,
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+    )
+}
+
+mpi_fn! {
+    Always fn MPI_Get_library_version / PMPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) errors(None) {
+        if version.is_null() {
+            return err!(Arg, "version is a null pointer");
+        }
+        // SAFETY: the standard requires MPI_MAX_LIBRARY_VERSION_STRING bytes.
+        let n = unsafe { write_c_string(version, MAX_LIBRARY_VERSION_STRING, &library_version()) };
+        // SAFETY: valid int pointer (checked non-null).
+        unsafe { out(resultlen, "resultlen", n as c_int) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Get_processor_name / PMPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) errors(None) {
+        if name.is_null() {
+            return err!(Arg, "name is a null pointer");
+        }
+        let host = with_state(|st| Ok(st.hostname.clone()))?;
+        // SAFETY: the standard requires MPI_MAX_PROCESSOR_NAME bytes.
+        let n = unsafe { write_c_string(name, MAX_PROCESSOR_NAME, &host) };
+        // SAFETY: valid int pointer (checked non-null).
+        unsafe { out(resultlen, "resultlen", n as c_int) }
+    }
+}
+
+fn clock_origin() -> std::time::Instant {
+    static ORIGIN: OnceLock<std::time::Instant> = OnceLock::new();
+    *ORIGIN.get_or_init(std::time::Instant::now)
+}
+
+/// Seconds on a monotonic clock (MPI_WTIME_IS_GLOBAL is false).
+#[no_mangle]
+pub extern "C" fn PMPI_Wtime() -> f64 {
+    clock_origin().elapsed().as_secs_f64()
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Wtime() -> f64 {
+    PMPI_Wtime()
+}
+
+/// The resolution of MPI_Wtime: the monotonic clock's.
+#[no_mangle]
+pub extern "C" fn PMPI_Wtick() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_getres writes one timespec.
+    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+    (ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9).max(1e-9)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Wtick() -> f64 {
+    PMPI_Wtick()
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_size / PMPI_Comm_size(comm: c_int, size: *mut c_int) errors(Some(comm)) {
+        let n = with_state(|st| Ok(handles::comm(st, comm)?.size()))?;
+        // SAFETY: valid int pointer (checked non-null).
+        unsafe { out(size, "size", n as c_int) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_rank / PMPI_Comm_rank(comm: c_int, rank: *mut c_int) errors(Some(comm)) {
+        let r = with_state(|st| Ok(handles::comm(st, comm)?.rank))?;
+        // SAFETY: valid int pointer (checked non-null).
+        unsafe { out(rank, "rank", r as c_int) }
+    }
+}
+
+/// Storage of the predefined attributes' values: C callers receive
+/// pointers to these.
+static TAG_UB_VALUE: AtomicI32 = AtomicI32::new(TAG_UB);
+static HOST_VALUE: AtomicI32 = AtomicI32::new(-1);
+static IO_VALUE: AtomicI32 = AtomicI32::new(-2);
+static WTIME_IS_GLOBAL_VALUE: AtomicI32 = AtomicI32::new(0);
+static UNIVERSE_SIZE_VALUE: AtomicI32 = AtomicI32::new(1);
+static LASTUSEDCODE_VALUE: AtomicI32 = AtomicI32::new(LAST_CODE);
+static APPNUM_VALUE: AtomicI32 = AtomicI32::new(0);
+
+mpi_fn! {
+    Initialized fn MPI_Comm_get_attr / PMPI_Comm_get_attr(comm: c_int, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) errors(Some(comm)) {
+        let size = with_state(|st| Ok(handles::comm(st, comm).map(|_| st.world.size())?))?;
+        if attribute_val.is_null() || flag.is_null() {
+            return err!(Arg, "attribute_val and flag must not be null pointers");
+        }
+        let cell: &AtomicI32 = match keyval {
+            0x64400001 => &TAG_UB_VALUE,
+            0x64400003 => &HOST_VALUE,
+            0x64400005 => &IO_VALUE,
+            0x64400007 => &WTIME_IS_GLOBAL_VALUE,
+            0x64400009 => {
+                UNIVERSE_SIZE_VALUE.store(size as i32, std::sync::atomic::Ordering::Relaxed);
+                &UNIVERSE_SIZE_VALUE
+            }
+            0x6440000b => &LASTUSEDCODE_VALUE,
+            0x6440000d => &APPNUM_VALUE,
+            _ => return err!(Keyval, "invalid attribute key 0x{keyval:08x} (only the predefined keys exist so far)"),
+        };
+        // SAFETY: for C callers attribute_val is a `void **`; both pointers
+        // were checked non-null.
+        unsafe {
+            *(attribute_val as *mut *const AtomicI32) = cell as *const AtomicI32;
+            *flag = 1;
+        }
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Always fn MPI_Error_string / PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) errors(None) {
+        if string.is_null() {
+            return err!(Arg, "string is a null pointer");
+        }
+        if !(0..=LAST_CODE).contains(&errorcode) {
+            return err!(Arg, "{errorcode} is not an MPI error code");
+        }
+        let text = crate::error::class_text(errorcode);
+        // SAFETY: the standard requires MPI_MAX_ERROR_STRING bytes.
+        let n = unsafe { write_c_string(string, MAX_ERROR_STRING, text) };
+        // SAFETY: valid int pointer (checked non-null).
+        unsafe { out(resultlen, "resultlen", n as c_int) }
+    }
+}
+
+mpi_fn! {
+    Always fn MPI_Error_class / PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) errors(None) {
+        if !(0..=LAST_CODE).contains(&errorcode) {
+            return err!(Arg, "{errorcode} is not an MPI error code");
+        }
+        // SAFETY: valid int pointer (checked non-null).
+        unsafe { out(errorclass, "errorclass", errorcode) }
+    }
+}

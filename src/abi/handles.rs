@@ -1,0 +1,221 @@
+//! MPICH's handle values and their translation into core objects. This is
+//! the only place that knows a handle is an int with MPICH's bit layout:
+//! bits 30-31 the kind (builtin, direct), bits 26-29 the object type.
+
+use crate::comm::Comm;
+use crate::datatype::{Basic, PairKind, TypeInfo};
+use crate::err;
+use crate::error::MpiResult;
+use crate::op::Op;
+use crate::p2p::request::ReqId;
+use crate::runtime::State;
+use std::sync::OnceLock;
+
+pub const COMM_WORLD: i32 = 0x44000000;
+pub const COMM_SELF: i32 = 0x44000001;
+pub const COMM_NULL: i32 = 0x04000000;
+pub const DATATYPE_NULL: i32 = 0x0c000000;
+pub const REQUEST_NULL: i32 = 0x2c000000;
+const REQUEST_DIRECT: i32 = 0xac000000u32 as i32;
+pub const OP_NULL: i32 = 0x18000000;
+pub const ERRORS_ARE_FATAL: i32 = 0x54000000;
+pub const ERRORS_RETURN: i32 = 0x54000001;
+pub const ERRORS_ABORT: i32 = 0x54000003;
+pub const ERRHANDLER_NULL: i32 = 0x14000000;
+
+pub fn comm<'a>(st: &'a State, h: i32) -> MpiResult<&'a Comm> {
+    match h {
+        COMM_WORLD => Ok(&st.world),
+        COMM_SELF => Ok(&st.self_comm),
+        COMM_NULL => err!(Comm, "the communicator is MPI_COMM_NULL"),
+        _ => err!(Comm, "invalid communicator handle 0x{h:08x}"),
+    }
+}
+
+pub fn comm_mut(st: &mut State, h: i32) -> MpiResult<&mut Comm> {
+    match h {
+        COMM_WORLD => Ok(&mut st.world),
+        COMM_SELF => Ok(&mut st.self_comm),
+        COMM_NULL => err!(Comm, "the communicator is MPI_COMM_NULL"),
+        _ => err!(Comm, "invalid communicator handle 0x{h:08x}"),
+    }
+}
+
+pub fn request_handle(id: ReqId) -> i32 {
+    REQUEST_DIRECT | id as i32
+}
+
+/// A request handle's id, or an error naming the bad handle.
+pub fn request_id(h: i32) -> MpiResult<ReqId> {
+    if h & !0x03ff_ffff == REQUEST_DIRECT {
+        Ok((h & 0x03ff_ffff) as ReqId)
+    } else if h == REQUEST_NULL {
+        err!(Request, "the request is MPI_REQUEST_NULL")
+    } else {
+        err!(Request, "invalid request handle 0x{h:08x}")
+    }
+}
+
+pub fn op(h: i32) -> MpiResult<Op> {
+    Ok(match h {
+        0x58000001 => Op::Max,
+        0x58000002 => Op::Min,
+        0x58000003 => Op::Sum,
+        0x58000004 => Op::Prod,
+        0x58000005 => Op::Land,
+        0x58000006 => Op::Band,
+        0x58000007 => Op::Lor,
+        0x58000008 => Op::Bor,
+        0x58000009 => Op::Lxor,
+        0x5800000a => Op::Bxor,
+        0x5800000b => Op::Minloc,
+        0x5800000c => Op::Maxloc,
+        0x5800000d => Op::Replace,
+        0x5800000e => Op::NoOp,
+        OP_NULL => return err!(Op, "the operation is MPI_OP_NULL"),
+        _ => return err!(Op, "invalid operation handle 0x{h:08x}"),
+    })
+}
+
+struct Builtins {
+    /// 0x4c00SSII handles, indexed by II.
+    direct: Vec<Option<TypeInfo>>,
+    /// 0x8c00000N pair handles, indexed by N.
+    pairs: Vec<TypeInfo>,
+}
+
+fn builtins() -> &'static Builtins {
+    static B: OnceLock<Builtins> = OnceLock::new();
+    B.get_or_init(|| {
+        use Basic::*;
+        let int = |bytes, signed| Int { bytes, signed };
+        let basics: &[(i32, &str, Basic)] = &[
+            (0x4c000101, "MPI_CHAR", Char),
+            (0x4c000102, "MPI_UNSIGNED_CHAR", int(1, false)),
+            (0x4c000118, "MPI_SIGNED_CHAR", int(1, true)),
+            (0x4c00040e, "MPI_WCHAR", Char),
+            (0x4c000203, "MPI_SHORT", int(2, true)),
+            (0x4c000204, "MPI_UNSIGNED_SHORT", int(2, false)),
+            (0x4c000405, "MPI_INT", int(4, true)),
+            (0x4c000406, "MPI_UNSIGNED", int(4, false)),
+            (0x4c000807, "MPI_LONG", int(8, true)),
+            (0x4c000808, "MPI_UNSIGNED_LONG", int(8, false)),
+            (0x4c000809, "MPI_LONG_LONG_INT", int(8, true)),
+            (0x4c000819, "MPI_UNSIGNED_LONG_LONG", int(8, false)),
+            (0x4c000137, "MPI_INT8_T", int(1, true)),
+            (0x4c000238, "MPI_INT16_T", int(2, true)),
+            (0x4c000439, "MPI_INT32_T", int(4, true)),
+            (0x4c00083a, "MPI_INT64_T", int(8, true)),
+            (0x4c00013b, "MPI_UINT8_T", int(1, false)),
+            (0x4c00023c, "MPI_UINT16_T", int(2, false)),
+            (0x4c00043d, "MPI_UINT32_T", int(4, false)),
+            (0x4c00083e, "MPI_UINT64_T", int(8, false)),
+            (0x4c000843, "MPI_AINT", int(8, true)),
+            (0x4c000844, "MPI_OFFSET", int(8, true)),
+            (0x4c000845, "MPI_COUNT", int(8, true)),
+            (0x4c00040a, "MPI_FLOAT", Float { bytes: 4 }),
+            (0x4c00080b, "MPI_DOUBLE", Float { bytes: 8 }),
+            (0x4c00100c, "MPI_LONG_DOUBLE", LongDouble),
+            (0x4c000246, "MPIX_C_FLOAT16", Float { bytes: 2 }),
+            (0x4c000840, "MPI_C_FLOAT_COMPLEX", Complex { bytes: 8 }),
+            (0x4c001041, "MPI_C_DOUBLE_COMPLEX", Complex { bytes: 16 }),
+            (0x4c002042, "MPI_C_LONG_DOUBLE_COMPLEX", LongDoubleComplex),
+            (0x4c00013f, "MPI_C_BOOL", CBool),
+            (0x4c000133, "MPI_CXX_BOOL", CBool),
+            (0x4c000834, "MPI_CXX_FLOAT_COMPLEX", Complex { bytes: 8 }),
+            (0x4c001035, "MPI_CXX_DOUBLE_COMPLEX", Complex { bytes: 16 }),
+            (0x4c002036, "MPI_CXX_LONG_DOUBLE_COMPLEX", LongDoubleComplex),
+            (0x4c00010d, "MPI_BYTE", Byte),
+            (0x4c00010f, "MPI_PACKED", Packed),
+            (0x4c000010, "MPI_LB", Marker),
+            (0x4c000011, "MPI_UB", Marker),
+            (0x4c00011a, "MPI_CHARACTER", Char),
+            (0x4c00041b, "MPI_INTEGER", FortranInt { bytes: 4 }),
+            (0x4c00012d, "MPI_INTEGER1", FortranInt { bytes: 1 }),
+            (0x4c00022f, "MPI_INTEGER2", FortranInt { bytes: 2 }),
+            (0x4c000430, "MPI_INTEGER4", FortranInt { bytes: 4 }),
+            (0x4c000831, "MPI_INTEGER8", FortranInt { bytes: 8 }),
+            (0x4c00041c, "MPI_REAL", Float { bytes: 4 }),
+            (0x4c000427, "MPI_REAL4", Float { bytes: 4 }),
+            (0x4c000829, "MPI_REAL8", Float { bytes: 8 }),
+            (0x4c00102b, "MPI_REAL16", Float { bytes: 16 }),
+            (0x4c00081f, "MPI_DOUBLE_PRECISION", Float { bytes: 8 }),
+            (0x4c00081e, "MPI_COMPLEX", Complex { bytes: 8 }),
+            (0x4c000828, "MPI_COMPLEX8", Complex { bytes: 8 }),
+            (0x4c001022, "MPI_DOUBLE_COMPLEX", Complex { bytes: 16 }),
+            (0x4c00102a, "MPI_COMPLEX16", Complex { bytes: 16 }),
+            (0x4c00202c, "MPI_COMPLEX32", Complex { bytes: 32 }),
+            (0x4c00041d, "MPI_LOGICAL", FortranLogical { bytes: 4 }),
+        ];
+        let mut direct: Vec<Option<TypeInfo>> = (0..256).map(|_| None).collect();
+        for &(h, name, basic) in basics {
+            let size = ((h >> 8) & 0xff) as usize;
+            let size = if basic == Marker { 0 } else { size };
+            direct[(h & 0xff) as usize] = Some(TypeInfo::basic(name, basic, size));
+        }
+        let fortran_pairs: &[(i32, &str, PairKind, usize)] = &[
+            (0x4c000816, "MPI_2INT", PairKind::TwoInt, 4),
+            (0x4c000820, "MPI_2INTEGER", PairKind::TwoFortranInt, 4),
+            (0x4c000821, "MPI_2REAL", PairKind::TwoFloat, 4),
+            (0x4c001023, "MPI_2DOUBLE_PRECISION", PairKind::TwoDouble, 8),
+        ];
+        for &(h, name, kind, w) in fortran_pairs {
+            direct[(h & 0xff) as usize] = Some(TypeInfo::pair(name, kind, w, w, w));
+        }
+        let pairs = vec![
+            TypeInfo::pair("MPI_FLOAT_INT", PairKind::FloatInt, 4, 4, 4),
+            TypeInfo::pair("MPI_DOUBLE_INT", PairKind::DoubleInt, 8, 8, 4),
+            TypeInfo::pair("MPI_LONG_INT", PairKind::LongInt, 8, 8, 4),
+            TypeInfo::pair("MPI_SHORT_INT", PairKind::ShortInt, 2, 2, 4),
+            TypeInfo::pair("MPI_LONG_DOUBLE_INT", PairKind::LongDoubleInt, 16, 16, 4),
+        ];
+        Builtins { direct, pairs }
+    })
+}
+
+/// The type behind a datatype handle.
+pub fn datatype(h: i32) -> MpiResult<&'static TypeInfo> {
+    let b = builtins();
+    let found = match (h as u32) >> 24 {
+        0x4c => b.direct[(h & 0xff) as usize].as_ref().filter(|t| {
+            ((t.size as i32) << 8 | (h & 0xff)) == h & 0xffff || t.basic == Basic::Marker
+        }),
+        0x8c => b.pairs.get((h & 0x00ff_ffff) as usize),
+        _ => None,
+    };
+    match found {
+        Some(t) => Ok(t),
+        None if h == DATATYPE_NULL => err!(Type, "the datatype is MPI_DATATYPE_NULL"),
+        None => err!(Type, "invalid datatype handle 0x{h:08x}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_handles_name_their_types() {
+        assert_eq!(datatype(0x4c000405).unwrap().name, "MPI_INT");
+        assert_eq!(datatype(0x4c000405).unwrap().size, 4);
+        assert_eq!(datatype(0x8c000001).unwrap().extent, 16);
+        assert_eq!(datatype(0x8c000004).unwrap().extent, 32);
+        assert_eq!(datatype(0x4c001023).unwrap().size, 16);
+        assert!(
+            datatype(0x4c000406 + 0x100).is_err(),
+            "size bits must agree"
+        );
+        assert!(datatype(DATATYPE_NULL)
+            .unwrap_err()
+            .msg
+            .contains("MPI_DATATYPE_NULL"));
+        assert!(datatype(12345).is_err());
+    }
+
+    #[test]
+    fn request_handles_round_trip() {
+        assert_eq!(request_id(request_handle(77)).unwrap(), 77);
+        assert!(request_id(REQUEST_NULL).is_err());
+        assert!(request_id(5).is_err());
+    }
+}

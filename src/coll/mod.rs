@@ -1,0 +1,167 @@
+//! Collectives built on point-to-point in the communicator's collective
+//! context (DESIGN.md §7): dissemination barrier, binomial broadcast, and
+//! a binomial reduction that always combines in rank order, so the result
+//! does not depend on the root or on timing.
+
+use crate::comm::Comm;
+use crate::datatype::TypeInfo;
+use crate::error::MpiResult;
+use crate::op::{self, Op};
+use crate::p2p::Engine;
+
+const TAG_BARRIER: i32 = 1;
+const TAG_BCAST: i32 = 2;
+const TAG_REDUCE: i32 = 3;
+
+fn send(
+    e: &mut Engine,
+    c: &Comm,
+    buf: *const u8,
+    len: usize,
+    to: usize,
+    tag: i32,
+) -> MpiResult<()> {
+    let byte = byte_type();
+    // SAFETY: callers pass buffers valid for `len` bytes until the wait.
+    let id = unsafe {
+        e.isend(
+            buf,
+            len,
+            byte,
+            Some(c.group.world_rank(to)),
+            tag,
+            c.ctx_coll,
+        )?
+    };
+    e.wait(id);
+    Ok(())
+}
+
+fn recv(e: &mut Engine, c: &Comm, buf: *mut u8, len: usize, from: usize, tag: i32) {
+    let byte = byte_type();
+    // SAFETY: callers pass buffers valid for `len` bytes until the wait.
+    let id = unsafe {
+        e.irecv(
+            buf,
+            len,
+            byte,
+            Some(c.group.world_rank(from)),
+            Some(tag),
+            c.ctx_coll,
+            c.group.clone(),
+        )
+    };
+    e.wait(id);
+}
+
+fn byte_type() -> &'static TypeInfo {
+    static BYTE: std::sync::OnceLock<TypeInfo> = std::sync::OnceLock::new();
+    BYTE.get_or_init(|| TypeInfo::basic("MPI_BYTE", crate::datatype::Basic::Byte, 1))
+}
+
+/// Dissemination barrier: ceil(log2 n) rounds of zero-byte messages.
+pub fn barrier(e: &mut Engine, c: &Comm) -> MpiResult<()> {
+    let (n, me) = (c.size(), c.rank);
+    let mut dist = 1;
+    while dist < n {
+        let to = (me + dist) % n;
+        let from = (me + n - dist) % n;
+        let byte = byte_type();
+        // SAFETY: zero-length transfers touch no memory.
+        let r = unsafe {
+            e.irecv(
+                std::ptr::null_mut(),
+                0,
+                byte,
+                Some(c.group.world_rank(from)),
+                Some(TAG_BARRIER),
+                c.ctx_coll,
+                c.group.clone(),
+            )
+        };
+        send(e, c, std::ptr::null(), 0, to, TAG_BARRIER)?;
+        e.wait(r);
+        dist *= 2;
+    }
+    Ok(())
+}
+
+/// Binomial-tree broadcast of `len` packed bytes from `root`.
+pub fn bcast(e: &mut Engine, c: &Comm, buf: &mut [u8], root: usize) -> MpiResult<()> {
+    let (n, me) = (c.size(), c.rank);
+    let rel = (me + n - root) % n;
+    let mut mask = 1;
+    while mask < n {
+        if rel & mask != 0 {
+            recv(
+                e,
+                c,
+                buf.as_mut_ptr(),
+                buf.len(),
+                (me + n - mask) % n,
+                TAG_BCAST,
+            );
+            break;
+        }
+        mask <<= 1;
+    }
+    mask >>= 1;
+    while mask > 0 {
+        if rel + mask < n {
+            send(e, c, buf.as_ptr(), buf.len(), (me + mask) % n, TAG_BCAST)?;
+        }
+        mask >>= 1;
+    }
+    Ok(())
+}
+
+/// Reduce `data` (items of `ty` in memory layout, `count` of them) to
+/// `root`. On return, the root's `data` holds the result. Partial results
+/// travel up a binomial tree rooted at rank 0, each node combining
+/// (lower ranks) op (higher ranks), then rank 0 hands the result to root.
+pub fn reduce(
+    e: &mut Engine,
+    c: &Comm,
+    data: &mut [u8],
+    ty: &TypeInfo,
+    op: Op,
+    root: usize,
+) -> MpiResult<()> {
+    op.check(ty)?;
+    let (n, me) = (c.size(), c.rank);
+    let mut other = vec![0u8; data.len()];
+    let mut mask = 1;
+    while mask < n {
+        if me & mask != 0 {
+            send(e, c, data.as_ptr(), data.len(), me - mask, TAG_REDUCE)?;
+            break;
+        }
+        if me + mask < n {
+            recv(e, c, other.as_mut_ptr(), other.len(), me + mask, TAG_REDUCE);
+            // data (lower ranks) op other (higher ranks), stored in other.
+            op::apply(op, ty, data, &mut other)?;
+            data.copy_from_slice(&other);
+        }
+        mask <<= 1;
+    }
+    if root != 0 {
+        if me == 0 {
+            send(e, c, data.as_ptr(), data.len(), root, TAG_REDUCE)?;
+        } else if me == root {
+            recv(e, c, data.as_mut_ptr(), data.len(), 0, TAG_REDUCE);
+        }
+    }
+    Ok(())
+}
+
+/// Reduce to rank 0, then broadcast: every rank gets the same bits.
+pub fn allreduce(
+    e: &mut Engine,
+    c: &Comm,
+    data: &mut [u8],
+    ty: &TypeInfo,
+    op: Op,
+) -> MpiResult<()> {
+    reduce(e, c, data, ty, op, 0)?;
+    bcast(e, c, data, 0)
+}

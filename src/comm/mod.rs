@@ -1,0 +1,109 @@
+//! Communicators: a group of world ranks, this rank's place in it, and two
+//! context ids (point-to-point and collective) so the two traffics never
+//! match each other. So far only MPI_COMM_WORLD and MPI_COMM_SELF exist.
+
+use std::sync::Arc;
+
+/// The world ranks of a communicator's members, in communicator order.
+#[derive(Clone, Debug)]
+pub enum Group {
+    /// Ranks 0..n of the world, in order.
+    World(usize),
+    List(Arc<[usize]>),
+}
+
+impl Group {
+    pub fn size(&self) -> usize {
+        match self {
+            Group::World(n) => *n,
+            Group::List(l) => l.len(),
+        }
+    }
+
+    pub fn world_rank(&self, r: usize) -> usize {
+        match self {
+            Group::World(_) => r,
+            Group::List(l) => l[r],
+        }
+    }
+
+    pub fn rank_of(&self, world: usize) -> Option<usize> {
+        match self {
+            Group::World(n) => (world < *n).then_some(world),
+            Group::List(l) => l.iter().position(|&w| w == world),
+        }
+    }
+}
+
+/// How errors raised on a communicator are handled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorMode {
+    /// MPI_ERRORS_ARE_FATAL: print one line and end the whole job.
+    Fatal,
+    /// MPI_ERRORS_ABORT: like Fatal, scoped to the communicator (here: the job).
+    Abort,
+    /// MPI_ERRORS_RETURN: return the error code.
+    Return,
+}
+
+#[derive(Clone, Debug)]
+pub struct Comm {
+    pub name: String,
+    pub group: Group,
+    pub rank: usize,
+    pub ctx_p2p: u32,
+    pub ctx_coll: u32,
+    pub errors: ErrorMode,
+}
+
+impl Comm {
+    pub fn size(&self) -> usize {
+        self.group.size()
+    }
+
+    pub fn world(rank: usize, size: usize) -> Comm {
+        Comm {
+            name: "MPI_COMM_WORLD".into(),
+            group: Group::World(size),
+            rank,
+            ctx_p2p: 0,
+            ctx_coll: 1,
+            errors: ErrorMode::Fatal,
+        }
+    }
+
+    pub fn self_(world_rank: usize) -> Comm {
+        Comm {
+            name: "MPI_COMM_SELF".into(),
+            group: Group::List(Arc::from(vec![world_rank])),
+            rank: 0,
+            ctx_p2p: 2,
+            ctx_coll: 3,
+            errors: ErrorMode::Fatal,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_translate_both_ways() {
+        let w = Group::World(4);
+        assert_eq!(
+            (w.world_rank(3), w.rank_of(3), w.rank_of(4)),
+            (3, Some(3), None)
+        );
+        let s = Comm::self_(2);
+        assert_eq!(
+            (
+                s.size(),
+                s.group.world_rank(0),
+                s.group.rank_of(2),
+                s.group.rank_of(0)
+            ),
+            (1, 2, Some(0), None)
+        );
+    }
+}

@@ -1,0 +1,139 @@
+//! Errors of the core: an MPI error class and a sentence saying what was
+//! wrong. The abi layer turns them into error codes and hands them to the
+//! communicator's error handler.
+
+use std::fmt;
+
+/// The MPI error classes the core raises. The discriminants are the class
+/// numbers of MPICH's ABI, which oxmpi follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(i32)]
+pub enum ErrorClass {
+    Buffer = 1,
+    Count = 2,
+    Type = 3,
+    Tag = 4,
+    Comm = 5,
+    Rank = 6,
+    Root = 7,
+    Group = 8,
+    Op = 9,
+    Topology = 10,
+    Dims = 11,
+    Arg = 12,
+    Unknown = 13,
+    Truncate = 14,
+    Other = 15,
+    Intern = 16,
+    InStatus = 17,
+    Pending = 18,
+    Request = 19,
+    NoMem = 34,
+    Keyval = 48,
+}
+
+impl ErrorClass {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MpiError {
+    pub class: ErrorClass,
+    pub msg: String,
+}
+
+impl MpiError {
+    pub fn new(class: ErrorClass, msg: impl Into<String>) -> Self {
+        MpiError {
+            class,
+            msg: msg.into(),
+        }
+    }
+}
+
+impl fmt::Display for MpiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.msg)
+    }
+}
+
+pub type MpiResult<T> = Result<T, MpiError>;
+
+/// `err!(Rank, "...", args)` builds an `Err(MpiError)`.
+#[macro_export]
+macro_rules! err {
+    ($class:ident, $($fmt:tt)+) => {
+        Err($crate::error::MpiError::new($crate::error::ErrorClass::$class, format!($($fmt)+)))
+    };
+}
+
+/// One sentence per class, shown by MPI_Error_string.
+pub fn class_text(class: i32) -> &'static str {
+    match class {
+        0 => "No MPI error",
+        1 => "Invalid buffer pointer",
+        2 => "Invalid count argument",
+        3 => "Invalid datatype argument",
+        4 => "Invalid tag argument",
+        5 => "Invalid communicator",
+        6 => "Invalid rank",
+        7 => "Invalid root",
+        8 => "Invalid group",
+        9 => "Invalid operation (MPI_Op) or operation not defined for this datatype",
+        10 => "Invalid topology",
+        11 => "Invalid dimension argument",
+        12 => "Invalid argument",
+        13 => "Unknown error",
+        14 => "Message truncated: the receive buffer is smaller than the message",
+        15 => "Other MPI error",
+        16 => "Internal MPI error",
+        17 => "Error code is in the status",
+        18 => "Pending request",
+        19 => "Invalid request (MPI_Request)",
+        20 => "Permission denied",
+        21 => "Invalid file access mode",
+        22 => "Invalid file name",
+        23 => "Error in user data conversion function",
+        24 => "Data representation already defined",
+        25 => "File exists",
+        26 => "File in use by another process",
+        27 => "Invalid file handle",
+        28 => "Invalid info object",
+        29 => "Info key too long",
+        30 => "Info value too long",
+        31 => "Key not defined in info object",
+        32 => "I/O error",
+        33 => "Service name not published",
+        34 => "Out of memory",
+        35 => "Collective arguments not the same on all processes",
+        36 => "No space left on device",
+        37 => "File does not exist",
+        38 => "Invalid port name",
+        39 => "Quota exceeded",
+        40 => "Read-only file or file system",
+        41 => "Could not (un)publish service name",
+        42 => "Could not spawn processes",
+        43 => "Unsupported data representation",
+        44 => "Operation not supported",
+        45 => "Invalid window",
+        46 => "Invalid base address",
+        47 => "Invalid lock type",
+        48 => "Invalid keyval",
+        49 => "Conflicting accesses to window",
+        50 => "Wrong synchronization of RMA calls",
+        51 => "Invalid size argument",
+        52 => "Invalid displacement argument",
+        53 => "Invalid assert argument",
+        54 => "Invalid argument",
+        55 => "Target memory is not part of the window",
+        56 => "Memory cannot be attached",
+        57 => "Memory cannot be shared",
+        58 => "Wrong window flavor",
+        75 => "Invalid session",
+        76 => "A process in the job aborted",
+        77 => "Value too large to be stored",
+        _ => "Unknown error class",
+    }
+}

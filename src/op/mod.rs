@@ -1,0 +1,439 @@
+//! Reduction operators and their kernels. `apply` computes
+//! inout[i] = in[i] op inout[i], the order the standard defines for user
+//! functions, so non-commutative use is well defined.
+
+use crate::datatype::{Basic, PairKind, TypeInfo};
+use crate::err;
+use crate::error::MpiResult;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Max,
+    Min,
+    Sum,
+    Prod,
+    Land,
+    Band,
+    Lor,
+    Bor,
+    Lxor,
+    Bxor,
+    Maxloc,
+    Minloc,
+    Replace,
+    NoOp,
+}
+
+impl Op {
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Max => "MPI_MAX",
+            Op::Min => "MPI_MIN",
+            Op::Sum => "MPI_SUM",
+            Op::Prod => "MPI_PROD",
+            Op::Land => "MPI_LAND",
+            Op::Band => "MPI_BAND",
+            Op::Lor => "MPI_LOR",
+            Op::Bor => "MPI_BOR",
+            Op::Lxor => "MPI_LXOR",
+            Op::Bxor => "MPI_BXOR",
+            Op::Maxloc => "MPI_MAXLOC",
+            Op::Minloc => "MPI_MINLOC",
+            Op::Replace => "MPI_REPLACE",
+            Op::NoOp => "MPI_NO_OP",
+        }
+    }
+
+    /// Whether the standard defines this operator on this type (MPI 4.0 §6.9.2).
+    pub fn check(self, ty: &TypeInfo) -> MpiResult<()> {
+        use Basic::*;
+        let ok = match self {
+            Op::Replace | Op::NoOp => true,
+            Op::Max | Op::Min => matches!(
+                ty.basic,
+                Int { .. } | FortranInt { .. } | Float { .. } | LongDouble
+            ),
+            Op::Sum | Op::Prod => {
+                matches!(
+                    ty.basic,
+                    Int { .. }
+                        | FortranInt { .. }
+                        | Float { .. }
+                        | LongDouble
+                        | Complex { .. }
+                        | LongDoubleComplex
+                )
+            }
+            Op::Land | Op::Lor | Op::Lxor => {
+                matches!(ty.basic, Int { .. } | CBool | FortranLogical { .. })
+            }
+            Op::Band | Op::Bor | Op::Bxor => {
+                matches!(ty.basic, Int { .. } | FortranInt { .. } | Byte)
+            }
+            Op::Maxloc | Op::Minloc => matches!(ty.basic, Pair(_)),
+        };
+        if ok {
+            Ok(())
+        } else {
+            err!(
+                Op,
+                "{} is not defined for datatype {}",
+                self.name(),
+                ty.name
+            )
+        }
+    }
+}
+
+extern "C" {
+    fn oxmpi_long_double_op(op: i32, inp: *const u8, inout: *mut u8, n: usize) -> i32;
+    fn oxmpi_long_double_complex_op(op: i32, inp: *const u8, inout: *mut u8, n: usize) -> i32;
+    fn oxmpi_long_double_int_loc(op: i32, inp: *const u8, inout: *mut u8, n: usize) -> i32;
+}
+
+macro_rules! arith {
+    ($t:ty, $op:expr, $a:expr, $b:expr) => {{
+        let n = $b.len() / std::mem::size_of::<$t>();
+        for i in 0..n {
+            let x = read::<$t>($a, i);
+            let y = read::<$t>($b, i);
+            let r: $t = match $op {
+                Op::Max => {
+                    if x > y {
+                        x
+                    } else {
+                        y
+                    }
+                }
+                Op::Min => {
+                    if x < y {
+                        x
+                    } else {
+                        y
+                    }
+                }
+                Op::Sum => x.wrapping_add_(y),
+                Op::Prod => x.wrapping_mul_(y),
+                _ => unreachable!(),
+            };
+            write::<$t>($b, i, r);
+        }
+    }};
+}
+
+macro_rules! bits {
+    ($t:ty, $op:expr, $a:expr, $b:expr) => {{
+        let n = $b.len() / std::mem::size_of::<$t>();
+        for i in 0..n {
+            let x = read::<$t>($a, i);
+            let y = read::<$t>($b, i);
+            let (bx, by) = (x != 0, y != 0);
+            let r: $t = match $op {
+                Op::Band => x & y,
+                Op::Bor => x | y,
+                Op::Bxor => x ^ y,
+                Op::Land => (bx && by) as $t,
+                Op::Lor => (bx || by) as $t,
+                Op::Lxor => (bx != by) as $t,
+                _ => unreachable!(),
+            };
+            write::<$t>($b, i, r);
+        }
+    }};
+}
+
+/// Arithmetic that wraps for integers, as C's unsigned arithmetic and
+/// every MPI implementation do, and is plain for floats.
+trait Arith: Copy {
+    fn wrapping_add_(self, o: Self) -> Self;
+    fn wrapping_mul_(self, o: Self) -> Self;
+}
+macro_rules! int_arith { ($($t:ty),*) => { $(impl Arith for $t {
+    fn wrapping_add_(self, o: Self) -> Self { self.wrapping_add(o) }
+    fn wrapping_mul_(self, o: Self) -> Self { self.wrapping_mul(o) }
+})* } }
+int_arith!(i8, i16, i32, i64, u8, u16, u32, u64);
+impl Arith for f32 {
+    fn wrapping_add_(self, o: Self) -> Self {
+        self + o
+    }
+    fn wrapping_mul_(self, o: Self) -> Self {
+        self * o
+    }
+}
+impl Arith for f64 {
+    fn wrapping_add_(self, o: Self) -> Self {
+        self + o
+    }
+    fn wrapping_mul_(self, o: Self) -> Self {
+        self * o
+    }
+}
+
+fn read<T: Copy>(b: &[u8], i: usize) -> T {
+    assert!((i + 1) * std::mem::size_of::<T>() <= b.len());
+    // SAFETY: bounds checked above; unaligned read of a plain number.
+    unsafe { std::ptr::read_unaligned((b.as_ptr() as *const T).add(i)) }
+}
+
+fn write<T: Copy>(b: &mut [u8], i: usize, v: T) {
+    assert!((i + 1) * std::mem::size_of::<T>() <= b.len());
+    // SAFETY: bounds checked above.
+    unsafe { std::ptr::write_unaligned((b.as_mut_ptr() as *mut T).add(i), v) }
+}
+
+fn c_code(op: Op) -> i32 {
+    match op {
+        Op::Max => 1,
+        Op::Min => 2,
+        Op::Sum => 3,
+        Op::Prod => 4,
+        Op::Maxloc => 11,
+        Op::Minloc => 12,
+        _ => 0,
+    }
+}
+
+/// inout = in op inout over `count` items of `ty`, both in the type's
+/// memory layout (extent-spaced). The pairing must have passed `check`.
+pub fn apply(op: Op, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) -> MpiResult<()> {
+    op.check(ty)?;
+    debug_assert_eq!(inp.len(), inout.len());
+    match op {
+        Op::NoOp => return Ok(()),
+        Op::Replace => {
+            inout.copy_from_slice(inp);
+            return Ok(());
+        }
+        _ => {}
+    }
+    use Basic::*;
+    match (ty.basic, op) {
+        (Int { .. } | FortranInt { .. } | Float { .. }, Op::Max | Op::Min | Op::Sum | Op::Prod) => {
+            match ty.basic {
+                Int {
+                    bytes: 1,
+                    signed: true,
+                } => arith!(i8, op, inp, inout),
+                Int {
+                    bytes: 2,
+                    signed: true,
+                } => arith!(i16, op, inp, inout),
+                Int {
+                    bytes: 4,
+                    signed: true,
+                }
+                | FortranInt { bytes: 4 } => arith!(i32, op, inp, inout),
+                Int {
+                    bytes: 8,
+                    signed: true,
+                }
+                | FortranInt { bytes: 8 } => arith!(i64, op, inp, inout),
+                FortranInt { bytes: 1 } => arith!(i8, op, inp, inout),
+                FortranInt { bytes: 2 } => arith!(i16, op, inp, inout),
+                Int {
+                    bytes: 1,
+                    signed: false,
+                } => arith!(u8, op, inp, inout),
+                Int {
+                    bytes: 2,
+                    signed: false,
+                } => arith!(u16, op, inp, inout),
+                Int {
+                    bytes: 4,
+                    signed: false,
+                } => arith!(u32, op, inp, inout),
+                Int {
+                    bytes: 8,
+                    signed: false,
+                } => arith!(u64, op, inp, inout),
+                Float { bytes: 4 } => arith!(f32, op, inp, inout),
+                Float { bytes: 8 } => arith!(f64, op, inp, inout),
+                _ => {
+                    return err!(
+                        Op,
+                        "{} is not supported for datatype {}",
+                        op.name(),
+                        ty.name
+                    )
+                }
+            }
+        }
+        (Int { .. } | FortranInt { .. } | Byte | CBool | FortranLogical { .. }, _) => {
+            let bytes = match ty.basic {
+                Int { bytes, .. } | FortranInt { bytes } | FortranLogical { bytes } => bytes,
+                _ => 1,
+            };
+            match bytes {
+                1 => bits!(u8, op, inp, inout),
+                2 => bits!(u16, op, inp, inout),
+                4 => bits!(u32, op, inp, inout),
+                _ => bits!(u64, op, inp, inout),
+            }
+        }
+        (
+            Complex {
+                bytes: bytes @ (8 | 16),
+            },
+            Op::Sum | Op::Prod,
+        ) => complex(op, bytes, inp, inout),
+        (LongDouble, _) => {
+            // SAFETY: both buffers hold whole long doubles (16 bytes each).
+            unsafe {
+                oxmpi_long_double_op(
+                    c_code(op),
+                    inp.as_ptr(),
+                    inout.as_mut_ptr(),
+                    inout.len() / 16,
+                )
+            };
+        }
+        (LongDoubleComplex, _) => {
+            // SAFETY: both buffers hold whole long double complexes (32 bytes).
+            unsafe {
+                oxmpi_long_double_complex_op(
+                    c_code(op),
+                    inp.as_ptr(),
+                    inout.as_mut_ptr(),
+                    inout.len() / 32,
+                )
+            };
+        }
+        (Pair(kind), Op::Maxloc | Op::Minloc) => loc(op, kind, ty, inp, inout),
+        _ => return err!(Op, "{} is not defined for datatype {}", op.name(), ty.name),
+    }
+    Ok(())
+}
+
+fn complex(op: Op, bytes: u8, a: &[u8], b: &mut [u8]) {
+    macro_rules! cplx {
+        ($t:ty) => {{
+            let n = b.len() / (2 * std::mem::size_of::<$t>());
+            for i in 0..n {
+                let (ar, ai) = (read::<$t>(a, 2 * i), read::<$t>(a, 2 * i + 1));
+                let (br, bi) = (read::<$t>(b, 2 * i), read::<$t>(b, 2 * i + 1));
+                let (r, im) = if op == Op::Sum {
+                    (ar + br, ai + bi)
+                } else {
+                    (ar * br - ai * bi, ar * bi + ai * br)
+                };
+                write::<$t>(b, 2 * i, r);
+                write::<$t>(b, 2 * i + 1, im);
+            }
+        }};
+    }
+    if bytes == 8 {
+        cplx!(f32)
+    } else {
+        cplx!(f64)
+    }
+}
+
+/// MAXLOC/MINLOC: keep the better value; on a tie, the smaller index.
+fn loc(op: Op, kind: PairKind, ty: &TypeInfo, a: &[u8], b: &mut [u8]) {
+    macro_rules! pairs {
+        ($v:ty, $i:ty) => {{
+            let idx_off = ty
+                .blocks
+                .last()
+                .map(|&(o, l)| o + l - std::mem::size_of::<$i>())
+                .unwrap();
+            let n = b.len() / ty.extent;
+            for k in 0..n {
+                let base = k * ty.extent;
+                let av: $v = read(&a[base..], 0);
+                let bv: $v = read(&b[base..], 0);
+                let ai: $i = read(&a[base + idx_off..], 0);
+                let bi: $i = read(&b[base + idx_off..], 0);
+                let better = if op == Op::Maxloc { av > bv } else { av < bv };
+                if better || (av == bv && ai < bi) {
+                    write(&mut b[base..], 0, av);
+                    write(&mut b[base + idx_off..], 0, ai);
+                }
+            }
+        }};
+    }
+    match kind {
+        PairKind::FloatInt => pairs!(f32, i32),
+        PairKind::DoubleInt => pairs!(f64, i32),
+        PairKind::LongInt => pairs!(i64, i32),
+        PairKind::TwoInt | PairKind::TwoFortranInt => pairs!(i32, i32),
+        PairKind::ShortInt => pairs!(i16, i32),
+        PairKind::TwoFloat => pairs!(f32, f32),
+        PairKind::TwoDouble => pairs!(f64, f64),
+        PairKind::LongDoubleInt => {
+            // SAFETY: whole items of the C struct the helper knows.
+            unsafe {
+                oxmpi_long_double_int_loc(
+                    c_code(op),
+                    a.as_ptr(),
+                    b.as_mut_ptr(),
+                    b.len() / ty.extent,
+                )
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int() -> TypeInfo {
+        TypeInfo::basic(
+            "MPI_INT",
+            Basic::Int {
+                bytes: 4,
+                signed: true,
+            },
+            4,
+        )
+    }
+    fn bytes(v: &[i32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+    }
+
+    #[test]
+    fn integer_ops_combine_elementwise() {
+        let a = bytes(&[1, -5, 7]);
+        let mut b = bytes(&[3, 2, 7]);
+        apply(Op::Sum, &int(), &a, &mut b).unwrap();
+        assert_eq!(b, bytes(&[4, -3, 14]));
+        let mut b = bytes(&[3, 2, 7]);
+        apply(Op::Max, &int(), &a, &mut b).unwrap();
+        assert_eq!(b, bytes(&[3, 2, 7]));
+        let mut b = bytes(&[0, 2, 0]);
+        apply(Op::Land, &int(), &a, &mut b).unwrap();
+        assert_eq!(b, bytes(&[0, 1, 0]));
+    }
+
+    #[test]
+    fn wrong_pairings_are_op_errors() {
+        let f = TypeInfo::basic("MPI_DOUBLE", Basic::Float { bytes: 8 }, 8);
+        let e = apply(Op::Band, &f, &[0; 8], &mut [0; 8]).unwrap_err();
+        assert_eq!(e.class, crate::error::ErrorClass::Op);
+        assert!(e.msg.contains("MPI_BAND") && e.msg.contains("MPI_DOUBLE"));
+        assert!(Op::Maxloc.check(&int()).is_err());
+    }
+
+    #[test]
+    fn maxloc_prefers_lower_index_on_ties() {
+        let t = TypeInfo::pair("MPI_2INT", PairKind::TwoInt, 4, 4, 4);
+        let a = bytes(&[5, 3, 9, 1]);
+        let mut b = bytes(&[5, 1, 2, 0]);
+        apply(Op::Maxloc, &t, &a, &mut b).unwrap();
+        assert_eq!(b, bytes(&[5, 1, 9, 1]));
+    }
+
+    #[test]
+    fn long_double_sum_uses_the_c_helper() {
+        let t = TypeInfo::basic("MPI_LONG_DOUBLE", Basic::LongDouble, 16);
+        // 1.0L and 2.0L as x87 extended precision, padded to 16 bytes.
+        let one: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0x80, 0xff, 0x3f, 0, 0, 0, 0, 0, 0];
+        let two: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0x80, 0x00, 0x40, 0, 0, 0, 0, 0, 0];
+        let three: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0xc0, 0x00, 0x40, 0, 0, 0, 0, 0, 0];
+        let mut b = two;
+        apply(Op::Sum, &t, &one, &mut b).unwrap();
+        assert_eq!(b[..10], three[..10]);
+    }
+}

@@ -1,0 +1,206 @@
+//! The progress engine: drain the rings that point at this rank, act on
+//! each frame, flush frames that waited for room, push rendezvous data.
+
+use super::matching::{Body, Envelope, Unexpected};
+use super::request::{RecvState, Request, SendState};
+use super::{finish_recv, Engine};
+use crate::datatype::pack;
+use crate::transport::{FrameHeader, FrameKind};
+
+impl Engine {
+    /// Make all the progress possible without blocking.
+    pub fn progress(&mut self) {
+        self.flush_outboxes();
+        for src in 0..self.size {
+            self.drain(src);
+        }
+        if !self.pushing.is_empty() {
+            self.push_data();
+        }
+    }
+
+    fn drain(&mut self, src: usize) {
+        let mut popped = false;
+        loop {
+            if self.queues.unexpected_bytes > self.unexpected_budget && !self.queues.wants_from(src)
+            {
+                // Over budget: leave this sender's frames in its ring (it
+                // waits) until we post a receive it can fill.
+                break;
+            }
+            let ring = self.seg.ring(src, self.rank);
+            let Some((h, payload)) = ring.peek() else {
+                break;
+            };
+            // The payload borrows the slot; act on it before popping.
+            let payload: &[u8] = payload;
+            // SAFETY: `payload` points into the shared slot, which stays
+            // ours until `pop`; `handle` does not touch this ring.
+            let payload = unsafe { std::slice::from_raw_parts(payload.as_ptr(), payload.len()) };
+            self.handle(h, payload);
+            self.seg.ring(src, self.rank).pop();
+            popped = true;
+        }
+        if popped {
+            // The sender may sleep waiting for room.
+            self.seg.ring_bell(src);
+        }
+    }
+
+    fn handle(&mut self, h: FrameHeader, payload: &[u8]) {
+        let env = Envelope {
+            ctx: h.ctx,
+            src: h.src as usize,
+            tag: h.tag,
+        };
+        match FrameKind::from_u32(h.kind) {
+            Some(FrameKind::Eager) => match self.queues.take_posted(&env) {
+                Some(id) => self.deliver_eager(id, &env, payload),
+                None => self.queues.push_unexpected(Unexpected {
+                    env,
+                    body: Body::Eager(payload.to_vec()),
+                }),
+            },
+            Some(FrameKind::Rts) => {
+                let (len, sreq, addr) = (h.len as usize, h.sreq, h.addr);
+                match self.queues.take_posted(&env) {
+                    Some(id) => self.match_rts(id, &env, len, sreq, addr),
+                    None => self.queues.push_unexpected(Unexpected {
+                        env,
+                        body: Body::Rts { len, sreq, addr },
+                    }),
+                }
+            }
+            Some(FrameKind::Fin) => {
+                if let Some(Request::Send(s)) = self.requests.get_mut(h.sreq as u32) {
+                    s.state = SendState::Done;
+                }
+            }
+            Some(FrameKind::Cts) => {
+                if let Some(Request::Send(s)) = self.requests.get_mut(h.sreq as u32) {
+                    s.state = SendState::Pushing {
+                        rreq: h.rreq,
+                        sent: 0,
+                    };
+                    self.pushing.push(h.sreq as u32);
+                }
+            }
+            Some(FrameKind::Data) => self.accept_data(h, payload),
+            None => eprintln!(
+                "oxmpi: rank {}: dropped a frame of unknown kind {} from rank {}",
+                self.rank, h.kind, h.src
+            ),
+        }
+    }
+
+    fn accept_data(&mut self, h: FrameHeader, payload: &[u8]) {
+        let Some(Request::Recv(r)) = self.requests.get_mut(h.rreq as u32) else {
+            return;
+        };
+        let RecvState::Receiving { got, len } = r.state else {
+            return;
+        };
+        let off = h.addr as usize;
+        match &mut r.staging {
+            Some(stage) => stage[off..off + payload.len()].copy_from_slice(payload),
+            None => {
+                let cap = r.capacity();
+                if off < cap {
+                    let n = payload.len().min(cap - off);
+                    // SAFETY: the contiguous receive buffer is writable over
+                    // `cap` bytes and off + n <= cap.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            payload.as_ptr(),
+                            (r.buf as *mut u8).add(off),
+                            n,
+                        )
+                    };
+                }
+            }
+        }
+        let got = got + payload.len();
+        if got < len {
+            r.state = RecvState::Receiving { got, len };
+            return;
+        }
+        if let Some(stage) = r.staging.take() {
+            let n = len.min(r.capacity());
+            // SAFETY: the buffer is writable over the items n bytes cover.
+            unsafe { pack::unpack(r.ty, &stage[..n], r.buf as *mut u8) };
+        }
+        let env = Envelope {
+            ctx: r.ctx,
+            src: r.group.world_rank(r.status.source.max(0) as usize),
+            tag: r.status.tag,
+        };
+        finish_recv(r, &env, len);
+    }
+
+    fn flush_outboxes(&mut self) {
+        for dst in 0..self.size {
+            let mut sent = false;
+            while let Some(o) = self.outbox[dst].front() {
+                let ring = self.seg.ring(self.rank, dst);
+                if !ring.try_push(&o.header, o.payload.len(), |b| {
+                    b.copy_from_slice(&o.payload)
+                }) {
+                    break;
+                }
+                self.outbox[dst].pop_front();
+                sent = true;
+            }
+            if sent {
+                self.seg.ring_bell(dst);
+            }
+        }
+    }
+
+    fn push_data(&mut self) {
+        let chunk = self.seg.payload();
+        let me = self.rank as u32;
+        let mut i = 0;
+        while i < self.pushing.len() {
+            let id = self.pushing[i];
+            let Some(Request::Send(s)) = self.requests.get_mut(id) else {
+                self.pushing.swap_remove(i);
+                continue;
+            };
+            let SendState::Pushing { rreq, mut sent } = s.state else {
+                self.pushing.swap_remove(i);
+                continue;
+            };
+            let ring = self.seg.ring(self.rank, s.dst);
+            let mut pushed = false;
+            while sent < s.len {
+                let n = chunk.min(s.len - sent);
+                let h = FrameHeader {
+                    kind: FrameKind::Data as u32,
+                    src: me,
+                    rreq,
+                    addr: sent as u64,
+                    frag_len: n as u32,
+                    ..Default::default()
+                };
+                // SAFETY: `addr` is the user's (or our packed) buffer, which
+                // stays readable until this send completes.
+                let src = unsafe { std::slice::from_raw_parts((s.addr + sent) as *const u8, n) };
+                if !ring.try_push(&h, n, |b| b.copy_from_slice(src)) {
+                    break;
+                }
+                sent += n;
+                pushed = true;
+            }
+            if pushed {
+                self.seg.ring_bell(s.dst);
+            }
+            if sent == s.len {
+                s.state = SendState::Done;
+                self.pushing.swap_remove(i);
+            } else {
+                s.state = SendState::Pushing { rreq, sent };
+                i += 1;
+            }
+        }
+    }
+}

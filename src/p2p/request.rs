@@ -1,0 +1,167 @@
+//! Requests: what an operation in flight remembers, kept in a slab so a
+//! request id is a small index.
+
+use crate::comm::Group;
+use crate::datatype::TypeInfo;
+
+pub type ReqId = u32;
+
+/// What a completed operation reports (MPI_Status, in core terms).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Status {
+    /// Rank of the sender in the receiving communicator, or PROC_NULL.
+    pub source: i32,
+    pub tag: i32,
+    /// Bytes received.
+    pub bytes: usize,
+    /// Bytes the sender sent (more than `bytes` when truncated).
+    pub sent_bytes: usize,
+    /// 0, or the error class of a failed receive (truncation).
+    pub error: i32,
+    pub cancelled: bool,
+}
+
+pub enum SendState {
+    /// Waiting for the receiver's Fin (it reads our memory) or Cts.
+    AwaitingReceiver,
+    /// Pushing data to receive request `rreq`; `sent` bytes so far.
+    Pushing {
+        rreq: u64,
+        sent: usize,
+    },
+    Done,
+}
+
+pub struct SendReq {
+    pub dst: usize,
+    /// The packed message, when the user buffer was not one run of bytes;
+    /// otherwise the data is read from `addr`.
+    pub packed: Option<Vec<u8>>,
+    pub addr: usize,
+    pub len: usize,
+    pub state: SendState,
+}
+
+pub enum RecvState {
+    Posted,
+    /// Matched a long message whose data the sender pushes.
+    Receiving {
+        got: usize,
+        len: usize,
+    },
+    Done,
+}
+
+pub struct RecvReq {
+    pub buf: usize,
+    pub count: usize,
+    pub ty: &'static TypeInfo,
+    /// World rank wanted, or None for any.
+    pub src: Option<usize>,
+    /// Tag wanted, or None for any.
+    pub tag: Option<i32>,
+    pub ctx: u32,
+    pub group: Group,
+    pub state: RecvState,
+    /// Staging for pushed pieces of a message bound for a non-contiguous
+    /// buffer.
+    pub staging: Option<Vec<u8>>,
+    pub status: Status,
+}
+
+impl RecvReq {
+    pub fn capacity(&self) -> usize {
+        self.ty.size * self.count
+    }
+}
+
+pub enum Request {
+    Send(SendReq),
+    Recv(RecvReq),
+    /// Complete from the start (MPI_PROC_NULL peers).
+    Null(Status),
+}
+
+impl Request {
+    pub fn is_done(&self) -> bool {
+        match self {
+            Request::Send(s) => matches!(s.state, SendState::Done),
+            Request::Recv(r) => matches!(r.state, RecvState::Done),
+            Request::Null(_) => true,
+        }
+    }
+
+    pub fn status(&self) -> Status {
+        match self {
+            Request::Send(_) => Status {
+                source: -1,
+                tag: -1,
+                ..Default::default()
+            },
+            Request::Recv(r) => r.status,
+            Request::Null(s) => *s,
+        }
+    }
+}
+
+/// A slab: ids are reused after removal, lookups are an index.
+#[derive(Default)]
+pub struct Slab {
+    items: Vec<Option<Request>>,
+    free: Vec<ReqId>,
+}
+
+impl Slab {
+    pub fn insert(&mut self, r: Request) -> ReqId {
+        match self.free.pop() {
+            Some(id) => {
+                self.items[id as usize] = Some(r);
+                id
+            }
+            None => {
+                self.items.push(Some(r));
+                (self.items.len() - 1) as ReqId
+            }
+        }
+    }
+
+    pub fn get(&self, id: ReqId) -> Option<&Request> {
+        self.items.get(id as usize).and_then(|r| r.as_ref())
+    }
+
+    pub fn get_mut(&mut self, id: ReqId) -> Option<&mut Request> {
+        self.items.get_mut(id as usize).and_then(|r| r.as_mut())
+    }
+
+    pub fn remove(&mut self, id: ReqId) -> Option<Request> {
+        let r = self.items.get_mut(id as usize)?.take();
+        if r.is_some() {
+            self.free.push(id);
+        }
+        r
+    }
+
+    pub fn live(&self) -> impl Iterator<Item = (ReqId, &Request)> {
+        self.items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.as_ref().map(|r| (i as ReqId, r)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slab_reuses_ids() {
+        let mut s = Slab::default();
+        let a = s.insert(Request::Null(Status::default()));
+        let b = s.insert(Request::Null(Status::default()));
+        assert_ne!(a, b);
+        assert!(s.remove(a).is_some());
+        assert!(s.remove(a).is_none());
+        assert!(s.get(a).is_none());
+        assert_eq!(s.insert(Request::Null(Status::default())), a);
+    }
+}

@@ -1,0 +1,67 @@
+//! How a rank waits: spin briefly (a reply often comes within a
+//! microsecond), then yield the core (other ranks may need it when there
+//! are more ranks than cores), then sleep on the doorbell futex until a
+//! peer rings or a short timeout passes.
+
+use std::time::{Duration, Instant};
+
+const SPIN_POLLS: u32 = 256;
+const YIELD_FOR: Duration = Duration::from_micros(200);
+const SLEEP_US: u64 = 2000;
+
+pub struct Backoff {
+    polls: u32,
+    since: Option<Instant>,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Backoff {
+    pub fn new() -> Backoff {
+        Backoff {
+            polls: 0,
+            since: None,
+        }
+    }
+
+    /// Called after a poll found nothing to do. `sleep(timeout_us)` blocks
+    /// on the doorbell.
+    pub fn idle(&mut self, sleep: impl FnOnce(u64)) {
+        self.polls = self.polls.saturating_add(1);
+        if self.polls < SPIN_POLLS {
+            std::hint::spin_loop();
+            return;
+        }
+        let since = *self.since.get_or_insert_with(Instant::now);
+        if since.elapsed() < YIELD_FOR {
+            std::thread::yield_now();
+        } else {
+            sleep(SLEEP_US);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spins_then_yields_then_sleeps() {
+        let mut b = Backoff::new();
+        let mut slept = 0;
+        for _ in 0..SPIN_POLLS {
+            b.idle(|_| slept += 1);
+        }
+        assert_eq!(slept, 0, "no sleep while spinning or yielding");
+        std::thread::sleep(YIELD_FOR + Duration::from_micros(50));
+        b.idle(|t| {
+            assert_eq!(t, SLEEP_US);
+            slept += 1
+        });
+        assert_eq!(slept, 1);
+    }
+}

@@ -1,0 +1,177 @@
+//! The process's MPI state: init and finalize, identity, the job's
+//! key-value store, and the one lock that serialises entry into the core.
+
+pub mod backoff;
+pub mod pmi;
+pub mod tunables;
+
+use crate::comm::Comm;
+use crate::err;
+use crate::error::MpiResult;
+use crate::p2p::{Config, Engine};
+use crate::transport::shm::{Geometry, Segment};
+use pmi::Pmi;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Instant;
+
+pub const THREAD_SINGLE: i32 = 0;
+pub const THREAD_FUNNELED: i32 = 1;
+pub const THREAD_SERIALIZED: i32 = 2;
+
+/// The highest thread level oxmpi provides so far: one lock serialises
+/// every call, and a thread blocked in a call holds it.
+pub const THREAD_MAX: i32 = THREAD_SERIALIZED;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Phase {
+    Before = 0,
+    Running = 1,
+    Finalized = 2,
+}
+
+static PHASE: AtomicU8 = AtomicU8::new(Phase::Before as u8);
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+
+pub struct State {
+    pub engine: Engine,
+    pub pmi: Pmi,
+    pub world: Comm,
+    pub self_comm: Comm,
+    pub thread_level: i32,
+    pub main_thread: std::thread::ThreadId,
+    pub hostname: String,
+    pub start: Instant,
+}
+
+pub fn phase() -> Phase {
+    match PHASE.load(Ordering::Acquire) {
+        0 => Phase::Before,
+        1 => Phase::Running,
+        _ => Phase::Finalized,
+    }
+}
+
+/// The state, locked. Only valid while Running.
+pub fn lock() -> MutexGuard<'static, Option<State>> {
+    STATE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+pub fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most buf.len() bytes.
+    unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// MPI_Init_thread: join the job. Returns the provided thread level.
+pub fn init(required: i32) -> MpiResult<i32> {
+    if phase() != Phase::Before {
+        return err!(
+            Other,
+            "MPI is already initialized (MPI_Init may be called once per process)"
+        );
+    }
+    let start = Instant::now();
+    let mut pmi = Pmi::connect()?;
+    let (rank, size) = (pmi.rank, pmi.size);
+    // Let peers read our memory for single-copy transfers even where Yama
+    // restricts ptrace to descendants.
+    // SAFETY: prctl with constant arguments.
+    unsafe { libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0) };
+    let eager = tunables::size("OXMPI_EAGER_LIMIT");
+    let slots = tunables::size("OXMPI_SLOTS");
+    if !(2..=1024).contains(&slots) || !slots.is_power_of_two() {
+        return err!(
+            Arg,
+            "OXMPI_SLOTS={slots} must be a power of two from 2 to 1024"
+        );
+    }
+    let payload = eager.clamp(1024, 64 << 20).div_ceil(64) * 64;
+    let geometry = Geometry {
+        nslots: slots,
+        payload,
+    };
+
+    // Rank 0 creates the segment; the name is unique to the job and, under
+    // our mpiexec, carries its prefix so the launcher can sweep leftovers.
+    let prefix = std::env::var("OXMPI_SHM_PREFIX")
+        .unwrap_or_else(|_| format!("/oxmpi-{}", std::process::id()));
+    let name = format!("{prefix}-{}", pmi.kvsname().replace('/', "_"));
+    let created = if rank == 0 {
+        let s = Segment::create(&name, size, 0, &geometry)?;
+        pmi.put("shm", &name)?;
+        Some(s)
+    } else {
+        None
+    };
+    pmi.put(&format!("pid-{rank}"), &std::process::id().to_string())?;
+    pmi.barrier()?;
+    let seg = match created {
+        Some(s) => s,
+        None => Segment::attach(&pmi.get("shm")?, rank)?,
+    };
+    let mut pids = Vec::with_capacity(size);
+    for r in 0..size {
+        pids.push(pmi.get(&format!("pid-{r}"))?.parse().unwrap_or(0));
+    }
+    // Everyone has mapped the segment: its name can go.
+    pmi.barrier()?;
+    if rank == 0 {
+        Segment::unlink(&name);
+    }
+    let cfg = Config {
+        eager_limit: eager,
+        unexpected_budget: tunables::size("OXMPI_UNEXPECTED_BYTES"),
+        single_copy: tunables::flag("OXMPI_SINGLE_COPY"),
+    };
+    let engine = Engine::new(rank, size, seg, pids, cfg);
+    if tunables::flag("OXMPI_DEBUG") {
+        eprintln!(
+            "oxmpi: rank {rank} of {size}: segment {name}, eager limit {}, single copy {}",
+            engine.eager_limit, engine.single_copy
+        );
+    }
+    let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
+    *lock() = Some(State {
+        engine,
+        pmi,
+        world: Comm::world(rank, size),
+        self_comm: Comm::self_(rank),
+        thread_level: provided,
+        main_thread: std::thread::current().id(),
+        hostname: hostname(),
+        start,
+    });
+    PHASE.store(Phase::Running as u8, Ordering::Release);
+    Ok(provided)
+}
+
+/// MPI_Finalize: wait for every rank, then leave the job.
+pub fn finalize() -> MpiResult<()> {
+    let mut guard = lock();
+    let Some(st) = guard.as_mut() else {
+        return err!(Other, "MPI_Finalize called before MPI_Init or twice");
+    };
+    let world = st.world.clone();
+    crate::coll::barrier(&mut st.engine, &world)?;
+    st.pmi.barrier()?;
+    st.pmi.finalize();
+    PHASE.store(Phase::Finalized as u8, Ordering::Release);
+    *guard = None;
+    Ok(())
+}
+
+/// End the whole job now: tell the launcher, then exit with `code`.
+pub fn abort_job(code: i32, why: &str) -> ! {
+    if let Ok(mut g) = STATE.try_lock() {
+        if let Some(st) = g.as_mut() {
+            st.pmi.abort(code, why);
+        }
+    }
+    // SAFETY: _exit ends the process without running atexit handlers,
+    // which could block on state this failing process holds.
+    unsafe { libc::_exit(if code == 0 { 1 } else { code }) }
+}

@@ -1,0 +1,197 @@
+//! PMI-1 wire client: how a rank learns its rank, the job size, and
+//! exchanges business cards with the others through the launcher's
+//! key-value store. The launcher hands over a connected socket in `PMI_FD`.
+//! Without a launcher the process is a one-rank world with a private store.
+
+use crate::err;
+use crate::error::{MpiError, MpiResult};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::io::FromRawFd;
+use std::os::unix::net::UnixStream;
+
+pub struct Pmi {
+    pub rank: usize,
+    pub size: usize,
+    wire: Option<Wire>,
+    local: HashMap<String, String>,
+    kvsname: String,
+}
+
+struct Wire {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+}
+
+impl Wire {
+    fn send(&mut self, line: &str) -> MpiResult<()> {
+        self.writer.write_all(line.as_bytes()).map_err(|e| {
+            MpiError::new(
+                crate::error::ErrorClass::Other,
+                format!("PMI: lost the launcher: {e}"),
+            )
+        })
+    }
+
+    fn call(&mut self, line: &str) -> MpiResult<HashMap<String, String>> {
+        self.send(line)?;
+        let mut reply = String::new();
+        match self.reader.read_line(&mut reply) {
+            Ok(0) | Err(_) => return err!(Other, "PMI: the launcher closed the connection"),
+            Ok(_) => {}
+        }
+        Ok(parse(&reply))
+    }
+}
+
+/// `cmd=get_result rc=0 value=x` -> {cmd: get_result, rc: 0, value: x}
+pub fn parse(line: &str) -> HashMap<String, String> {
+    line.split_whitespace()
+        .filter_map(|w| w.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+impl Pmi {
+    pub fn connect() -> MpiResult<Pmi> {
+        let fd = match std::env::var("PMI_FD") {
+            Ok(v) => v.parse::<i32>().map_err(|_| {
+                MpiError::new(
+                    crate::error::ErrorClass::Other,
+                    format!("PMI_FD={v} is not a descriptor"),
+                )
+            })?,
+            Err(_) => {
+                return Ok(Pmi {
+                    rank: 0,
+                    size: 1,
+                    wire: None,
+                    local: HashMap::new(),
+                    kvsname: "singleton".into(),
+                });
+            }
+        };
+        // SAFETY: the launcher passed this descriptor to us for PMI alone;
+        // we take ownership of it once, here.
+        let stream = unsafe { UnixStream::from_raw_fd(fd) };
+        // The descriptor must not leak into programs this rank execs.
+        // SAFETY: plain fcntl on a descriptor we own.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        let writer = stream
+            .try_clone()
+            .map_err(|e| MpiError::new(crate::error::ErrorClass::Other, format!("PMI: {e}")))?;
+        let mut wire = Wire {
+            reader: BufReader::new(stream),
+            writer,
+        };
+        let r = wire.call("cmd=init pmi_version=1 pmi_subversion=1\n")?;
+        if r.get("rc").map(String::as_str) != Some("0") {
+            return err!(Other, "PMI: the launcher refused init ({r:?})");
+        }
+        let rank = env_num("PMI_RANK")?;
+        let size = env_num("PMI_SIZE")?;
+        let r = wire.call("cmd=get_my_kvsname\n")?;
+        let kvsname = r.get("kvsname").cloned().unwrap_or_default();
+        Ok(Pmi {
+            rank,
+            size,
+            wire: Some(wire),
+            local: HashMap::new(),
+            kvsname,
+        })
+    }
+
+    pub fn kvsname(&self) -> &str {
+        &self.kvsname
+    }
+
+    pub fn put(&mut self, key: &str, value: &str) -> MpiResult<()> {
+        match &mut self.wire {
+            None => {
+                self.local.insert(key.into(), value.into());
+                Ok(())
+            }
+            Some(w) => {
+                let r = w.call(&format!(
+                    "cmd=put kvsname={} key={key} value={value}\n",
+                    self.kvsname
+                ))?;
+                if r.get("rc").map(String::as_str) != Some("0") {
+                    return err!(Other, "PMI: put {key} refused");
+                }
+                Ok(())
+            }
+        }
+    }
+
+    pub fn get(&mut self, key: &str) -> MpiResult<String> {
+        match &mut self.wire {
+            None => self.local.get(key).cloned().ok_or_else(|| {
+                MpiError::new(
+                    crate::error::ErrorClass::Other,
+                    format!("PMI: no key {key}"),
+                )
+            }),
+            Some(w) => {
+                let r = w.call(&format!("cmd=get kvsname={} key={key}\n", self.kvsname))?;
+                match (r.get("rc").map(String::as_str), r.get("value")) {
+                    (Some("0"), Some(v)) => Ok(v.clone()),
+                    _ => err!(Other, "PMI: no key {key} in the job's store"),
+                }
+            }
+        }
+    }
+
+    pub fn barrier(&mut self) -> MpiResult<()> {
+        match &mut self.wire {
+            None => Ok(()),
+            Some(w) => {
+                let r = w.call("cmd=barrier_in\n")?;
+                if r.get("cmd").map(String::as_str) != Some("barrier_out") {
+                    return err!(Other, "PMI: unexpected reply to barrier: {r:?}");
+                }
+                Ok(())
+            }
+        }
+    }
+
+    pub fn finalize(&mut self) {
+        if let Some(w) = &mut self.wire {
+            let _ = w.call("cmd=finalize\n");
+        }
+    }
+
+    /// Tell the launcher the job must end; it kills the other ranks.
+    pub fn abort(&mut self, code: i32, msg: &str) {
+        if let Some(w) = &mut self.wire {
+            let msg: String = msg
+                .chars()
+                .map(|c| if c.is_whitespace() { '_' } else { c })
+                .collect();
+            let _ = w.send(&format!("cmd=abort exitcode={code} message={msg}\n"));
+        }
+    }
+}
+
+fn env_num(name: &str) -> MpiResult<usize> {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| {
+            MpiError::new(
+                crate::error::ErrorClass::Other,
+                format!("PMI: {name} is not set by the launcher"),
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn replies_parse_into_fields() {
+        let r = super::parse("cmd=get_result rc=0 value=abc=d\n");
+        assert_eq!(r["cmd"], "get_result");
+        assert_eq!(r["rc"], "0");
+        assert_eq!(r["value"], "abc=d");
+    }
+}

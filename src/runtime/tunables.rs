@@ -1,0 +1,103 @@
+//! The one registry of `OXMPI_*` environment variables. Each tunable is
+//! declared once here (name, default, meaning); the library reads them at
+//! init, and `oxmpi-info` and docs/tunables.md print them from this table.
+
+pub struct Tunable {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub meaning: &'static str,
+}
+
+pub const TUNABLES: &[Tunable] = &[
+    Tunable {
+        name: "OXMPI_EAGER_LIMIT",
+        default: "16384",
+        meaning: "largest message (bytes) sent eagerly with its envelope; longer ones use rendezvous",
+    },
+    Tunable {
+        name: "OXMPI_UNEXPECTED_BYTES",
+        default: "67108864",
+        meaning: "eager bytes a rank buffers for unposted receives before it stops draining senders it is not waiting on",
+    },
+    Tunable {
+        name: "OXMPI_TRANSPORT",
+        default: "shm",
+        meaning: "transport between ranks on one host: shm (the only one so far)",
+    },
+    Tunable {
+        name: "OXMPI_SINGLE_COPY",
+        default: "1",
+        meaning: "1: long messages are copied once by cross-memory attach; 0: pipelined through the shared slots",
+    },
+    Tunable {
+        name: "OXMPI_SLOTS",
+        default: "8",
+        meaning: "message slots per ordered pair of ranks in the shared segment (a power of two, 2..1024)",
+    },
+    Tunable {
+        name: "OXMPI_DEBUG",
+        default: "0",
+        meaning: "1: print what the library does at init and finalize to stderr",
+    },
+];
+
+/// Current value of a registered tunable: the environment, else the default.
+pub fn value(name: &str) -> String {
+    let t = TUNABLES
+        .iter()
+        .find(|t| t.name == name)
+        .expect("tunable not registered");
+    std::env::var(name).unwrap_or_else(|_| t.default.to_string())
+}
+
+/// Parse a size tunable ("65536", "64k", "16M"); an unreadable value is
+/// reported once and replaced by the default.
+pub fn size(name: &str) -> usize {
+    let v = value(name);
+    parse_size(&v).unwrap_or_else(|| {
+        let d = TUNABLES
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.default)
+            .unwrap_or("0");
+        eprintln!("oxmpi: {name}={v} is not a size; using {d}");
+        parse_size(d).unwrap_or(0)
+    })
+}
+
+pub fn flag(name: &str) -> bool {
+    !matches!(value(name).trim(), "0" | "" | "no" | "false" | "off")
+}
+
+pub fn parse_size(s: &str) -> Option<usize> {
+    let s = s.trim();
+    let (num, mult) = match s.char_indices().last()? {
+        (i, 'k' | 'K') => (&s[..i], 1024),
+        (i, 'm' | 'M') => (&s[..i], 1024 * 1024),
+        (i, 'g' | 'G') => (&s[..i], 1024 * 1024 * 1024),
+        _ => (s, 1),
+    };
+    num.parse::<usize>().ok()?.checked_mul(mult)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_suffixes() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("64k"), Some(65536));
+        assert_eq!(parse_size("2M"), Some(2 << 20));
+        assert_eq!(parse_size("x"), None);
+        assert_eq!(parse_size(""), None);
+    }
+
+    #[test]
+    fn every_default_is_readable() {
+        for t in TUNABLES {
+            assert!(!t.meaning.is_empty(), "{}", t.name);
+        }
+        assert_eq!(parse_size(TUNABLES[0].default), Some(16384));
+    }
+}

@@ -1,0 +1,281 @@
+//! The shared-memory transport: one segment per job, mapped by every rank.
+//!
+//! Layout: a header page (geometry, then one cache line per rank with its
+//! doorbell), then one `Ring` per ordered pair (src, dst). Rank 0 creates
+//! the segment in /dev/shm with mode 0600 and publishes its name through
+//! PMI; once every rank has mapped it, rank 0 unlinks it, so it never
+//! outlives the job (the launcher also sweeps its job's names at exit).
+
+pub mod ring;
+
+use crate::err;
+use crate::error::MpiResult;
+use ring::Ring;
+use std::ffi::CString;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+const MAGIC: u64 = 0x6f786d7069736d31; // "oxmpism1"
+const LINE: usize = 64;
+const PAGE: usize = 4096;
+
+#[repr(C)]
+struct SegHeader {
+    magic: AtomicU64,
+    nranks: u64,
+    nslots: u64,
+    payload: u64,
+}
+
+/// Per-rank line: a futex word peers bump to wake a sleeping rank.
+#[repr(C)]
+pub struct Doorbell {
+    pub bell: AtomicU32,
+    pub sleeping: AtomicU32,
+}
+
+pub struct Segment {
+    base: *mut u8,
+    bytes: usize,
+    pub nranks: usize,
+    pub me: usize,
+    rings: Vec<Ring>,
+}
+
+// SAFETY: the segment is a mapping shared with other processes; all access
+// goes through rings and atomics, which do their own synchronisation.
+unsafe impl Send for Segment {}
+
+pub struct Geometry {
+    pub nslots: usize,
+    pub payload: usize,
+}
+
+fn layout(nranks: usize, g: &Geometry) -> (usize, usize) {
+    let header = (LINE + nranks * LINE).div_ceil(PAGE) * PAGE;
+    let ring = Ring::bytes_needed(g.nslots, g.payload).div_ceil(LINE) * LINE;
+    (header, ring)
+}
+
+impl Segment {
+    /// Rank 0: create and size the segment. Returns its name.
+    pub fn create(name: &str, nranks: usize, me: usize, g: &Geometry) -> MpiResult<Segment> {
+        let (header, ring) = layout(nranks, g);
+        let bytes = header + ring * nranks * nranks;
+        let cname = CString::new(name).unwrap();
+        // SAFETY: plain libc calls with a valid C string; the descriptor is
+        // closed before return.
+        let base = unsafe {
+            let fd = libc::shm_open(
+                cname.as_ptr(),
+                libc::O_RDWR | libc::O_CREAT | libc::O_EXCL,
+                0o600,
+            );
+            if fd < 0 {
+                return err!(
+                    Other,
+                    "cannot create shared segment /dev/shm{name}: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+            if libc::ftruncate(fd, bytes as libc::off_t) != 0 {
+                let e = std::io::Error::last_os_error();
+                libc::close(fd);
+                libc::shm_unlink(cname.as_ptr());
+                return err!(NoMem, "cannot size shared segment to {bytes} bytes: {e}");
+            }
+            let p = map(fd, bytes);
+            libc::close(fd);
+            p
+        };
+        let base = base.inspect_err(|_| {
+            // SAFETY: unlink of the name we created.
+            unsafe { libc::shm_unlink(cname.as_ptr()) };
+        })?;
+        // SAFETY: the mapping is at least a page and page-aligned.
+        let h = unsafe { &mut *(base as *mut SegHeader) };
+        h.nranks = nranks as u64;
+        h.nslots = g.nslots as u64;
+        h.payload = g.payload as u64;
+        h.magic.store(MAGIC, Ordering::Release);
+        Ok(Self::with_rings(base, bytes, nranks, me))
+    }
+
+    /// Other ranks: map the segment rank 0 created.
+    pub fn attach(name: &str, me: usize) -> MpiResult<Segment> {
+        let cname = CString::new(name).unwrap();
+        // SAFETY: plain libc calls; the mapping is checked before use.
+        unsafe {
+            let fd = libc::shm_open(cname.as_ptr(), libc::O_RDWR, 0);
+            if fd < 0 {
+                return err!(
+                    Other,
+                    "cannot open shared segment /dev/shm{name}: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+            let mut st: libc::stat = std::mem::zeroed();
+            libc::fstat(fd, &mut st);
+            let bytes = st.st_size as usize;
+            let base = map(fd, bytes);
+            libc::close(fd);
+            let base = base?;
+            let h = &*(base as *const SegHeader);
+            if h.magic.load(Ordering::Acquire) != MAGIC {
+                libc::munmap(base as *mut libc::c_void, bytes);
+                return err!(
+                    Other,
+                    "shared segment /dev/shm{name} is not an oxmpi segment"
+                );
+            }
+            Ok(Self::with_rings(base, bytes, h.nranks as usize, me))
+        }
+    }
+
+    fn with_rings(base: *mut u8, bytes: usize, nranks: usize, me: usize) -> Segment {
+        // SAFETY: the header was written by `create` before the magic.
+        let h = unsafe { &*(base as *const SegHeader) };
+        let g = Geometry {
+            nslots: h.nslots as usize,
+            payload: h.payload as usize,
+        };
+        let (header, ring) = layout(nranks, &g);
+        let rings = (0..nranks * nranks)
+            // SAFETY: each ring lies inside the mapping at its own offset,
+            // 64-aligned, zero-filled by ftruncate.
+            .map(|i| unsafe { Ring::new(base.add(header + i * ring), g.nslots, g.payload) })
+            .collect();
+        Segment {
+            base,
+            bytes,
+            nranks,
+            me,
+            rings,
+        }
+    }
+
+    pub fn unlink(name: &str) {
+        let cname = CString::new(name).unwrap();
+        // SAFETY: unlinking a name; harmless if it is already gone.
+        unsafe { libc::shm_unlink(cname.as_ptr()) };
+    }
+
+    /// The ring carrying frames from `src` to `dst`.
+    pub fn ring(&self, src: usize, dst: usize) -> &Ring {
+        &self.rings[src * self.nranks + dst]
+    }
+
+    pub fn payload(&self) -> usize {
+        self.rings[0].payload()
+    }
+
+    pub fn doorbell(&self, rank: usize) -> &Doorbell {
+        // SAFETY: the header page has one line per rank after the first.
+        unsafe { &*(self.base.add(LINE + rank * LINE) as *const Doorbell) }
+    }
+
+    /// After publishing a frame for `dst`: wake it if it sleeps.
+    pub fn ring_bell(&self, dst: usize) {
+        let d = self.doorbell(dst);
+        // SeqCst fence: pairs with the fence in `sleep` (Dekker): either we
+        // see `sleeping`, or the sleeper sees our frame when it re-checks.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if d.sleeping.load(Ordering::Relaxed) != 0 {
+            d.bell.fetch_add(1, Ordering::Relaxed);
+            futex_wake(&d.bell);
+        }
+    }
+
+    /// Sleep until a peer rings our bell, `still_idle` turns false, or the
+    /// timeout passes.
+    pub fn sleep(&self, timeout_us: u64, still_idle: impl FnOnce() -> bool) {
+        let d = self.doorbell(self.me);
+        d.sleeping.store(1, Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let seen = d.bell.load(Ordering::Relaxed);
+        if still_idle() {
+            futex_wait(&d.bell, seen, timeout_us);
+        }
+        d.sleeping.store(0, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        // SAFETY: unmapping our own mapping; no Ring outlives self.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.bytes) };
+    }
+}
+
+/// # Safety
+/// `fd` must be an open shared-memory descriptor at least `bytes` long.
+unsafe fn map(fd: i32, bytes: usize) -> MpiResult<*mut u8> {
+    // SAFETY: per the caller's contract.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            bytes,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return err!(
+            NoMem,
+            "cannot map {bytes} bytes of shared memory: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    Ok(p as *mut u8)
+}
+
+fn futex_wait(word: &AtomicU32, expected: u32, timeout_us: u64) {
+    let ts = libc::timespec {
+        tv_sec: (timeout_us / 1_000_000) as _,
+        tv_nsec: ((timeout_us % 1_000_000) * 1000) as _,
+    };
+    // SAFETY: FUTEX_WAIT on a valid, aligned u32 in a shared mapping (hence
+    // not FUTEX_PRIVATE); it returns on wake, timeout, or value change.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT,
+            expected,
+            &ts as *const libc::timespec,
+        );
+    }
+}
+
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE on a valid aligned u32; wakes at most one waiter.
+    unsafe {
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, 1);
+    }
+}
+
+/// Copy `len` bytes at `remote_addr` in process `pid` into `dst` with one
+/// cross-memory read. False if the kernel refuses (ptrace policy, EPERM)
+/// or the copy is short; the caller then falls back to pushed data.
+pub fn read_remote(pid: i32, remote_addr: u64, dst: &mut [u8]) -> bool {
+    let mut done = 0usize;
+    while done < dst.len() {
+        let local = libc::iovec {
+            iov_base: dst[done..].as_mut_ptr() as *mut libc::c_void,
+            iov_len: dst.len() - done,
+        };
+        let remote = libc::iovec {
+            iov_base: (remote_addr as usize + done) as *mut libc::c_void,
+            iov_len: dst.len() - done,
+        };
+        // SAFETY: `local` describes memory we own mutably; the kernel checks
+        // the remote range and our permission to read it.
+        let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+        if n <= 0 {
+            return false;
+        }
+        done += n as usize;
+    }
+    true
+}
