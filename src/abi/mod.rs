@@ -6,6 +6,7 @@
 
 pub mod coll;
 pub mod data;
+pub mod datatype;
 pub mod env;
 pub mod errhan;
 pub mod handles;

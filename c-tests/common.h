@@ -1,0 +1,57 @@
+/* Shared by the C tests: error counting, the "No Errors" verdict, and the
+ * proof that oxmpi (not MPICH) is the library answering. */
+#ifndef OXMPI_TEST_COMMON_H
+#define OXMPI_TEST_COMMON_H
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int test_errors = 0;
+
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            int r_;                                                        \
+            MPI_Comm_rank(MPI_COMM_WORLD, &r_);                            \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", r_,       \
+                    __FILE__, __LINE__, #cond);                            \
+            fprintf(stderr, __VA_ARGS__);                                  \
+            fprintf(stderr, "\n");                                         \
+            test_errors++;                                                 \
+        }                                                                  \
+    } while (0)
+
+/* The library must be oxmpi, and MPICH's own library must not be mapped
+ * (this matters when the test was built with MPICH's mpicc). */
+static void check_library(void)
+{
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len;
+    MPI_Get_library_version(v, &len);
+    CHECK(strstr(v, "oxmpi") != NULL, "library version is \"%s\"", v);
+    FILE *maps = fopen("/proc/self/maps", "r");
+    char line[4096];
+    while (maps && fgets(line, sizeof line, maps))
+        CHECK(strstr(line, "libmpich.so.12.") == NULL, "MPICH's library is mapped: %s", line);
+    if (maps)
+        fclose(maps);
+}
+
+/* Sum the errors of all ranks; rank 0 prints the verdict. Then finalize. */
+static int finish(void)
+{
+    int total = 0, rank;
+    check_library();
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Allreduce(&test_errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) {
+        if (total == 0)
+            printf("No Errors\n");
+        else
+            printf("Found %d errors\n", total);
+    }
+    MPI_Finalize();
+    return total != 0;
+}
+#endif

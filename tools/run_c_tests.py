@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""Build and run the C tests in c-tests/ under oxmpi's mpiexec.
+
+Each test's first comment says how to run it:
+  /* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0 expect=fail stderr="text" exit=N */
+A passing run exits 0 and prints "No Errors"; an expected failure exits
+non-zero (N if given), promptly, with `text` on stderr. After every run no
+process of the test may remain and no oxmpi segment may be left in /dev/shm.
+
+Each test is also compiled with MPICH's mpicc (when installed) and run on
+oxmpi through the libmpich.so.12 shim, once on LD_LIBRARY_PATH and once in
+LD_PRELOAD; the test itself checks that oxmpi answers and MPICH's own
+library is not mapped.
+
+Ends with the line "N passed, M failed".
+"""
+import argparse
+import glob
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TIMEOUT = 120
+
+
+def directives(path):
+    head = open(path).read(600)
+    m = re.search(r"oxmpi-test:(.*)", head)
+    d = {"ranks": "1,2,4", "variants": "", "expect": "pass", "stderr": "", "exit": ""}
+    if m:
+        for k, v in re.findall(r'(\w+)=("[^"]*"|\S+)', m.group(1)):
+            d[k] = v.strip('"')
+    return d
+
+
+def compile_test(cc, src, exe):
+    r = subprocess.run([cc, "-O1", "-g", "-Wall", "-o", exe, src, "-lm"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return r.stderr
+    return None
+
+
+def leftovers(exe):
+    shm = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
+    procs = subprocess.run(["pgrep", "-f", exe], capture_output=True, text=True).stdout.split()
+    return shm, procs
+
+
+def run_one(mpiexec, exe, n, env, d):
+    cmd = [mpiexec, "-n", str(n), "--timeout", str(TIMEOUT - 10), exe]
+    t0 = time.time()
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        return f"hung for {TIMEOUT} s"
+    took = time.time() - t0
+    problems = []
+    if d["expect"] == "fail":
+        if r.returncode == 0:
+            problems.append("exited 0 but should have failed")
+        if d["exit"] and r.returncode != int(d["exit"]):
+            problems.append(f"exit code {r.returncode}, expected {d['exit']}")
+        if d["stderr"] and d["stderr"] not in r.stderr:
+            problems.append(f"stderr lacks {d['stderr']!r}")
+        if took > 15:
+            problems.append(f"took {took:.1f} s to end")
+    else:
+        if r.returncode != 0:
+            problems.append(f"exit code {r.returncode}")
+        if "No Errors" not in r.stdout:
+            problems.append("no 'No Errors'")
+    time.sleep(0.05)
+    shm, procs = leftovers(exe)
+    if shm:
+        problems.append(f"left /dev/shm entries {shm}")
+        for f in shm:
+            os.unlink(os.path.join("/dev/shm", f))
+    if procs:
+        problems.append(f"left processes {procs}")
+        subprocess.run(["pkill", "-9", "-f", exe])
+    if problems:
+        return "; ".join(problems) + "\n--- stdout:\n" + r.stdout[-2000:] + "\n--- stderr:\n" + r.stderr[-2000:]
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("tests", nargs="*", help="test names (default: all)")
+    ap.add_argument("--no-mpich", action="store_true", help="skip the MPICH-built runs")
+    a = ap.parse_args()
+    bindir = os.path.join(ROOT, "c-tests", "bin")
+    os.makedirs(os.path.join(bindir, "mpich"), exist_ok=True)
+    mpicc = os.path.join(a.build, "bin", "mpicc")
+    mpiexec = os.path.join(a.build, "bin", "mpiexec")
+    libdir = os.path.join(a.build, "lib")
+    mpich_cc = None if a.no_mpich else shutil.which("mpicc.mpich")
+    if not a.no_mpich and not mpich_cc:
+        print("run_c_tests: mpicc.mpich not found; run `make setup` (the library-swap runs need MPICH)")
+        sys.exit(1)
+    srcs = sorted(glob.glob(os.path.join(ROOT, "c-tests", "*.c")))
+    if a.tests:
+        srcs = [s for s in srcs if os.path.basename(s)[:-2] in a.tests]
+    passed = failed = 0
+
+    def report(name, err):
+        nonlocal passed, failed
+        if err:
+            failed += 1
+            print(f"FAIL {name}: {err}", flush=True)
+        else:
+            passed += 1
+            print(f"ok   {name}", flush=True)
+
+    base_env = dict(os.environ)
+    for k in ("OXMPI_SINGLE_COPY", "OXMPI_EAGER_LIMIT", "LD_PRELOAD"):
+        base_env.pop(k, None)
+    for src in srcs:
+        name = os.path.basename(src)[:-2]
+        d = directives(src)
+        exe = os.path.join(bindir, name)
+        err = compile_test(mpicc, src, exe)
+        if err:
+            report(f"{name} (build)", err)
+            continue
+        variants = [""] + [v for v in d["variants"].split(";") if v]
+        for n in [int(x) for x in d["ranks"].split(",")]:
+            for v in variants:
+                env = dict(base_env)
+                for kv in v.split(","):
+                    if kv:
+                        k, val = kv.split("=", 1)
+                        env[k] = val
+                report(f"{name} -n {n}{' ' + v if v else ''}", run_one(mpiexec, exe, n, env, d))
+        if not mpich_cc:
+            continue
+        mexe = os.path.join(bindir, "mpich", name)
+        err = compile_test(mpich_cc, src, mexe)
+        if err:
+            report(f"{name} (MPICH build)", err)
+            continue
+        n = 2 if "2" in d["ranks"].split(",") else int(d["ranks"].split(",")[0])
+        for how, extra in (("LD_LIBRARY_PATH", {"LD_LIBRARY_PATH": libdir}),
+                           ("LD_PRELOAD", {"LD_PRELOAD": os.path.join(libdir, "libmpich.so.12")})):
+            env = dict(base_env)
+            env.update(extra)
+            report(f"{name} -n {n} MPICH-built via {how}", run_one(mpiexec, mexe, n, env, d))
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
