@@ -7,6 +7,7 @@ BUILD  := $(CURDIR)/build
 CARGO  ?= cargo
 SONAME := libmpi.so.12
 PYTHON ?= python3
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all build test cargo-test abi-test c-tests demo install clean setup coverage
 
@@ -37,15 +38,15 @@ install: build
 # Debian packages the tests and benchmarks need (MPICH for the ABI and
 # library-swap tests); run once on a new machine, as root.
 setup:
-	$(PYTHON) -m pip install --quiet pympistandard
-	if ! command -v mpicc.mpich >/dev/null 2>&1; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mpich libmpich-dev; fi
+	$(PYTHON) -c 'import pympistandard' 2>/dev/null || $(PYTHON) -m pip install --quiet pympistandard
+	if ! command -v mpicc.mpich >/dev/null 2>&1 || [ ! -f /usr/include/x86_64-linux-gnu/mpich/mpi.h ]; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mpich libmpich-dev; fi
 
 demo: build
 	$(BUILD)/bin/mpicc -O2 -o $(BUILD)/ring examples/ring.c
 	$(BUILD)/bin/mpiexec -n 4 $(BUILD)/ring
 
-test: build cargo-test abi-test c-tests
+test: setup build cargo-test abi-test c-tests
 
 cargo-test:
 	$(CARGO) test --release
@@ -54,9 +55,14 @@ abi-test:
 	$(PYTHON) tools/abi_check.py
 	$(PYTHON) tools/gen_prototypes.py --check
 	$(PYTHON) tools/check_exports.py $(BUILD)/lib/$(SONAME)
+	$(BUILD)/bin/oxmpi-info --markdown | while IFS= read -r l; do grep -qxF -- "$$l" docs/tunables.md || \
+		{ echo "docs/tunables.md lacks: $$l (copy it from oxmpi-info --markdown)"; exit 1; }; done
+	$(PYTHON) tools/coverage.py $(BUILD)/lib/$(SONAME) | diff -q - docs/coverage.md >/dev/null || \
+		{ echo "docs/coverage.md is stale: run make coverage"; exit 1; }
 
 c-tests: build
 	$(PYTHON) tools/run_c_tests.py --build $(BUILD)
+	$(PYTHON) tools/test_launcher.py $(BUILD)
 
 coverage: build
 	$(PYTHON) tools/coverage.py $(BUILD)/lib/$(SONAME) > docs/coverage.md

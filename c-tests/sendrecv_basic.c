@@ -35,6 +35,9 @@ int main(int argc, char **argv)
     int elements;
     MPI_Get_elements(&st, MPI_INT, &elements);
     CHECK(elements == 3, "elements %d", elements);
+    MPI_Count elements_x = -1;
+    MPI_Get_elements_x(&st, MPI_SHORT, &elements_x);
+    CHECK(elements_x == 6, "elements as short %lld", (long long)elements_x);
 
     /* to oneself */
     int mine = 42 + rank, back = 0;

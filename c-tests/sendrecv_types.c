@@ -72,6 +72,9 @@ int main(int argc, char **argv)
         int tsize;
         MPI_Type_size(types[t].t, &tsize);
         CHECK(bad == 0 && data_bytes == (size_t)tsize * COUNT, "%s: %d wrong bytes", types[t].name, bad);
+        MPI_Aint lb, extent;
+        MPI_Type_get_extent(types[t].t, &lb, &extent);
+        CHECK(lb == 0 && extent == (MPI_Aint)types[t].size, "%s: extent %ld, C says %zu", types[t].name, (long)extent, types[t].size);
         free(out); free(in); free(expect);
     }
     return finish();

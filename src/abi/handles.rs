@@ -198,8 +198,8 @@ mod tests {
     fn builtin_handles_name_their_types() {
         assert_eq!(datatype(0x4c000405).unwrap().name, "MPI_INT");
         assert_eq!(datatype(0x4c000405).unwrap().size, 4);
-        assert_eq!(datatype(0x8c000001).unwrap().extent, 16);
-        assert_eq!(datatype(0x8c000004).unwrap().extent, 32);
+        assert_eq!(datatype(0x8c000001u32 as i32).unwrap().extent, 16);
+        assert_eq!(datatype(0x8c000004u32 as i32).unwrap().extent, 32);
         assert_eq!(datatype(0x4c001023).unwrap().size, 16);
         assert!(
             datatype(0x4c000406 + 0x100).is_err(),

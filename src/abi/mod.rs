@@ -77,7 +77,13 @@ pub fn raise(name: &str, comm: Option<c_int>, e: MpiError) -> c_int {
                     .unwrap_or(&st.world);
                 (c.errors, st.world.rank as i64)
             }
-            None => (ErrorMode::Fatal, -1),
+            None => (
+                ErrorMode::Fatal,
+                std::env::var("PMI_RANK")
+                    .ok()
+                    .and_then(|r| r.parse().ok())
+                    .unwrap_or(-1),
+            ),
         }
     };
     if mode == ErrorMode::Return {

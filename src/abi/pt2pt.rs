@@ -439,7 +439,7 @@ mod tests {
 
     #[test]
     fn elements_count_pairs_and_partial_items() {
-        let di = handles::datatype(0x8c000001).unwrap(); // MPI_DOUBLE_INT, size 12
+        let di = handles::datatype(0x8c000001u32 as i32).unwrap(); // MPI_DOUBLE_INT, size 12
         assert_eq!(elements_in(di, 24).unwrap(), Some(4));
         assert_eq!(
             elements_in(di, 32).unwrap(),

@@ -81,6 +81,10 @@ pub fn init(required: i32) -> MpiResult<i32> {
     // restricts ptrace to descendants.
     // SAFETY: prctl with constant arguments.
     unsafe { libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0) };
+    let transport = tunables::value("OXMPI_TRANSPORT");
+    if transport != "shm" {
+        return err!(Arg, "OXMPI_TRANSPORT={transport} is not available: this build has only the shm transport (ranks on one host)");
+    }
     let eager = tunables::size("OXMPI_EAGER_LIMIT");
     let slots = tunables::size("OXMPI_SLOTS");
     if !(2..=1024).contains(&slots) || !slots.is_power_of_two() {

@@ -22,7 +22,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_TRANSPORT",
         default: "shm",
-        meaning: "transport between ranks on one host: shm (the only one so far)",
+        meaning: "transport between ranks: shm (the only one in this build; any other value is an error at init)",
     },
     Tunable {
         name: "OXMPI_SINGLE_COPY",
@@ -37,7 +37,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_DEBUG",
         default: "0",
-        meaning: "1: print what the library does at init and finalize to stderr",
+        meaning: "1: print each rank's transport set-up (segment, eager limit, single copy) at init",
     },
 ];
 

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Checks of mpiexec and the compiler wrappers as a user meets them:
+stdin to rank 0, -l labels, environment forwarding, --timeout, a plain
+non-MPI program, a program started without a launcher, mpicc's -show
+family, and a relocated `make install` tree. Ends with "N passed, M failed".
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+BIN = os.path.join(BUILD, "bin")
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append(cond)
+    print(f"{'ok  ' if cond else 'FAIL'} {name}{'' if cond else ': ' + detail}", flush=True)
+
+
+def run(args, **kw):
+    return subprocess.run(args, capture_output=True, text=True, timeout=60, **kw)
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="oxmpi-launcher-")
+    exe = os.path.join(tmp, "io")
+    r = run([os.path.join(BIN, "mpicc"), "-o", exe, os.path.join(ROOT, "c-tests", "launcher", "io.c")])
+    check("mpicc builds a program", r.returncode == 0, r.stderr)
+
+    r = run([os.path.join(BIN, "mpiexec"), "-n", "3", exe], input="hello\nworld\n")
+    check("stdin reaches rank 0", "stdin: hello" in r.stdout and "stdin: world" in r.stdout, r.stdout + r.stderr)
+    check("a clean job exits 0", r.returncode == 0, r.stderr)
+
+    r = run([os.path.join(BIN, "mpiexec"), "-n", "2", "-l", exe], input="")
+    lines = r.stdout.splitlines()
+    check("-l prefixes each line with its rank", "[0] rank 0 value (unset)" in lines and "[1] rank 1 value (unset)" in lines, r.stdout)
+
+    env = dict(os.environ, OXMPI_TEST_VALUE="from-environment")
+    r = run([os.path.join(BIN, "mpiexec"), "-n", "2", exe], env=env, input="")
+    check("the environment reaches every rank", r.stdout.count("value from-environment") == 2, r.stdout)
+    r = run([os.path.join(BIN, "mpirun"), "-np", "2", "-genv", "OXMPI_TEST_VALUE", "g", exe], input="")
+    check("mpirun -np and -genv", r.stdout.count("value g") == 2, r.stdout + r.stderr)
+
+    r = run([os.path.join(BIN, "mpiexec"), "-n", "2", "--timeout", "2", exe, "99"], input="")
+    check("--timeout ends a job that runs too long", r.returncode != 0 and "timeout" in r.stderr, f"{r.returncode} {r.stderr}")
+    left = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
+    check("no segment left after a timeout", not left, str(left))
+
+    r = run([os.path.join(BIN, "mpiexec"), "-n", "2", "sh", "-c", "exit 0"])
+    check("a non-MPI program runs under mpiexec", r.returncode == 0, r.stderr)
+    r = run([os.path.join(BIN, "mpiexec"), "-n", "2", "sh", "-c", "exit 5"])
+    check("the exit status is the failing rank's", r.returncode == 5, str(r.returncode))
+
+    r = run([exe], input="x\n")
+    check("without a launcher a program is a one-rank world", r.returncode == 0 and "rank 0 value" in r.stdout, r.stderr)
+
+    r = run([os.path.join(BIN, "mpicc"), "-show", "-c", "x.c"])
+    check("mpicc -show", r.stdout.startswith("cc ") and "-I" in r.stdout and "-lmpi" not in r.stdout, r.stdout)
+    r = run([os.path.join(BIN, "mpicc"), "-show", "x.c"])
+    check("mpicc -show links with rpath", "-lmpi" in r.stdout and "-Wl,-rpath," in r.stdout, r.stdout)
+    r = run([os.path.join(BIN, "mpicc"), "-compile-info"])
+    check("mpicc -compile-info", "-I" in r.stdout and "-lmpi" not in r.stdout, r.stdout)
+    r = run([os.path.join(BIN, "mpicc"), "-link-info"])
+    check("mpicc -link-info", "-lmpi" in r.stdout, r.stdout)
+    r = run([os.path.join(BIN, "mpicc"), "--showme:link"])
+    check("mpicc --showme:link (Open MPI spelling)", "-lmpi" in r.stdout and not r.stdout.startswith("cc"), r.stdout)
+    r = run([os.path.join(BIN, "mpicxx"), "-show", "x.cc"])
+    check("mpicxx uses the C++ compiler", r.stdout.startswith("c++ "), r.stdout)
+    r = run([os.path.join(BIN, "mpicc"), "-show", "x.c"], env=dict(os.environ, OXMPI_CC="clang"))
+    check("OXMPI_CC overrides the compiler", r.stdout.startswith("clang "), r.stdout)
+
+    r = run([os.path.join(BIN, "oxmpi-info")])
+    check("oxmpi-info lists the tunables", all(t in r.stdout for t in
+          ["OXMPI_EAGER_LIMIT", "OXMPI_UNEXPECTED_BYTES", "OXMPI_TRANSPORT", "OXMPI_SINGLE_COPY"]), r.stdout)
+
+    # a relocated install: install to one place, move it, build and run
+    prefix = os.path.join(tmp, "prefix")
+    r = run(["make", "-s", "-C", ROOT, "install", f"PREFIX={prefix}"])
+    moved = os.path.join(tmp, "moved")
+    shutil.move(prefix, moved)
+    exe2 = os.path.join(tmp, "io2")
+    r = run([os.path.join(moved, "bin", "mpicc"), "-o", exe2, os.path.join(ROOT, "c-tests", "launcher", "io.c")])
+    r2 = run([os.path.join(moved, "bin", "mpiexec"), "-n", "2", exe2], input="")
+    check("a moved install tree compiles and runs", r.returncode == 0 and r2.returncode == 0 and r2.stdout.count("value") == 2,
+          r.stderr + r2.stderr)
+    for f in ["bin/mpicc", "bin/mpicxx", "bin/mpiexec", "bin/mpirun", "bin/oxmpi-info", "include/mpi.h",
+              "lib/libmpi.so", "lib/libmpi.so.12", "lib/libmpich.so.12", "lib/pkgconfig/oxmpi.pc"]:
+        check(f"install has {f}", os.path.exists(os.path.join(moved, f)))
+    r = run(["readelf", "-d", os.path.join(moved, "lib", "libmpi.so.12")])
+    check("libmpi's soname is libmpi.so.12", "[libmpi.so.12]" in r.stdout, r.stdout)
+    r = run(["readelf", "-d", os.path.join(moved, "lib", "libmpich.so.12")])
+    check("the libmpich.so.12 shim needs libmpi.so.12", "[libmpich.so.12]" in r.stdout and "NEEDED" in r.stdout and "[libmpi.so.12]" in r.stdout, r.stdout)
+    shutil.rmtree(tmp)
+    failed = results.count(False)
+    print(f"{len(results) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
