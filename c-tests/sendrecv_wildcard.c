@@ -32,6 +32,9 @@ int main(int argc, char **argv)
         }
     }
 
+    /* the wildcard receives above must not see the messages below */
+    MPI_Barrier(MPI_COMM_WORLD);
+
     /* tag selection: receive tag 2 before tag 1 from the same sender */
     if (size > 1) {
         if (rank == 1) {

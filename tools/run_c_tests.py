@@ -67,7 +67,7 @@ def run_one(mpiexec, exe, n, env, d):
             problems.append(f"exit code {r.returncode}, expected {d['exit']}")
         if d["stderr"] and d["stderr"] not in r.stderr:
             problems.append(f"stderr lacks {d['stderr']!r}")
-        if took > 15:
+        if took > 5:
             problems.append(f"took {took:.1f} s to end")
     else:
         if r.returncode != 0:

@@ -76,7 +76,7 @@ mpi_fn! {
     Initialized fn MPI_Abort / PMPI_Abort(comm: c_int, errorcode: c_int) errors(None) {
         let rank = with_state(|st| Ok(st.world.rank)).unwrap_or(0);
         let _ = comm;
-        eprintln!("oxmpi: rank {rank}: MPI_Abort(errorcode {errorcode}) called; ending the job");
+        super::say(&format!("oxmpi: rank {rank}: MPI_Abort(errorcode {errorcode}) called; ending the job\n"));
         runtime::abort_job(errorcode, &format!("MPI_Abort({errorcode}) on rank {rank}"))
     }
 }

@@ -94,17 +94,24 @@ pub fn raise(name: &str, comm: Option<c_int>, e: MpiError) -> c_int {
     } else {
         "process".to_string()
     };
-    eprintln!(
-        "oxmpi: {who}: {name}: {} [{}]",
+    say(&format!(
+        "oxmpi: {who}: {name}: {} [{}]\n",
         e.msg,
         crate::error::class_text(e.class.code())
-    );
+    ));
     runtime::abort_job(1, &format!("{name}: {}", e.msg))
 }
 
 fn fatal_outside(name: &str, why: &str) -> c_int {
-    eprintln!("oxmpi: {name} {why}; every MPI call except a few queries must come between MPI_Init and MPI_Finalize");
+    say(&format!("oxmpi: {name} {why}; every MPI call except a few queries must come between MPI_Init and MPI_Finalize\n"));
     runtime::abort_job(1, why)
+}
+
+/// Write one line to stderr in a single write, so lines of ranks sharing
+/// the terminal never interleave.
+pub fn say(line: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// Run `f` on the locked state (present: the boundary checked the phase).

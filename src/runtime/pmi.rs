@@ -173,6 +173,19 @@ impl Pmi {
     }
 }
 
+/// PMI values are single words: spaces and '%' are percent-encoded.
+pub fn encode(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace(' ', "%20")
+        .replace('\n', "%0A")
+}
+
+pub fn decode(s: &str) -> String {
+    s.replace("%20", " ")
+        .replace("%0A", "\n")
+        .replace("%25", "%")
+}
+
 fn env_num(name: &str) -> MpiResult<usize> {
     std::env::var(name)
         .ok()
@@ -193,5 +206,8 @@ mod tests {
         assert_eq!(r["cmd"], "get_result");
         assert_eq!(r["rc"], "0");
         assert_eq!(r["value"], "abc=d");
+        let m = "MPI_Send: 50% of rank 3";
+        assert_eq!(super::decode(&super::encode(m)), m);
+        assert!(!super::encode(m).contains(' '));
     }
 }

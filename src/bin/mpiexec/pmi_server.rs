@@ -85,10 +85,7 @@ impl Server {
                 }
                 Some("abort") => {
                     let code = f.get("exitcode").and_then(|c| c.parse().ok()).unwrap_or(1);
-                    let msg = f
-                        .get("message")
-                        .map(|m| m.replace('_', " "))
-                        .unwrap_or_default();
+                    let msg = f.get("message").map(|m| decode(m)).unwrap_or_default();
                     let _ = events.send(Event::Abort { rank, code, msg });
                     continue;
                 }
@@ -117,6 +114,13 @@ impl Server {
             s = self.barrier.wait(s).unwrap();
         }
     }
+}
+
+/// Inverse of the library's encoding of spaces and '%' in PMI words.
+fn decode(s: &str) -> String {
+    s.replace("%20", " ")
+        .replace("%0A", "\n")
+        .replace("%25", "%")
 }
 
 pub fn parse(line: &str) -> HashMap<String, String> {
