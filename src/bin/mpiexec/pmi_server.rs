@@ -8,6 +8,7 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 
 use crate::Event;
+use mpi::runtime::pmi::{decode, parse};
 
 pub struct Store {
     kvs: HashMap<String, String>,
@@ -114,18 +115,4 @@ impl Server {
             s = self.barrier.wait(s).unwrap();
         }
     }
-}
-
-/// Inverse of the library's encoding of spaces and '%' in PMI words.
-fn decode(s: &str) -> String {
-    s.replace("%20", " ")
-        .replace("%0A", "\n")
-        .replace("%25", "%")
-}
-
-pub fn parse(line: &str) -> HashMap<String, String> {
-    line.split_whitespace()
-        .filter_map(|w| w.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
