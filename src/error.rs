@@ -46,10 +46,7 @@ pub struct MpiError {
 
 impl MpiError {
     pub fn new(class: ErrorClass, msg: impl Into<String>) -> Self {
-        MpiError {
-            class,
-            msg: msg.into(),
-        }
+        MpiError { class, msg: msg.into() }
     }
 }
 

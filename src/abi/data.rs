@@ -17,22 +17,17 @@ static UNWEIGHTED_STORAGE: c_int = 0;
 static WEIGHTS_EMPTY_STORAGE: c_int = 0;
 
 #[no_mangle]
-pub static MPI_F_STATUS_IGNORE: Address =
-    Address(F_STATUS_IGNORE_STORAGE.as_ptr() as *const c_void);
+pub static MPI_F_STATUS_IGNORE: Address = Address(F_STATUS_IGNORE_STORAGE.as_ptr() as *const c_void);
 #[no_mangle]
-pub static MPI_F_STATUSES_IGNORE: Address =
-    Address(F_STATUSES_IGNORE_STORAGE.as_ptr() as *const c_void);
+pub static MPI_F_STATUSES_IGNORE: Address = Address(F_STATUSES_IGNORE_STORAGE.as_ptr() as *const c_void);
 #[no_mangle]
-pub static MPI_F08_STATUS_IGNORE: Address =
-    Address(F08_STATUS_IGNORE_STORAGE.as_ptr() as *const c_void);
+pub static MPI_F08_STATUS_IGNORE: Address = Address(F08_STATUS_IGNORE_STORAGE.as_ptr() as *const c_void);
 #[no_mangle]
-pub static MPI_F08_STATUSES_IGNORE: Address =
-    Address(F08_STATUSES_IGNORE_STORAGE.as_ptr() as *const c_void);
+pub static MPI_F08_STATUSES_IGNORE: Address = Address(F08_STATUSES_IGNORE_STORAGE.as_ptr() as *const c_void);
 #[no_mangle]
 pub static MPI_UNWEIGHTED: Address = Address(&UNWEIGHTED_STORAGE as *const c_int as *const c_void);
 #[no_mangle]
-pub static MPI_WEIGHTS_EMPTY: Address =
-    Address(&WEIGHTS_EMPTY_STORAGE as *const c_int as *const c_void);
+pub static MPI_WEIGHTS_EMPTY: Address = Address(&WEIGHTS_EMPTY_STORAGE as *const c_int as *const c_void);
 /// The MPI_T "all handles" marker (MPI_T is not implemented yet; the
 /// symbol exists because MPICH's header declares it).
 #[no_mangle]

@@ -76,7 +76,7 @@ mpi_fn! {
     Initialized fn MPI_Abort / PMPI_Abort(comm: c_int, errorcode: c_int) errors(None) {
         let rank = with_state(|st| Ok(st.world.rank)).unwrap_or(0);
         let _ = comm;
-        super::say(&format!("oxmpi: rank {rank}: MPI_Abort(errorcode {errorcode}) called; ending the job\n"));
+        crate::runtime::report(&format!("oxmpi: rank {rank}: MPI_Abort(errorcode {errorcode}) called; ending the job\n"));
         runtime::abort_job(errorcode, &format!("MPI_Abort({errorcode}) on rank {rank}"))
     }
 }
@@ -114,11 +114,7 @@ pub fn library_version() -> String {
         4,
         0,
         std::env::consts::ARCH,
-        if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        }
+        if cfg!(debug_assertions) { "debug" } else { "release" }
     )
 }
 
@@ -166,10 +162,7 @@ pub extern "C" fn MPI_Wtime() -> f64 {
 /// The resolution of MPI_Wtime: the monotonic clock's.
 #[no_mangle]
 pub extern "C" fn PMPI_Wtick() -> f64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_getres writes one timespec.
     unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
     (ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9).max(1e-9)

@@ -177,9 +177,9 @@ fn builtins() -> &'static Builtins {
 pub fn datatype(h: i32) -> MpiResult<&'static TypeInfo> {
     let b = builtins();
     let found = match (h as u32) >> 24 {
-        0x4c => b.direct[(h & 0xff) as usize].as_ref().filter(|t| {
-            ((t.size as i32) << 8 | (h & 0xff)) == h & 0xffff || t.basic == Basic::Marker
-        }),
+        0x4c => b.direct[(h & 0xff) as usize]
+            .as_ref()
+            .filter(|t| ((t.size as i32) << 8 | (h & 0xff)) == h & 0xffff || t.basic == Basic::Marker),
         0x8c => b.pairs.get((h & 0x00ff_ffff) as usize),
         _ => None,
     };
@@ -201,14 +201,8 @@ mod tests {
         assert_eq!(datatype(0x8c000001u32 as i32).unwrap().extent, 16);
         assert_eq!(datatype(0x8c000004u32 as i32).unwrap().extent, 32);
         assert_eq!(datatype(0x4c001023).unwrap().size, 16);
-        assert!(
-            datatype(0x4c000406 + 0x100).is_err(),
-            "size bits must agree"
-        );
-        assert!(datatype(DATATYPE_NULL)
-            .unwrap_err()
-            .msg
-            .contains("MPI_DATATYPE_NULL"));
+        assert!(datatype(0x4c000406 + 0x100).is_err(), "size bits must agree");
+        assert!(datatype(DATATYPE_NULL).unwrap_err().msg.contains("MPI_DATATYPE_NULL"));
         assert!(datatype(12345).is_err());
     }
 

@@ -11,6 +11,7 @@ pub mod env;
 pub mod errhan;
 pub mod handles;
 pub mod pt2pt;
+pub mod request;
 
 use crate::comm::ErrorMode;
 use crate::error::{ErrorClass, MpiError, MpiResult};
@@ -32,12 +33,7 @@ pub enum When {
 /// Run one MPI call: check the phase, run `body` catching panics, and
 /// route an error through the error handler of `comm` (a handle; the
 /// world's when None).
-pub fn boundary(
-    name: &'static str,
-    when: When,
-    comm: Option<c_int>,
-    body: impl FnOnce() -> MpiResult<()>,
-) -> c_int {
+pub fn boundary(name: &'static str, when: When, comm: Option<c_int>, body: impl FnOnce() -> MpiResult<()>) -> c_int {
     if when == When::Initialized {
         match runtime::phase() {
             Phase::Running => {}
@@ -72,9 +68,7 @@ pub fn raise(name: &str, comm: Option<c_int>, e: MpiError) -> c_int {
         let g = runtime::lock();
         match g.as_ref() {
             Some(st) => {
-                let c = comm
-                    .and_then(|h| handles::comm(st, h).ok())
-                    .unwrap_or(&st.world);
+                let c = comm.and_then(|h| handles::comm(st, h).ok()).unwrap_or(&st.world);
                 (c.errors, st.world.rank as i64)
             }
             None => (
@@ -94,7 +88,7 @@ pub fn raise(name: &str, comm: Option<c_int>, e: MpiError) -> c_int {
     } else {
         "process".to_string()
     };
-    say(&format!(
+    runtime::report(&format!(
         "oxmpi: {who}: {name}: {} [{}]\n",
         e.msg,
         crate::error::class_text(e.class.code())
@@ -103,15 +97,10 @@ pub fn raise(name: &str, comm: Option<c_int>, e: MpiError) -> c_int {
 }
 
 fn fatal_outside(name: &str, why: &str) -> c_int {
-    say(&format!("oxmpi: {name} {why}; every MPI call except a few queries must come between MPI_Init and MPI_Finalize\n"));
+    runtime::report(&format!(
+        "oxmpi: {name} {why}; every MPI call except a few queries must come between MPI_Init and MPI_Finalize\n"
+    ));
     runtime::abort_job(1, why)
-}
-
-/// Write one line to stderr in a single write, so lines of ranks sharing
-/// the terminal never interleave.
-pub fn say(line: &str) {
-    use std::io::Write;
-    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// Run `f` on the locked state (present: the boundary checked the phase).

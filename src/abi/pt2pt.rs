@@ -1,53 +1,24 @@
-//! Point-to-point: argument checks, handle translation, status writing.
+//! Point-to-point communication: sends in the four modes, receives,
+//! probes, persistent requests, the attached buffer. Request completion
+//! (wait/test) is in `request.rs`.
 
 use super::env::TAG_UB;
-use super::handles::{self, request_handle, request_id, REQUEST_NULL};
+use super::handles::{self, request_handle};
+use super::request::{finish_one, CStatus};
 use super::{mpi_fn, out, with_state};
 use crate::datatype::TypeInfo;
 use crate::err;
-use crate::error::{ErrorClass, MpiError, MpiResult};
-use crate::p2p::request::{ReqId, Status};
-use crate::p2p::{ANY_SOURCE, ANY_TAG, PROC_NULL};
+use crate::error::MpiResult;
+use crate::p2p::matching::Want;
+use crate::p2p::protocol::Mode;
+use crate::p2p::request::{ReqId, Status, Template};
+use crate::p2p::{SendArgs, ANY_SOURCE, ANY_TAG, PROC_NULL};
 use crate::runtime::State;
 use std::os::raw::{c_int, c_void};
 
-/// MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE.
-const STATUS_IGNORE: usize = 1;
-
-/// MPICH's MPI_Status: five ints.
-#[repr(C)]
-pub struct CStatus {
-    pub count_lo: c_int,
-    pub count_hi_and_cancelled: c_int,
-    pub source: c_int,
-    pub tag: c_int,
-    pub error: c_int,
-}
-
-/// Write `s` to a C status unless it is MPI_STATUS_IGNORE.
-///
-/// # Safety
-/// `p` must be MPI_STATUS_IGNORE or valid for a write of MPI_Status.
-pub unsafe fn write_status(p: *mut CStatus, s: &Status) {
-    if p.is_null() || p as usize == STATUS_IGNORE {
-        return;
-    }
-    let bytes = s.bytes as u64;
-    // SAFETY: valid per the caller's contract.
-    unsafe {
-        (*p).count_lo = bytes as u32 as c_int;
-        (*p).count_hi_and_cancelled =
-            ((bytes >> 32) as c_int & 0x7fff_ffff) | ((s.cancelled as c_int) << 31);
-        (*p).source = s.source;
-        (*p).tag = s.tag;
-        (*p).error = s.error;
-    }
-}
-
-/// Bytes recorded in a C status.
-pub fn status_bytes(s: &CStatus) -> u64 {
-    (s.count_lo as u32 as u64) | (((s.count_hi_and_cancelled & 0x7fff_ffff) as u64) << 32)
-}
+/// MPI_MESSAGE_NO_PROC: what MPI_Mprobe returns for MPI_PROC_NULL.
+pub const MESSAGE_NO_PROC: c_int = 0x6c000000;
+pub const MESSAGE_NULL: c_int = 0x2c000000;
 
 pub struct Checked {
     pub ty: &'static TypeInfo,
@@ -55,7 +26,7 @@ pub struct Checked {
 }
 
 /// Checks shared by every send and receive.
-fn check_buffer(buf: *const c_void, count: c_int, datatype: c_int) -> MpiResult<Checked> {
+pub fn check_buffer(buf: *const c_void, count: i64, datatype: c_int) -> MpiResult<Checked> {
     if count < 0 {
         return err!(Count, "count {count} is negative");
     }
@@ -69,386 +40,743 @@ fn check_buffer(buf: *const c_void, count: c_int, datatype: c_int) -> MpiResult<
     })
 }
 
-fn check_peer(st: &State, comm: c_int, rank: c_int, what: &str) -> MpiResult<Option<usize>> {
-    let c = handles::comm(st, comm)?;
-    if rank == PROC_NULL {
-        return Ok(None);
-    }
-    if rank == ANY_SOURCE && what == "source" {
-        return Ok(None);
-    }
-    if rank < 0 || rank as usize >= c.size() {
-        return err!(
-            Rank,
-            "{what} rank {rank} is out of range: {} has {} ranks (0..{}){}",
-            c.name,
-            c.size(),
-            c.size() - 1,
-            if what == "source" {
-                ", MPI_ANY_SOURCE or MPI_PROC_NULL"
-            } else {
-                " or MPI_PROC_NULL"
-            }
-        );
-    }
-    Ok(Some(c.group.world_rank(rank as usize)))
+/// Who a message goes to or comes from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Peer {
+    Null,
+    Any,
+    Rank(usize),
 }
 
-fn check_tag(tag: c_int, receiving: bool) -> MpiResult<Option<i32>> {
+pub fn check_peer(st: &State, comm: c_int, rank: c_int, receiving: bool) -> MpiResult<Peer> {
+    let c = handles::comm(st, comm)?;
+    match rank {
+        PROC_NULL => return Ok(Peer::Null),
+        ANY_SOURCE if receiving => return Ok(Peer::Any),
+        _ => {}
+    }
+    if rank < 0 || rank as usize >= c.size() {
+        let (what, extra) = if receiving {
+            ("source", ", MPI_ANY_SOURCE")
+        } else {
+            ("destination", "")
+        };
+        return err!(
+            Rank,
+            "{what} rank {rank} is out of range: {} has {} ranks (0..{}){extra} or MPI_PROC_NULL",
+            c.name,
+            c.size(),
+            c.size() - 1
+        );
+    }
+    Ok(Peer::Rank(c.group.world_rank(rank as usize)))
+}
+
+pub fn check_tag(tag: c_int, receiving: bool) -> MpiResult<Option<i32>> {
     if receiving && tag == ANY_TAG {
         return Ok(None);
     }
     if !(0..=TAG_UB).contains(&tag) {
+        let any = if receiving { " or are MPI_ANY_TAG" } else { "" };
         return err!(
             Tag,
-            "tag {tag} is invalid: tags run from 0 to MPI_TAG_UB ({TAG_UB}){}",
-            if receiving { " or are MPI_ANY_TAG" } else { "" }
+            "tag {tag} is invalid: tags run from 0 to MPI_TAG_UB ({TAG_UB}){any}"
         );
     }
     Ok(Some(tag))
 }
 
-/// Start a standard-mode send; the request completes when the buffer may
-/// be reused.
-///
-/// # Safety
-/// `buf` must stay valid for the items until the request completes.
-pub unsafe fn start_send(
-    st: &mut State,
+/// What a send will do, checked.
+fn send_template(
+    st: &State,
     buf: *const c_void,
-    count: c_int,
+    count: i64,
     datatype: c_int,
     dest: c_int,
     tag: c_int,
     comm: c_int,
-) -> MpiResult<ReqId> {
+    mode: Mode,
+) -> MpiResult<Template> {
     let b = check_buffer(buf, count, datatype)?;
-    let to = check_peer(st, comm, dest, "destination")?;
+    let dst = match check_peer(st, comm, dest, false)? {
+        Peer::Rank(w) => Some(w),
+        _ => None,
+    };
     let tag = check_tag(tag, false)?.unwrap_or(0);
     let ctx = handles::comm(st, comm)?.ctx_p2p;
-    // SAFETY: forwarded from the caller.
-    unsafe {
-        st.engine
-            .isend(buf as *const u8, b.count, b.ty, to, tag, ctx)
-    }
+    Ok(Template::Send {
+        buf: buf as usize,
+        count: b.count,
+        ty: b.ty,
+        dst,
+        tag,
+        ctx,
+        mode,
+    })
 }
 
-/// Start a receive.
-///
-/// # Safety
-/// `buf` must stay valid for the items until the request completes.
-pub unsafe fn start_recv(
-    st: &mut State,
+/// What a receive will do, checked.
+fn recv_template(
+    st: &State,
     buf: *mut c_void,
-    count: c_int,
+    count: i64,
     datatype: c_int,
     source: c_int,
     tag: c_int,
     comm: c_int,
-) -> MpiResult<ReqId> {
+) -> MpiResult<Template> {
     let b = check_buffer(buf, count, datatype)?;
-    let from = check_peer(st, comm, source, "source")?;
+    let peer = check_peer(st, comm, source, true)?;
     let tag = check_tag(tag, true)?;
-    if source == PROC_NULL {
-        return Ok(st.engine.null_request(Status {
-            source: PROC_NULL,
-            tag: ANY_TAG,
-            ..Default::default()
-        }));
-    }
     let c = handles::comm(st, comm)?;
-    let (ctx, group) = (c.ctx_p2p, c.group.clone());
-    // SAFETY: forwarded from the caller.
-    Ok(unsafe {
-        st.engine
-            .irecv(buf as *mut u8, b.count, b.ty, from, tag, ctx, group)
+    let src = if let Peer::Rank(w) = peer { Some(w) } else { None };
+    Ok(Template::Recv {
+        buf: buf as usize,
+        count: b.count,
+        ty: b.ty,
+        src,
+        tag,
+        ctx: c.ctx_p2p,
+        group: c.group.clone(),
+        proc_null: peer == Peer::Null,
     })
 }
 
-/// The error a completed receive carries, if any.
+/// Start what a template describes.
+///
+/// # Safety
+/// The template's buffer must stay valid until the request completes.
+pub unsafe fn start(st: &mut State, t: Template) -> MpiResult<ReqId> {
+    match t {
+        Template::Send {
+            buf,
+            count,
+            ty,
+            dst,
+            tag,
+            ctx,
+            mode,
+        } => {
+            // SAFETY: forwarded from the caller.
+            unsafe {
+                st.engine.isend(SendArgs {
+                    buf: buf as *const u8,
+                    count,
+                    ty,
+                    dst,
+                    tag,
+                    ctx,
+                    mode,
+                })
+            }
+        }
+        Template::Recv { proc_null: true, .. } => Ok(st.engine.null_request(Status {
+            source: PROC_NULL,
+            tag: ANY_TAG,
+            ..Default::default()
+        })),
+        Template::Recv {
+            buf,
+            count,
+            ty,
+            src,
+            tag,
+            ctx,
+            group,
+            ..
+        } => {
+            // SAFETY: forwarded from the caller.
+            Ok(unsafe { st.engine.irecv(buf as *mut u8, count, ty, src, tag, ctx, group) })
+        }
+    }
+}
+
+/// Blocking send in `mode`.
+///
+/// # Safety
+/// `buf` valid for the items (the call waits for completion).
+unsafe fn send_blocking(
+    buf: *const c_void,
+    count: i64,
+    dt: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    mode: Mode,
+) -> MpiResult<()> {
+    let s = with_state(|st| {
+        let t = send_template(st, buf, count, dt, dest, tag, comm, mode)?;
+        // SAFETY: we wait for the request before returning.
+        let id = unsafe { start(st, t)? };
+        Ok(st.engine.wait(id))
+    })?;
+    status_error(&s)
+}
+
+/// Nonblocking send in `mode`.
+///
+/// # Safety
+/// `buf` valid until the request completes (MPI's rule).
+unsafe fn send_nonblocking(
+    buf: *const c_void,
+    count: i64,
+    dt: c_int,
+    dest: c_int,
+    tag: c_int,
+    comm: c_int,
+    mode: Mode,
+    request: *mut c_int,
+) -> MpiResult<()> {
+    if request.is_null() {
+        return err!(Arg, "request is a null pointer");
+    }
+    let id = with_state(|st| {
+        let t = send_template(st, buf, count, dt, dest, tag, comm, mode)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { start(st, t) }
+    })?;
+    // SAFETY: checked non-null.
+    unsafe { out(request, "request", request_handle(id)) }
+}
+
+/// The error a completed operation carries, if any.
 pub fn status_error(s: &Status) -> MpiResult<()> {
+    use crate::error::ErrorClass;
     if s.error == ErrorClass::Truncate.code() {
-        return Err(MpiError::new(
-            ErrorClass::Truncate,
-            format!("message from rank {} with tag {} has {} bytes but the receive buffer holds only {}; post a larger receive", s.source, s.tag, s.sent_bytes, s.bytes),
-        ));
+        return err!(
+            Truncate,
+            "message from rank {} with tag {} has {} bytes but the receive buffer holds only {}; post a larger receive",
+            s.source,
+            s.tag,
+            s.sent_bytes,
+            s.bytes
+        );
+    }
+    if s.error == ErrorClass::Other.code() {
+        return err!(Other, "ready-mode send found no matching receive posted at the destination (MPI_Rsend needs the receive posted first); the message was dropped");
     }
     Ok(())
 }
 
-mpi_fn! {
-    Initialized fn MPI_Send / PMPI_Send(buf: *const c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| {
-            // SAFETY: the buffer is valid for the call's duration, which
-            // covers the request's life (we wait for it here).
-            let id = unsafe { start_send(st, buf, count, datatype, dest, tag, comm)? };
-            st.engine.wait(id);
-            Ok(())
-        })
+/// Define the blocking and nonblocking sends of one mode, int and _c counts.
+macro_rules! sends {
+    ($mode:expr, $b:ident / $pb:ident, $bc:ident / $pbc:ident, $i:ident / $pi:ident, $ic:ident / $pic:ident) => {
+        mpi_fn! {
+            Initialized fn $b / $pb(buf: *const c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int) errors(Some(comm)) {
+                // SAFETY: the buffer is valid for the call (MPI's rule).
+                unsafe { send_blocking(buf, count as i64, datatype, dest, tag, comm, $mode) }
+            }
+        }
+        mpi_fn! {
+            Initialized fn $bc / $pbc(buf: *const c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int) errors(Some(comm)) {
+                // SAFETY: as above.
+                unsafe { send_blocking(buf, count, datatype, dest, tag, comm, $mode) }
+            }
+        }
+        mpi_fn! {
+            Initialized fn $i / $pi(buf: *const c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
+                // SAFETY: the buffer stays valid until completion (MPI's rule).
+                unsafe { send_nonblocking(buf, count as i64, datatype, dest, tag, comm, $mode, request) }
+            }
+        }
+        mpi_fn! {
+            Initialized fn $ic / $pic(buf: *const c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
+                // SAFETY: as above.
+                unsafe { send_nonblocking(buf, count, datatype, dest, tag, comm, $mode, request) }
+            }
+        }
+    };
+}
+
+sends!(
+    Mode::Standard,
+    MPI_Send / PMPI_Send,
+    MPI_Send_c / PMPI_Send_c,
+    MPI_Isend / PMPI_Isend,
+    MPI_Isend_c / PMPI_Isend_c
+);
+sends!(
+    Mode::Buffered,
+    MPI_Bsend / PMPI_Bsend,
+    MPI_Bsend_c / PMPI_Bsend_c,
+    MPI_Ibsend / PMPI_Ibsend,
+    MPI_Ibsend_c / PMPI_Ibsend_c
+);
+sends!(
+    Mode::Synchronous,
+    MPI_Ssend / PMPI_Ssend,
+    MPI_Ssend_c / PMPI_Ssend_c,
+    MPI_Issend / PMPI_Issend,
+    MPI_Issend_c / PMPI_Issend_c
+);
+sends!(
+    Mode::Ready,
+    MPI_Rsend / PMPI_Rsend,
+    MPI_Rsend_c / PMPI_Rsend_c,
+    MPI_Irsend / PMPI_Irsend,
+    MPI_Irsend_c / PMPI_Irsend_c
+);
+
+/// # Safety
+/// `buf` valid for the items; `status` MPI_STATUS_IGNORE or valid.
+unsafe fn recv_blocking(
+    buf: *mut c_void,
+    count: i64,
+    dt: c_int,
+    source: c_int,
+    tag: c_int,
+    comm: c_int,
+    status: *mut CStatus,
+) -> MpiResult<()> {
+    let s = with_state(|st| {
+        let t = recv_template(st, buf, count, dt, source, tag, comm)?;
+        // SAFETY: we wait for the request before returning.
+        let id = unsafe { start(st, t)? };
+        Ok(st.engine.wait(id))
+    })?;
+    // SAFETY: per the caller's contract.
+    unsafe { finish_one(status, &s) }
+}
+
+/// # Safety
+/// `buf` valid until the request completes.
+unsafe fn recv_nonblocking(
+    buf: *mut c_void,
+    count: i64,
+    dt: c_int,
+    source: c_int,
+    tag: c_int,
+    comm: c_int,
+    request: *mut c_int,
+) -> MpiResult<()> {
+    if request.is_null() {
+        return err!(Arg, "request is a null pointer");
     }
+    let id = with_state(|st| {
+        let t = recv_template(st, buf, count, dt, source, tag, comm)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { start(st, t) }
+    })?;
+    // SAFETY: checked non-null.
+    unsafe { out(request, "request", request_handle(id)) }
 }
 
 mpi_fn! {
     Initialized fn MPI_Recv / PMPI_Recv(buf: *mut c_void, count: c_int, datatype: c_int, source: c_int, tag: c_int, comm: c_int, status: *mut CStatus) errors(Some(comm)) {
-        let s = with_state(|st| {
-            // SAFETY: as in MPI_Send.
-            let id = unsafe { start_recv(st, buf, count, datatype, source, tag, comm)? };
-            Ok(st.engine.wait(id))
-        })?;
-        // SAFETY: status is MPI_STATUS_IGNORE or valid per the standard.
-        unsafe { write_status(status, &s) };
-        status_error(&s)
+        // SAFETY: valid per the standard.
+        unsafe { recv_blocking(buf, count as i64, datatype, source, tag, comm, status) }
     }
 }
 
 mpi_fn! {
-    Initialized fn MPI_Isend / PMPI_Isend(buf: *const c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
-        if request.is_null() {
-            return err!(Arg, "request is a null pointer");
-        }
-        // SAFETY: the standard requires the buffer to stay valid until the
-        // request completes.
-        let id = with_state(|st| unsafe { start_send(st, buf, count, datatype, dest, tag, comm) })?;
-        // SAFETY: checked non-null.
-        unsafe { out(request, "request", request_handle(id)) }
+    Initialized fn MPI_Recv_c / PMPI_Recv_c(buf: *mut c_void, count: i64, datatype: c_int, source: c_int, tag: c_int, comm: c_int, status: *mut CStatus) errors(Some(comm)) {
+        // SAFETY: valid per the standard.
+        unsafe { recv_blocking(buf, count, datatype, source, tag, comm, status) }
     }
 }
 
 mpi_fn! {
     Initialized fn MPI_Irecv / PMPI_Irecv(buf: *mut c_void, count: c_int, datatype: c_int, source: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
-        if request.is_null() {
-            return err!(Arg, "request is a null pointer");
+        // SAFETY: valid until completion per the standard.
+        unsafe { recv_nonblocking(buf, count as i64, datatype, source, tag, comm, request) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Irecv_c / PMPI_Irecv_c(buf: *mut c_void, count: i64, datatype: c_int, source: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
+        // SAFETY: valid until completion per the standard.
+        unsafe { recv_nonblocking(buf, count, datatype, source, tag, comm, request) }
+    }
+}
+
+/// # Safety
+/// Buffers valid for their items; `status` MPI_STATUS_IGNORE or valid.
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv(
+    sendbuf: *const c_void,
+    sendcount: i64,
+    sendtype: c_int,
+    dest: c_int,
+    sendtag: c_int,
+    recvbuf: *mut c_void,
+    recvcount: i64,
+    recvtype: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: c_int,
+    status: *mut CStatus,
+) -> MpiResult<()> {
+    let s = with_state(|st| {
+        let r = recv_template(st, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let w = send_template(st, sendbuf, sendcount, sendtype, dest, sendtag, comm, Mode::Standard)?;
+        // SAFETY: both buffers are valid for the call; we wait for both.
+        let r = unsafe { start(st, r)? };
+        // SAFETY: as above.
+        let w = unsafe { start(st, w)? };
+        let mut got = [Status::default(); 2];
+        st.engine.wait_all(&[r, w], &mut got);
+        Ok(got[0])
+    })?;
+    // SAFETY: per the caller's contract.
+    unsafe { finish_one(status, &s) }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Sendrecv / PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, dest: c_int, sendtag: c_int,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut CStatus) errors(Some(comm)) {
+        // SAFETY: valid per the standard.
+        unsafe { sendrecv(sendbuf, sendcount as i64, sendtype, dest, sendtag, recvbuf, recvcount as i64, recvtype, source, recvtag, comm, status) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Sendrecv_c / PMPI_Sendrecv_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, dest: c_int, sendtag: c_int,
+        recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut CStatus) errors(Some(comm)) {
+        // SAFETY: valid per the standard.
+        unsafe { sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
+    }
+}
+
+/// Send from and receive into one buffer: the outgoing message is packed
+/// first, so the receive may overwrite the buffer.
+///
+/// # Safety
+/// `buf` valid for the items; `status` MPI_STATUS_IGNORE or valid.
+#[allow(clippy::too_many_arguments)]
+unsafe fn sendrecv_replace(
+    buf: *mut c_void,
+    count: i64,
+    dt: c_int,
+    dest: c_int,
+    sendtag: c_int,
+    source: c_int,
+    recvtag: c_int,
+    comm: c_int,
+    status: *mut CStatus,
+) -> MpiResult<()> {
+    let b = check_buffer(buf, count, dt)?;
+    let len = b.ty.size * b.count;
+    let mut copy = vec![0u8; len];
+    // SAFETY: the buffer holds `count` items.
+    unsafe { crate::datatype::pack::pack(b.ty, b.count, buf as *const u8, &mut copy) };
+    let byte = 0x4c00010d; // MPI_BYTE
+                           // SAFETY: `copy` outlives the call; `buf` is valid per the contract.
+    unsafe {
+        sendrecv(
+            copy.as_ptr() as *const c_void,
+            len as i64,
+            byte,
+            dest,
+            sendtag,
+            buf,
+            count,
+            dt,
+            source,
+            recvtag,
+            comm,
+            status,
+        )
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace(buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut CStatus) errors(Some(comm)) {
+        // SAFETY: valid per the standard.
+        unsafe { sendrecv_replace(buf, count as i64, datatype, dest, sendtag, source, recvtag, comm, status) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Sendrecv_replace_c / PMPI_Sendrecv_replace_c(buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut CStatus) errors(Some(comm)) {
+        // SAFETY: valid per the standard.
+        unsafe { sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status) }
+    }
+}
+
+/// Persistent send requests of one mode, int and _c counts.
+macro_rules! send_inits {
+    ($mode:expr, $f:ident / $pf:ident, $fc:ident / $pfc:ident) => {
+        mpi_fn! {
+            Initialized fn $f / $pf(buf: *const c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
+                persistent(request, |st| send_template(st, buf, count as i64, datatype, dest, tag, comm, $mode))
+            }
         }
-        // SAFETY: as in MPI_Isend.
-        let id = with_state(|st| unsafe { start_recv(st, buf, count, datatype, source, tag, comm) })?;
-        // SAFETY: checked non-null.
-        unsafe { out(request, "request", request_handle(id)) }
+        mpi_fn! {
+            Initialized fn $fc / $pfc(buf: *const c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
+                persistent(request, |st| send_template(st, buf, count, datatype, dest, tag, comm, $mode))
+            }
+        }
+    };
+}
+
+fn persistent(request: *mut c_int, template: impl FnOnce(&State) -> MpiResult<Template>) -> MpiResult<()> {
+    if request.is_null() {
+        return err!(Arg, "request is a null pointer");
+    }
+    let id = with_state(|st| {
+        let t = template(st)?;
+        Ok(st.engine.persistent(t))
+    })?;
+    // SAFETY: checked non-null.
+    unsafe { out(request, "request", request_handle(id)) }
+}
+
+send_inits!(
+    Mode::Standard,
+    MPI_Send_init / PMPI_Send_init,
+    MPI_Send_init_c / PMPI_Send_init_c
+);
+send_inits!(
+    Mode::Buffered,
+    MPI_Bsend_init / PMPI_Bsend_init,
+    MPI_Bsend_init_c / PMPI_Bsend_init_c
+);
+send_inits!(
+    Mode::Synchronous,
+    MPI_Ssend_init / PMPI_Ssend_init,
+    MPI_Ssend_init_c / PMPI_Ssend_init_c
+);
+send_inits!(
+    Mode::Ready,
+    MPI_Rsend_init / PMPI_Rsend_init,
+    MPI_Rsend_init_c / PMPI_Rsend_init_c
+);
+
+mpi_fn! {
+    Initialized fn MPI_Recv_init / PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: c_int, source: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
+        persistent(request, |st| recv_template(st, buf, count as i64, datatype, source, tag, comm))
     }
 }
 
-/// Look up a request handle: Ok(None) for MPI_REQUEST_NULL.
-fn live_request(st: &State, h: c_int) -> MpiResult<Option<ReqId>> {
-    if h == REQUEST_NULL {
-        return Ok(None);
+mpi_fn! {
+    Initialized fn MPI_Recv_init_c / PMPI_Recv_init_c(buf: *mut c_void, count: i64, datatype: c_int, source: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
+        persistent(request, |st| recv_template(st, buf, count, datatype, source, tag, comm))
     }
-    let id = request_id(h)?;
-    if !st.engine.is_request(id) {
-        return err!(
-            Request,
-            "request handle 0x{h:08x} is not an active request (already completed or freed?)"
-        );
-    }
-    Ok(Some(id))
 }
 
-/// The status of an inactive request (MPI_REQUEST_NULL).
-fn empty_status() -> Status {
+/// The matching criteria of a probe, checked. None for MPI_PROC_NULL.
+fn probe_want(st: &State, source: c_int, tag: c_int, comm: c_int) -> MpiResult<Option<(Want, crate::comm::Group)>> {
+    let peer = check_peer(st, comm, source, true)?;
+    let tag = check_tag(tag, true)?;
+    let c = handles::comm(st, comm)?;
+    Ok(match peer {
+        Peer::Null => None,
+        Peer::Any => Some((
+            Want {
+                ctx: c.ctx_p2p,
+                src: None,
+                tag,
+            },
+            c.group.clone(),
+        )),
+        Peer::Rank(w) => Some((
+            Want {
+                ctx: c.ctx_p2p,
+                src: Some(w),
+                tag,
+            },
+            c.group.clone(),
+        )),
+    })
+}
+
+fn null_status() -> Status {
     Status {
-        source: ANY_SOURCE,
+        source: PROC_NULL,
         tag: ANY_TAG,
         ..Default::default()
     }
 }
 
 mpi_fn! {
-    Initialized fn MPI_Wait / PMPI_Wait(request: *mut c_int, status: *mut CStatus) errors(None) {
+    Initialized fn MPI_Probe / PMPI_Probe(source: c_int, tag: c_int, comm: c_int, status: *mut CStatus) errors(Some(comm)) {
+        let s = with_state(|st| Ok(match probe_want(st, source, tag, comm)? {
+            None => null_status(),
+            Some((w, g)) => st.engine.probe(w, &g),
+        }))?;
+        // SAFETY: valid per the standard.
+        unsafe { super::request::write_status(status, &s) };
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Iprobe / PMPI_Iprobe(source: c_int, tag: c_int, comm: c_int, flag: *mut c_int, status: *mut CStatus) errors(Some(comm)) {
+        if flag.is_null() {
+            return err!(Arg, "flag is a null pointer");
+        }
+        let s = with_state(|st| Ok(match probe_want(st, source, tag, comm)? {
+            None => Some(null_status()),
+            Some((w, g)) => st.engine.iprobe(w, &g),
+        }))?;
+        // SAFETY: valid per the standard (flag checked non-null).
+        unsafe {
+            *flag = s.is_some() as c_int;
+            if let Some(s) = s {
+                super::request::write_status(status, &s);
+            }
+        }
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Mprobe / PMPI_Mprobe(source: c_int, tag: c_int, comm: c_int, message: *mut c_int, status: *mut CStatus) errors(Some(comm)) {
+        if message.is_null() {
+            return err!(Arg, "message is a null pointer");
+        }
+        let (h, s) = with_state(|st| Ok(match probe_want(st, source, tag, comm)? {
+            None => (MESSAGE_NO_PROC, null_status()),
+            Some((w, g)) => {
+                let (id, s) = st.engine.mprobe(w, &g);
+                (request_handle(id), s)
+            }
+        }))?;
+        // SAFETY: valid per the standard (message checked non-null).
+        unsafe {
+            *message = h;
+            super::request::write_status(status, &s);
+        }
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Improbe / PMPI_Improbe(source: c_int, tag: c_int, comm: c_int, flag: *mut c_int, message: *mut c_int, status: *mut CStatus) errors(Some(comm)) {
+        if message.is_null() || flag.is_null() {
+            return err!(Arg, "flag and message must not be null pointers");
+        }
+        let got = with_state(|st| Ok(match probe_want(st, source, tag, comm)? {
+            None => Some((MESSAGE_NO_PROC, null_status())),
+            Some((w, g)) => st.engine.improbe(w, &g).map(|(id, s)| (request_handle(id), s)),
+        }))?;
+        // SAFETY: valid per the standard (pointers checked non-null).
+        unsafe {
+            *flag = got.is_some() as c_int;
+            if let Some((h, s)) = got {
+                *message = h;
+                super::request::write_status(status, &s);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// # Safety
+/// `buf` valid for the items until the request completes.
+unsafe fn start_mrecv(buf: *mut c_void, count: i64, datatype: c_int, message: *mut c_int) -> MpiResult<ReqId> {
+    if message.is_null() {
+        return err!(Arg, "message is a null pointer");
+    }
+    let b = check_buffer(buf, count, datatype)?;
+    // SAFETY: checked non-null.
+    let h = unsafe { *message };
+    let id = with_state(|st| {
+        if h == MESSAGE_NO_PROC {
+            return Ok(st.engine.null_request(null_status()));
+        }
+        if h == MESSAGE_NULL {
+            return err!(Request, "the message is MPI_MESSAGE_NULL");
+        }
+        let msg = handles::request_id(h)?;
+        if !st.engine.is_message(msg) {
+            return err!(
+                Request,
+                "message handle 0x{h:08x} does not come from MPI_Mprobe or MPI_Improbe, or was already received"
+            );
+        }
+        // SAFETY: forwarded from the caller.
+        unsafe { st.engine.imrecv(msg, buf as *mut u8, b.count, b.ty) }
+    })?;
+    // SAFETY: checked non-null.
+    unsafe { *message = MESSAGE_NULL };
+    Ok(id)
+}
+
+mpi_fn! {
+    Initialized fn MPI_Mrecv / PMPI_Mrecv(buf: *mut c_void, count: c_int, datatype: c_int, message: *mut c_int, status: *mut CStatus) errors(None) {
+        // SAFETY: valid per the standard; we wait before returning.
+        let id = unsafe { start_mrecv(buf, count as i64, datatype, message)? };
+        let s = with_state(|st| Ok(st.engine.wait(id)))?;
+        // SAFETY: valid per the standard.
+        unsafe { finish_one(status, &s) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Mrecv_c / PMPI_Mrecv_c(buf: *mut c_void, count: i64, datatype: c_int, message: *mut c_int, status: *mut CStatus) errors(None) {
+        // SAFETY: valid per the standard; we wait before returning.
+        let id = unsafe { start_mrecv(buf, count, datatype, message)? };
+        let s = with_state(|st| Ok(st.engine.wait(id)))?;
+        // SAFETY: valid per the standard.
+        unsafe { finish_one(status, &s) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Imrecv / PMPI_Imrecv(buf: *mut c_void, count: c_int, datatype: c_int, message: *mut c_int, request: *mut c_int) errors(None) {
         if request.is_null() {
             return err!(Arg, "request is a null pointer");
         }
-        let s = with_state(|st| {
-            // SAFETY: checked non-null.
-            match live_request(st, unsafe { *request })? {
-                None => Ok(empty_status()),
-                Some(id) => Ok(st.engine.wait(id)),
-            }
-        })?;
-        // SAFETY: valid per the standard.
+        // SAFETY: the buffer stays valid until completion (MPI's rule).
+        let id = unsafe { start_mrecv(buf, count as i64, datatype, message)? };
+        // SAFETY: checked non-null.
+        unsafe { out(request, "request", request_handle(id)) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Imrecv_c / PMPI_Imrecv_c(buf: *mut c_void, count: i64, datatype: c_int, message: *mut c_int, request: *mut c_int) errors(None) {
+        if request.is_null() {
+            return err!(Arg, "request is a null pointer");
+        }
+        // SAFETY: the buffer stays valid until completion (MPI's rule).
+        let id = unsafe { start_mrecv(buf, count, datatype, message)? };
+        // SAFETY: checked non-null.
+        unsafe { out(request, "request", request_handle(id)) }
+    }
+}
+
+fn attach(buffer: *mut c_void, size: i64) -> MpiResult<()> {
+    if size < 0 {
+        return err!(Arg, "buffer size {size} is negative");
+    }
+    if buffer.is_null() && size > 0 {
+        return err!(Buffer, "buffer is a null pointer");
+    }
+    with_state(|st| st.engine.buffer_attach(buffer as usize, size as usize))
+}
+
+mpi_fn! {
+    Initialized fn MPI_Buffer_attach / PMPI_Buffer_attach(buffer: *mut c_void, size: c_int) errors(None) {
+        attach(buffer, size as i64)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Buffer_attach_c / PMPI_Buffer_attach_c(buffer: *mut c_void, size: i64) errors(None) {
+        attach(buffer, size)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Buffer_detach / PMPI_Buffer_detach(buffer_addr: *mut c_void, size: *mut c_int) errors(None) {
+        let (base, n) = with_state(|st| st.engine.buffer_detach())?;
+        // SAFETY: for C callers buffer_addr is a `void **` (checked below).
         unsafe {
-            *request = REQUEST_NULL;
-            write_status(status, &s);
+            out(buffer_addr as *mut usize, "buffer_addr", base)?;
+            out(size, "size", n.min(i32::MAX as usize) as c_int)
         }
-        status_error(&s)
     }
 }
 
 mpi_fn! {
-    Initialized fn MPI_Test / PMPI_Test(request: *mut c_int, flag: *mut c_int, status: *mut CStatus) errors(None) {
-        if request.is_null() || flag.is_null() {
-            return err!(Arg, "request and flag must not be null pointers");
-        }
-        let done = with_state(|st| {
-            // SAFETY: checked non-null.
-            match live_request(st, unsafe { *request })? {
-                None => Ok(Some(empty_status())),
-                Some(id) => Ok(st.engine.test(id)),
-            }
-        })?;
-        // SAFETY: valid per the standard.
+    Initialized fn MPI_Buffer_detach_c / PMPI_Buffer_detach_c(buffer_addr: *mut c_void, size: *mut i64) errors(None) {
+        let (base, n) = with_state(|st| st.engine.buffer_detach())?;
+        // SAFETY: for C callers buffer_addr is a `void **` (checked below).
         unsafe {
-            *flag = done.is_some() as c_int;
-            if let Some(s) = done {
-                *request = REQUEST_NULL;
-                write_status(status, &s);
-                return status_error(&s);
-            }
+            out(buffer_addr as *mut usize, "buffer_addr", base)?;
+            out(size, "size", n as i64)
         }
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Waitall / PMPI_Waitall(count: c_int, requests: *mut c_int, statuses: *mut CStatus) errors(None) {
-        if count < 0 {
-            return err!(Count, "count {count} is negative");
-        }
-        if count > 0 && requests.is_null() {
-            return err!(Arg, "array_of_requests is a null pointer");
-        }
-        let n = count as usize;
-        // SAFETY: the standard requires `count` request handles.
-        let handles = unsafe { std::slice::from_raw_parts_mut(requests, n) };
-        let mut done = vec![empty_status(); n];
-        with_state(|st| {
-            let mut ids = Vec::with_capacity(n);
-            let mut slots = Vec::with_capacity(n);
-            for (k, &h) in handles.iter().enumerate() {
-                if let Some(id) = live_request(st, h)? {
-                    ids.push(id);
-                    slots.push(k);
-                }
-            }
-            let mut got = vec![Status::default(); ids.len()];
-            st.engine.wait_all(&ids, &mut got);
-            for (k, s) in slots.into_iter().zip(got) {
-                done[k] = s;
-            }
-            Ok(())
-        })?;
-        let failed = done.iter().any(|s| s.error != 0);
-        for (k, s) in done.iter().enumerate() {
-            handles[k] = REQUEST_NULL;
-            if statuses as usize != STATUS_IGNORE && !statuses.is_null() {
-                // SAFETY: the standard requires `count` statuses.
-                unsafe { write_status(statuses.add(k), s) };
-            }
-        }
-        if failed {
-            let first = done.iter().find(|s| s.error != 0).unwrap();
-            let e = status_error(first).unwrap_err();
-            return Err(MpiError::new(ErrorClass::InStatus, format!("a request failed, see each status's MPI_ERROR: {}", e.msg)));
-        }
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Sendrecv / PMPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, dest: c_int, sendtag: c_int,
-        recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut CStatus) errors(Some(comm)) {
-        let s = with_state(|st| {
-            // SAFETY: both buffers are valid for the call, and we wait for
-            // both requests before returning.
-            let r = unsafe { start_recv(st, recvbuf, recvcount, recvtype, source, recvtag, comm)? };
-            // SAFETY: as above.
-            let w = unsafe { start_send(st, sendbuf, sendcount, sendtype, dest, sendtag, comm)? };
-            let mut got = [Status::default(); 2];
-            st.engine.wait_all(&[r, w], &mut got);
-            Ok(got[0])
-        })?;
-        // SAFETY: valid per the standard.
-        unsafe { write_status(status, &s) };
-        status_error(&s)
-    }
-}
-
-/// Basic elements in `bytes` bytes of items of `ty`; None when the bytes
-/// end inside a basic element.
-fn elements_in(ty: &TypeInfo, bytes: u64) -> MpiResult<Option<u64>> {
-    if ty.size == 0 {
-        return Ok(Some(0));
-    }
-    let full = bytes / ty.size as u64;
-    let mut n = full * ty.elem_sizes.len() as u64;
-    let mut left = (bytes % ty.size as u64) as usize;
-    for &e in &ty.elem_sizes {
-        if left == 0 {
-            break;
-        }
-        if left < e {
-            return Ok(None);
-        }
-        left -= e;
-        n += 1;
-    }
-    Ok(Some(n))
-}
-
-mpi_fn! {
-    Initialized fn MPI_Get_count / PMPI_Get_count(status: *const CStatus, datatype: c_int, count: *mut c_int) errors(None) {
-        if status.is_null() || status as usize == STATUS_IGNORE {
-            return err!(Arg, "status must be a real status, not null or MPI_STATUS_IGNORE");
-        }
-        let ty = handles::datatype(datatype)?;
-        // SAFETY: checked to be a real status.
-        let bytes = status_bytes(unsafe { &*status });
-        let n = if ty.size == 0 {
-            0
-        } else if bytes % ty.size as u64 != 0 || bytes / ty.size as u64 > i32::MAX as u64 {
-            -32766 // MPI_UNDEFINED
-        } else {
-            (bytes / ty.size as u64) as c_int
-        };
-        // SAFETY: valid per the standard (checked non-null).
-        unsafe { out(count, "count", n) }
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Get_elements / PMPI_Get_elements(status: *const CStatus, datatype: c_int, count: *mut c_int) errors(None) {
-        if status.is_null() || status as usize == STATUS_IGNORE {
-            return err!(Arg, "status must be a real status, not null or MPI_STATUS_IGNORE");
-        }
-        let ty = handles::datatype(datatype)?;
-        // SAFETY: checked to be a real status.
-        let bytes = status_bytes(unsafe { &*status });
-        let n = match elements_in(ty, bytes)? {
-            Some(n) if n <= i32::MAX as u64 => n as c_int,
-            _ => -32766,
-        };
-        // SAFETY: valid per the standard (checked non-null).
-        unsafe { out(count, "count", n) }
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Get_elements_x / PMPI_Get_elements_x(status: *const CStatus, datatype: c_int, count: *mut i64) errors(None) {
-        if status.is_null() || status as usize == STATUS_IGNORE {
-            return err!(Arg, "status must be a real status, not null or MPI_STATUS_IGNORE");
-        }
-        let ty = handles::datatype(datatype)?;
-        // SAFETY: checked to be a real status.
-        let bytes = status_bytes(unsafe { &*status });
-        let n = elements_in(ty, bytes)?.map_or(-32766, |n| n as i64);
-        // SAFETY: valid per the standard (checked non-null).
-        unsafe { out(count, "count", n) }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn elements_count_pairs_and_partial_items() {
-        let di = handles::datatype(0x8c000001u32 as i32).unwrap(); // MPI_DOUBLE_INT, size 12
-        assert_eq!(elements_in(di, 24).unwrap(), Some(4));
-        assert_eq!(
-            elements_in(di, 32).unwrap(),
-            Some(5),
-            "two pairs and a double"
-        );
-        assert_eq!(elements_in(di, 30).unwrap(), None);
-        let int = handles::datatype(0x4c000405).unwrap();
-        assert_eq!(elements_in(int, 40).unwrap(), Some(10));
-        assert_eq!(elements_in(int, 6).unwrap(), None);
     }
 }

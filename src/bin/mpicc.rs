@@ -8,9 +8,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn prefix() -> PathBuf {
-    let exe = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.canonicalize().ok());
+    let exe = std::env::current_exe().ok().and_then(|p| p.canonicalize().ok());
     exe.and_then(|p| p.parent()?.parent().map(PathBuf::from))
         .unwrap_or_else(|| PathBuf::from("/usr/local"))
 }
@@ -64,20 +62,16 @@ fn main() {
         }
     }
     if show.is_some() {
-        let out = if name.starts_with("mpi")
-            && show != Some("all")
-            && std::env::args().any(|a| a.starts_with("--showme"))
-        {
-            cmd[1..].join(" ")
-        } else {
-            cmd.join(" ")
-        };
+        let out =
+            if name.starts_with("mpi") && show != Some("all") && std::env::args().any(|a| a.starts_with("--showme")) {
+                cmd[1..].join(" ")
+            } else {
+                cmd.join(" ")
+            };
         println!("{out}");
         return;
     }
     let err = Command::new(&cmd[0]).args(&cmd[1..]).exec();
-    eprintln!(
-        "{name}: cannot run {compiler}: {err} (set OXMPI_CC / OXMPI_CXX to choose the compiler)"
-    );
+    eprintln!("{name}: cannot run {compiler}: {err} (set OXMPI_CC / OXMPI_CXX to choose the compiler)");
     std::process::exit(127);
 }

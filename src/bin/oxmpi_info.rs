@@ -17,11 +17,7 @@ fn main() {
     println!(
         "build: {} {}",
         std::env::consts::ARCH,
-        if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        }
+        if cfg!(debug_assertions) { "debug" } else { "release" }
     );
     println!("thread support: up to MPI_THREAD_SERIALIZED");
     println!("transports: shm (shared segment, cross-memory attach)");
@@ -29,15 +25,8 @@ fn main() {
     println!("tunables (environment variables):");
     for t in TUNABLES {
         let v = value(t.name);
-        let mark = if std::env::var(t.name).is_ok() {
-            " (set)"
-        } else {
-            ""
-        };
-        println!(
-            "  {:24} default {:10} current {}{mark}",
-            t.name, t.default, v
-        );
+        let mark = if std::env::var(t.name).is_ok() { " (set)" } else { "" };
+        println!("  {:24} default {:10} current {}{mark}", t.name, t.default, v);
         println!("  {:24} {}", "", t.meaning);
     }
 }

@@ -4,59 +4,42 @@
 //! does not depend on the root or on timing.
 
 use crate::comm::Comm;
-use crate::datatype::TypeInfo;
+use crate::datatype::{byte, TypeInfo};
 use crate::error::MpiResult;
 use crate::op::{self, Op};
-use crate::p2p::Engine;
+use crate::p2p::protocol::Mode;
+use crate::p2p::request::ReqId;
+use crate::p2p::{Engine, SendArgs};
 
 const TAG_BARRIER: i32 = 1;
 const TAG_BCAST: i32 = 2;
 const TAG_REDUCE: i32 = 3;
 
-fn send(
-    e: &mut Engine,
-    c: &Comm,
-    buf: *const u8,
-    len: usize,
-    to: usize,
-    tag: i32,
-) -> MpiResult<()> {
-    let byte = byte_type();
-    // SAFETY: callers pass buffers valid for `len` bytes until the wait.
-    let id = unsafe {
-        e.isend(
-            buf,
-            len,
-            byte,
-            Some(c.group.world_rank(to)),
-            tag,
-            c.ctx_coll,
-        )?
+fn send(e: &mut Engine, c: &Comm, buf: *const u8, len: usize, to: usize, tag: i32) -> MpiResult<()> {
+    let a = SendArgs {
+        buf,
+        count: len,
+        ty: byte(),
+        dst: Some(c.group.world_rank(to)),
+        tag,
+        ctx: c.ctx_coll,
+        mode: Mode::Standard,
     };
+    // SAFETY: callers pass buffers valid for `len` bytes until the wait.
+    let id = unsafe { e.isend(a)? };
     e.wait(id);
     Ok(())
 }
 
-fn recv(e: &mut Engine, c: &Comm, buf: *mut u8, len: usize, from: usize, tag: i32) {
-    let byte = byte_type();
+fn post_recv(e: &mut Engine, c: &Comm, buf: *mut u8, len: usize, from: usize, tag: i32) -> ReqId {
+    let src = Some(c.group.world_rank(from));
     // SAFETY: callers pass buffers valid for `len` bytes until the wait.
-    let id = unsafe {
-        e.irecv(
-            buf,
-            len,
-            byte,
-            Some(c.group.world_rank(from)),
-            Some(tag),
-            c.ctx_coll,
-            c.group.clone(),
-        )
-    };
-    e.wait(id);
+    unsafe { e.irecv(buf, len, byte(), src, Some(tag), c.ctx_coll, c.group.clone()) }
 }
 
-fn byte_type() -> &'static TypeInfo {
-    static BYTE: std::sync::OnceLock<TypeInfo> = std::sync::OnceLock::new();
-    BYTE.get_or_init(|| TypeInfo::basic("MPI_BYTE", crate::datatype::Basic::Byte, 1))
+fn recv(e: &mut Engine, c: &Comm, buf: *mut u8, len: usize, from: usize, tag: i32) {
+    let id = post_recv(e, c, buf, len, from, tag);
+    e.wait(id);
 }
 
 /// Dissemination barrier: ceil(log2 n) rounds of zero-byte messages.
@@ -66,19 +49,7 @@ pub fn barrier(e: &mut Engine, c: &Comm) -> MpiResult<()> {
     while dist < n {
         let to = (me + dist) % n;
         let from = (me + n - dist) % n;
-        let byte = byte_type();
-        // SAFETY: zero-length transfers touch no memory.
-        let r = unsafe {
-            e.irecv(
-                std::ptr::null_mut(),
-                0,
-                byte,
-                Some(c.group.world_rank(from)),
-                Some(TAG_BARRIER),
-                c.ctx_coll,
-                c.group.clone(),
-            )
-        };
+        let r = post_recv(e, c, std::ptr::null_mut(), 0, from, TAG_BARRIER);
         send(e, c, std::ptr::null(), 0, to, TAG_BARRIER)?;
         e.wait(r);
         dist *= 2;
@@ -93,14 +64,7 @@ pub fn bcast(e: &mut Engine, c: &Comm, buf: &mut [u8], root: usize) -> MpiResult
     let mut mask = 1;
     while mask < n {
         if rel & mask != 0 {
-            recv(
-                e,
-                c,
-                buf.as_mut_ptr(),
-                buf.len(),
-                (me + n - mask) % n,
-                TAG_BCAST,
-            );
+            recv(e, c, buf.as_mut_ptr(), buf.len(), (me + n - mask) % n, TAG_BCAST);
             break;
         }
         mask <<= 1;
@@ -119,14 +83,7 @@ pub fn bcast(e: &mut Engine, c: &Comm, buf: &mut [u8], root: usize) -> MpiResult
 /// `root`. On return, the root's `data` holds the result. Partial results
 /// travel up a binomial tree rooted at rank 0, each node combining
 /// (lower ranks) op (higher ranks), then rank 0 hands the result to root.
-pub fn reduce(
-    e: &mut Engine,
-    c: &Comm,
-    data: &mut [u8],
-    ty: &TypeInfo,
-    op: Op,
-    root: usize,
-) -> MpiResult<()> {
+pub fn reduce(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: Op, root: usize) -> MpiResult<()> {
     op.check(ty)?;
     let (n, me) = (c.size(), c.rank);
     let mut other = vec![0u8; data.len()];
@@ -155,13 +112,7 @@ pub fn reduce(
 }
 
 /// Reduce to rank 0, then broadcast: every rank gets the same bits.
-pub fn allreduce(
-    e: &mut Engine,
-    c: &Comm,
-    data: &mut [u8],
-    ty: &TypeInfo,
-    op: Op,
-) -> MpiResult<()> {
+pub fn allreduce(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
     reduce(e, c, data, ty, op, 0)?;
     bcast(e, c, data, 0)
 }

@@ -83,13 +83,7 @@ impl TypeInfo {
     }
 
     /// A value-index pair laid out as the C struct { value; index; } is.
-    pub fn pair(
-        name: &'static str,
-        kind: PairKind,
-        value: usize,
-        value_align: usize,
-        index: usize,
-    ) -> TypeInfo {
+    pub fn pair(name: &'static str, kind: PairKind, value: usize, value_align: usize, index: usize) -> TypeInfo {
         let idx_off = value.div_ceil(index) * index;
         let align = value_align.max(index);
         let extent = (idx_off + index).div_ceil(align) * align;
@@ -119,6 +113,12 @@ impl TypeInfo {
     }
 }
 
+/// MPI_BYTE, for the library's own byte transfers.
+pub fn byte() -> &'static TypeInfo {
+    static BYTE: std::sync::OnceLock<TypeInfo> = std::sync::OnceLock::new();
+    BYTE.get_or_init(|| TypeInfo::basic("MPI_BYTE", Basic::Byte, 1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,14 +134,6 @@ mod tests {
         let ldi = TypeInfo::pair("MPI_LONG_DOUBLE_INT", PairKind::LongDoubleInt, 16, 16, 4);
         assert_eq!((ldi.size, ldi.extent), (20, 32));
         assert!(!ldi.is_contiguous());
-        assert!(TypeInfo::basic(
-            "MPI_INT",
-            Basic::Int {
-                bytes: 4,
-                signed: true
-            },
-            4
-        )
-        .is_contiguous());
+        assert!(TypeInfo::basic("MPI_INT", Basic::Int { bytes: 4, signed: true }, 4).is_contiguous());
     }
 }

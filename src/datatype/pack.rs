@@ -19,13 +19,7 @@ pub unsafe fn pack(ty: &TypeInfo, count: usize, src: *const u8, dst: &mut [u8]) 
         for &(off, len) in &ty.blocks {
             // SAFETY: the block lies inside item i, which the caller
             // guarantees readable; `out + len <= dst.len()` by size.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    src.add(i * ty.extent + off),
-                    dst.as_mut_ptr().add(out),
-                    len,
-                )
-            };
+            unsafe { std::ptr::copy_nonoverlapping(src.add(i * ty.extent + off), dst.as_mut_ptr().add(out), len) };
             out += len;
         }
     }
@@ -48,13 +42,7 @@ pub unsafe fn unpack(ty: &TypeInfo, src: &[u8], dst: *mut u8) {
         for &(off, len) in &ty.blocks {
             let n = len.min(src.len() - inp);
             // SAFETY: the block lies inside an item the bytes cover.
-            unsafe {
-                std::ptr::copy_nonoverlapping(
-                    src.as_ptr().add(inp),
-                    dst.add(item * ty.extent + off),
-                    n,
-                )
-            };
+            unsafe { std::ptr::copy_nonoverlapping(src.as_ptr().add(inp), dst.add(item * ty.extent + off), n) };
             inp += n;
             if inp == src.len() {
                 return;

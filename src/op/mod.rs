@@ -49,19 +49,11 @@ impl Op {
         use Basic::*;
         let ok = match self {
             Op::Replace | Op::NoOp => true,
-            Op::Max | Op::Min => matches!(
-                ty.basic,
-                Int { .. } | FortranInt { .. } | Float { .. } | LongDouble
-            ),
+            Op::Max | Op::Min => matches!(ty.basic, Int { .. } | FortranInt { .. } | Float { .. } | LongDouble),
             Op::Sum | Op::Prod => {
                 matches!(
                     ty.basic,
-                    Int { .. }
-                        | FortranInt { .. }
-                        | Float { .. }
-                        | LongDouble
-                        | Complex { .. }
-                        | LongDoubleComplex
+                    Int { .. } | FortranInt { .. } | Float { .. } | LongDouble | Complex { .. } | LongDoubleComplex
                 )
             }
             Op::Land | Op::Lor | Op::Lxor => {
@@ -75,12 +67,7 @@ impl Op {
         if ok {
             Ok(())
         } else {
-            err!(
-                Op,
-                "{} is not defined for datatype {}",
-                self.name(),
-                ty.name
-            )
+            err!(Op, "{} is not defined for datatype {}", self.name(), ty.name)
         }
     }
 }
@@ -209,56 +196,33 @@ pub fn apply(op: Op, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) -> MpiResult<(
     }
     use Basic::*;
     match (ty.basic, op) {
-        (Int { .. } | FortranInt { .. } | Float { .. }, Op::Max | Op::Min | Op::Sum | Op::Prod) => {
-            match ty.basic {
-                Int {
-                    bytes: 1,
-                    signed: true,
-                } => arith!(i8, op, inp, inout),
-                Int {
-                    bytes: 2,
-                    signed: true,
-                } => arith!(i16, op, inp, inout),
-                Int {
-                    bytes: 4,
-                    signed: true,
-                }
-                | FortranInt { bytes: 4 } => arith!(i32, op, inp, inout),
-                Int {
-                    bytes: 8,
-                    signed: true,
-                }
-                | FortranInt { bytes: 8 } => arith!(i64, op, inp, inout),
-                FortranInt { bytes: 1 } => arith!(i8, op, inp, inout),
-                FortranInt { bytes: 2 } => arith!(i16, op, inp, inout),
-                Int {
-                    bytes: 1,
-                    signed: false,
-                } => arith!(u8, op, inp, inout),
-                Int {
-                    bytes: 2,
-                    signed: false,
-                } => arith!(u16, op, inp, inout),
-                Int {
-                    bytes: 4,
-                    signed: false,
-                } => arith!(u32, op, inp, inout),
-                Int {
-                    bytes: 8,
-                    signed: false,
-                } => arith!(u64, op, inp, inout),
-                Float { bytes: 4 } => arith!(f32, op, inp, inout),
-                Float { bytes: 8 } => arith!(f64, op, inp, inout),
-                _ => {
-                    return err!(
-                        Op,
-                        "{} is not supported for datatype {}",
-                        op.name(),
-                        ty.name
-                    )
-                }
-            }
-        }
+        (Int { .. } | FortranInt { .. } | Float { .. }, Op::Max | Op::Min | Op::Sum | Op::Prod) => match ty.basic {
+            Int { bytes: 1, signed: true } => arith!(i8, op, inp, inout),
+            Int { bytes: 2, signed: true } => arith!(i16, op, inp, inout),
+            Int { bytes: 4, signed: true } | FortranInt { bytes: 4 } => arith!(i32, op, inp, inout),
+            Int { bytes: 8, signed: true } | FortranInt { bytes: 8 } => arith!(i64, op, inp, inout),
+            FortranInt { bytes: 1 } => arith!(i8, op, inp, inout),
+            FortranInt { bytes: 2 } => arith!(i16, op, inp, inout),
+            Int {
+                bytes: 1,
+                signed: false,
+            } => arith!(u8, op, inp, inout),
+            Int {
+                bytes: 2,
+                signed: false,
+            } => arith!(u16, op, inp, inout),
+            Int {
+                bytes: 4,
+                signed: false,
+            } => arith!(u32, op, inp, inout),
+            Int {
+                bytes: 8,
+                signed: false,
+            } => arith!(u64, op, inp, inout),
+            Float { bytes: 4 } => arith!(f32, op, inp, inout),
+            Float { bytes: 8 } => arith!(f64, op, inp, inout),
+            _ => return err!(Op, "{} is not supported for datatype {}", op.name(), ty.name),
+        },
         (Int { .. } | FortranInt { .. } | Byte | CBool | FortranLogical { .. }, _) => {
             let bytes = match ty.basic {
                 Int { bytes, .. } | FortranInt { bytes } | FortranLogical { bytes } => bytes,
@@ -279,25 +243,11 @@ pub fn apply(op: Op, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) -> MpiResult<(
         ) => complex(op, bytes, inp, inout),
         (LongDouble, _) => {
             // SAFETY: both buffers hold whole long doubles (16 bytes each).
-            unsafe {
-                oxmpi_long_double_op(
-                    c_code(op),
-                    inp.as_ptr(),
-                    inout.as_mut_ptr(),
-                    inout.len() / 16,
-                )
-            };
+            unsafe { oxmpi_long_double_op(c_code(op), inp.as_ptr(), inout.as_mut_ptr(), inout.len() / 16) };
         }
         (LongDoubleComplex, _) => {
             // SAFETY: both buffers hold whole long double complexes (32 bytes).
-            unsafe {
-                oxmpi_long_double_complex_op(
-                    c_code(op),
-                    inp.as_ptr(),
-                    inout.as_mut_ptr(),
-                    inout.len() / 32,
-                )
-            };
+            unsafe { oxmpi_long_double_complex_op(c_code(op), inp.as_ptr(), inout.as_mut_ptr(), inout.len() / 32) };
         }
         (Pair(kind), Op::Maxloc | Op::Minloc) => loc(op, kind, ty, inp, inout),
         _ => return err!(Op, "{} is not defined for datatype {}", op.name(), ty.name),
@@ -363,14 +313,7 @@ fn loc(op: Op, kind: PairKind, ty: &TypeInfo, a: &[u8], b: &mut [u8]) {
         PairKind::TwoDouble => pairs!(f64, f64),
         PairKind::LongDoubleInt => {
             // SAFETY: whole items of the C struct the helper knows.
-            unsafe {
-                oxmpi_long_double_int_loc(
-                    c_code(op),
-                    a.as_ptr(),
-                    b.as_mut_ptr(),
-                    b.len() / ty.extent,
-                )
-            };
+            unsafe { oxmpi_long_double_int_loc(c_code(op), a.as_ptr(), b.as_mut_ptr(), b.len() / ty.extent) };
         }
     }
 }
@@ -380,14 +323,7 @@ mod tests {
     use super::*;
 
     fn int() -> TypeInfo {
-        TypeInfo::basic(
-            "MPI_INT",
-            Basic::Int {
-                bytes: 4,
-                signed: true,
-            },
-            4,
-        )
+        TypeInfo::basic("MPI_INT", Basic::Int { bytes: 4, signed: true }, 4)
     }
     fn bytes(v: &[i32]) -> Vec<u8> {
         v.iter().flat_map(|x| x.to_ne_bytes()).collect()

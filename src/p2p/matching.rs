@@ -24,16 +24,15 @@ pub struct Envelope {
 
 impl Want {
     pub fn matches(&self, e: &Envelope) -> bool {
-        self.ctx == e.ctx
-            && self.src.is_none_or(|s| s == e.src)
-            && self.tag.is_none_or(|t| t == e.tag)
+        self.ctx == e.ctx && self.src.is_none_or(|s| s == e.src) && self.tag.is_none_or(|t| t == e.tag)
     }
 }
 
 /// The body of an unexpected message.
 pub enum Body {
-    /// Eager data, copied out of the slot.
-    Eager(Vec<u8>),
+    /// Eager data, copied out of the slot; `ack` is the sender's request
+    /// when it waits for the match (synchronous mode).
+    Eager { data: Vec<u8>, ack: Option<u64> },
     /// A long message still at the sender: its length, send request id and
     /// the address of its bytes in the sender.
     Rts { len: usize, sreq: u64, addr: u64 },
@@ -63,8 +62,8 @@ impl Queues {
     pub fn take_unexpected(&mut self, w: &Want) -> Option<Unexpected> {
         let i = self.unexpected.iter().position(|u| w.matches(&u.env))?;
         let u = self.unexpected.remove(i)?;
-        if let Body::Eager(d) = &u.body {
-            self.unexpected_bytes -= d.len();
+        if let Body::Eager { data, .. } = &u.body {
+            self.unexpected_bytes -= data.len();
         }
         Some(u)
     }
@@ -74,17 +73,52 @@ impl Queues {
     }
 
     pub fn push_unexpected(&mut self, u: Unexpected) {
-        if let Body::Eager(d) = &u.body {
-            self.unexpected_bytes += d.len();
+        if let Body::Eager { data, .. } = &u.body {
+            self.unexpected_bytes += data.len();
         }
         self.unexpected.push_back(u);
     }
 
+    /// The first unexpected message that matches, left in place.
+    pub fn peek_unexpected(&self, w: &Want) -> Option<&Unexpected> {
+        self.unexpected.iter().find(|u| w.matches(&u.env))
+    }
+
+    /// Take back the unexpected message of sender request `sreq` from
+    /// `src` (MPI_Cancel of an unmatched send). True if it was there.
+    pub fn cancel_unexpected(&mut self, src: usize, sreq: u64) -> bool {
+        let pos = self.unexpected.iter().position(|u| {
+            u.env.src == src
+                && match u.body {
+                    Body::Eager { ack, .. } => ack == Some(sreq),
+                    Body::Rts { sreq: s, .. } => s == sreq,
+                }
+        });
+        match pos.and_then(|i| self.unexpected.remove(i)) {
+            Some(u) => {
+                if let Body::Eager { data, .. } = &u.body {
+                    self.unexpected_bytes -= data.len();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Remove a posted receive (MPI_Cancel). True if it was still posted.
+    pub fn cancel_posted(&mut self, id: ReqId) -> bool {
+        match self.posted.iter().position(|&(_, r)| r == id) {
+            Some(i) => {
+                self.posted.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Whether some posted receive could take a message from `src`.
     pub fn wants_from(&self, src: usize) -> bool {
-        self.posted
-            .iter()
-            .any(|(w, _)| w.src.is_none_or(|s| s == src))
+        self.posted.iter().any(|(w, _)| w.src.is_none_or(|s| s == src))
     }
 
     pub fn posted(&self) -> impl Iterator<Item = &(Want, ReqId)> {
@@ -149,14 +183,7 @@ mod tests {
             3,
         );
         assert_eq!(q.take_posted(&env(0, 0)), None);
-        assert_eq!(
-            q.take_posted(&Envelope {
-                ctx: 1,
-                src: 0,
-                tag: 0
-            }),
-            Some(3)
-        );
+        assert_eq!(q.take_posted(&Envelope { ctx: 1, src: 0, tag: 0 }), Some(3));
     }
 
     #[test]
@@ -165,7 +192,10 @@ mod tests {
         for (i, tag) in [(0u8, 4), (1, 5), (2, 4)] {
             q.push_unexpected(Unexpected {
                 env: env(1, tag),
-                body: Body::Eager(vec![i]),
+                body: Body::Eager {
+                    data: vec![i],
+                    ack: Some(i as u64),
+                },
             });
         }
         assert_eq!(q.unexpected_bytes, 3);
@@ -180,7 +210,7 @@ mod tests {
             tag: Some(4),
         };
         let first = |u: Option<Unexpected>| match u.unwrap().body {
-            Body::Eager(d) => d[0],
+            Body::Eager { data, .. } => data[0],
             _ => panic!(),
         };
         assert_eq!(first(q.take_unexpected(&tag4)), 0);
@@ -188,6 +218,40 @@ mod tests {
         assert_eq!(first(q.take_unexpected(&any_tag)), 1);
         assert!(q.take_unexpected(&any_tag).is_none());
         assert_eq!(q.unexpected_bytes, 0);
+    }
+
+    #[test]
+    fn cancel_takes_back_only_the_named_message() {
+        let mut q = Queues::default();
+        q.push_unexpected(Unexpected {
+            env: env(1, 0),
+            body: Body::Eager {
+                data: vec![1, 2],
+                ack: Some(7),
+            },
+        });
+        q.push_unexpected(Unexpected {
+            env: env(1, 0),
+            body: Body::Rts {
+                len: 100,
+                sreq: 8,
+                addr: 0,
+            },
+        });
+        assert!(!q.cancel_unexpected(2, 7), "another sender's id");
+        assert!(q.cancel_unexpected(1, 8));
+        assert!(q.cancel_unexpected(1, 7));
+        assert_eq!(q.unexpected_bytes, 0);
+        q.post(
+            Want {
+                ctx: 0,
+                src: None,
+                tag: None,
+            },
+            4,
+        );
+        assert!(q.cancel_posted(4) && !q.cancel_posted(4));
+        assert_eq!(q.take_posted(&env(0, 0)), None);
     }
 
     #[test]

@@ -1,14 +1,11 @@
-//! Point-to-point: requests, matching and the eager/rendezvous protocols
+//! Point-to-point: requests, matching and the protocols of `protocol`
 //! (DESIGN.md §3-4) over the shared-memory rings.
-//!
-//! A message of at most the eager limit travels whole in one `Eager` frame.
-//! A longer one sends an `Rts` envelope; the receiver, once it matches,
-//! reads the data straight from the sender's memory (single copy) and
-//! answers `Fin`, or, when that is refused or switched off, answers `Cts`
-//! and the sender pushes the data through the ring in `Data` frames.
 
+mod bsend;
 pub mod matching;
+mod ops;
 mod progress;
+pub mod protocol;
 pub mod request;
 
 use crate::comm::Group;
@@ -18,7 +15,9 @@ use crate::error::MpiResult;
 use crate::runtime::backoff::Backoff;
 use crate::transport::shm::Segment;
 use crate::transport::{FrameHeader, FrameKind};
+pub use bsend::BSEND_OVERHEAD;
 use matching::{Body, Envelope, Queues, Want};
+use protocol::{Mode, Protocol};
 use request::{RecvReq, RecvState, ReqId, Request, SendReq, SendState, Slab, Status};
 use std::collections::VecDeque;
 
@@ -46,12 +45,27 @@ pub struct Engine {
     outbox: Vec<VecDeque<Outgoing>>,
     /// Sends whose data we push (their receiver answered Cts).
     pushing: Vec<ReqId>,
+    /// Requests freed by the user while still active: removed when done.
+    orphans: Vec<ReqId>,
+    bsend: bsend::Attached,
 }
 
 pub struct Config {
     pub eager_limit: usize,
     pub unexpected_budget: usize,
     pub single_copy: bool,
+}
+
+/// What a send needs to know about its message.
+pub struct SendArgs {
+    pub buf: *const u8,
+    pub count: usize,
+    pub ty: &'static TypeInfo,
+    /// World rank, or None for MPI_PROC_NULL.
+    pub dst: Option<usize>,
+    pub tag: i32,
+    pub ctx: u32,
+    pub mode: Mode,
 }
 
 impl Engine {
@@ -69,90 +83,130 @@ impl Engine {
             requests: Slab::default(),
             outbox: (0..size).map(|_| VecDeque::new()).collect(),
             pushing: Vec::new(),
+            orphans: Vec::new(),
+            bsend: bsend::Attached::default(),
         }
     }
 
-    /// Start a send of `count` items of `ty` at `buf` to world rank `dst`
-    /// (None: MPI_PROC_NULL).
+    /// Start a send.
     ///
     /// # Safety
-    /// `buf` must stay readable over the items until the request completes.
-    pub unsafe fn isend(
-        &mut self,
-        buf: *const u8,
-        count: usize,
-        ty: &'static TypeInfo,
-        dst: Option<usize>,
-        tag: i32,
-        ctx: u32,
-    ) -> MpiResult<ReqId> {
-        let Some(dst) = dst else {
-            return Ok(self.requests.insert(Request::Null(Status {
+    /// `a.buf` must stay readable over the items until the request
+    /// completes (for buffered mode: until this call returns).
+    pub unsafe fn isend(&mut self, a: SendArgs) -> MpiResult<ReqId> {
+        let Some(dst) = a.dst else {
+            return Ok(self.requests.insert(Request::Done(Status {
                 source: PROC_NULL,
                 tag: ANY_TAG,
                 ..Default::default()
             })));
         };
-        let Some(len) = ty.bytes(count) else {
-            return err!(
-                Count,
-                "count {count} of {} overflows the address space",
-                ty.name
-            );
+        let Some(len) = a.ty.bytes(a.count) else {
+            return err!(Count, "count {} of {} overflows the address space", a.count, a.ty.name);
         };
-        let header = FrameHeader {
-            ctx,
+        if a.mode == Mode::Buffered {
+            // SAFETY: forwarded from the caller.
+            return unsafe { self.bsend_start(a, dst, len) };
+        }
+        let proto = protocol::choose(len, a.mode, self.eager_limit);
+        let mut header = FrameHeader {
+            ctx: a.ctx,
             src: self.rank as u32,
-            tag,
+            tag: a.tag,
             len: len as u64,
+            flags: protocol::flags(a.mode),
             ..Default::default()
         };
-        if len <= self.eager_limit {
-            let header = FrameHeader {
-                kind: FrameKind::Eager as u32,
-                frag_len: len as u32,
-                ..header
+        if proto != Protocol::Rta {
+            header.kind = FrameKind::Eager as u32;
+            header.frag_len = len as u32;
+            let id = if proto == Protocol::TA {
+                let id = self.requests.insert(Request::Send(self.send_req(
+                    &a,
+                    dst,
+                    len,
+                    None,
+                    0,
+                    SendState::AwaitingAck,
+                )));
+                header.sreq = id as u64;
+                Some(id)
+            } else {
+                None
             };
             // SAFETY: the caller guarantees `buf` readable over the items.
-            let fill = |slot: &mut [u8]| unsafe { pack::pack(ty, count, buf, slot) };
-            if !(self.outbox[dst].is_empty()
-                && self.seg.ring(self.rank, dst).try_push(&header, len, fill))
-            {
-                let mut payload = vec![0u8; len];
-                // SAFETY: as above.
-                unsafe { pack::pack(ty, count, buf, &mut payload) };
-                self.outbox[dst].push_back(Outgoing { header, payload });
-            } else {
-                self.seg.ring_bell(dst);
-            }
-            return Ok(self.requests.insert(Request::Null(Status::default())));
+            unsafe { self.send_eager(dst, header, a.ty, a.count, a.buf) };
+            return Ok(id.unwrap_or_else(|| self.requests.insert(Request::Done(Status::default()))));
         }
         // Rendezvous: the receiver reads from `addr` (our memory) or asks
         // us to push. A non-contiguous buffer is packed once, here.
-        let packed = (!ty.is_contiguous()).then(|| {
+        let packed = (!a.ty.is_contiguous()).then(|| {
             let mut v = vec![0u8; len];
             // SAFETY: as above.
-            unsafe { pack::pack(ty, count, buf, &mut v) };
+            unsafe { pack::pack(a.ty, a.count, a.buf, &mut v) };
             v
         });
-        let addr = packed
-            .as_ref()
-            .map_or(buf as usize, |v| v.as_ptr() as usize);
-        let id = self.requests.insert(Request::Send(SendReq {
+        let addr = packed.as_ref().map_or(a.buf as usize, |v| v.as_ptr() as usize);
+        let id = self.requests.insert(Request::Send(self.send_req(
+            &a,
             dst,
+            len,
+            packed,
+            addr,
+            SendState::AwaitingReceiver,
+        )));
+        header.kind = FrameKind::Rts as u32;
+        header.sreq = id as u64;
+        header.addr = addr as u64;
+        self.send_control(dst, header);
+        Ok(id)
+    }
+
+    fn send_req(
+        &self,
+        a: &SendArgs,
+        dst: usize,
+        len: usize,
+        packed: Option<Vec<u8>>,
+        addr: usize,
+        state: SendState,
+    ) -> SendReq {
+        SendReq {
+            dst,
+            tag: a.tag,
+            ctx: a.ctx,
+            mode: a.mode,
             packed,
             addr,
             len,
-            state: SendState::AwaitingReceiver,
-        }));
-        let header = FrameHeader {
-            kind: FrameKind::Rts as u32,
-            sreq: id as u64,
-            addr: addr as u64,
-            ..header
-        };
-        self.send_control(dst, header);
-        Ok(id)
+            state,
+            cancel_pending: false,
+            status: Status {
+                source: PROC_NULL,
+                tag: ANY_TAG,
+                ..Default::default()
+            },
+            bsend_block: None,
+        }
+    }
+
+    /// Put an eager frame in the ring, or in the outbox if the ring is full
+    /// or older frames wait there (order must be kept).
+    ///
+    /// # Safety
+    /// `buf` must be readable over `count` items of `ty`.
+    unsafe fn send_eager(&mut self, dst: usize, header: FrameHeader, ty: &TypeInfo, count: usize, buf: *const u8) {
+        let len = header.frag_len as usize;
+        // SAFETY: the caller guarantees `buf` readable over the items.
+        let fill = |slot: &mut [u8]| unsafe { pack::pack(ty, count, buf, slot) };
+        if self.outbox[dst].is_empty() && self.seg.ring(self.rank, dst).try_push(&header, len, fill) {
+            self.seg.ring_bell(dst);
+            return;
+        }
+        let mut payload = vec![0u8; len];
+        // SAFETY: as above.
+        unsafe { pack::pack(ty, count, buf, &mut payload) };
+        self.outbox[dst].push_back(Outgoing { header, payload });
     }
 
     /// Post a receive of up to `count` items of `ty` into `buf`.
@@ -175,8 +229,6 @@ impl Engine {
             buf: buf as usize,
             count,
             ty,
-            src,
-            tag,
             ctx,
             group,
             state: RecvState::Posted,
@@ -185,33 +237,92 @@ impl Engine {
         };
         let id = self.requests.insert(Request::Recv(req));
         match self.queues.take_unexpected(&want) {
-            Some(u) => match u.body {
-                Body::Eager(data) => self.deliver_eager(id, &u.env, &data),
-                Body::Rts { len, sreq, addr } => self.match_rts(id, &u.env, len, sreq, addr),
-            },
+            Some(u) => self.deliver(id, u),
             None => self.queues.post(want, id),
         }
         id
     }
 
+    /// Hand a matched unexpected message to receive request `id`.
+    fn deliver(&mut self, id: ReqId, u: matching::Unexpected) {
+        match u.body {
+            Body::Eager { data, ack } => {
+                self.deliver_eager(id, &u.env, &data);
+                if let Some(sreq) = ack {
+                    self.reply(u.env.src, FrameKind::Ack, sreq, 0);
+                }
+            }
+            Body::Rts { len, sreq, addr } => self.match_rts(id, &u.env, len, sreq, addr),
+        }
+    }
+
     /// A request that is complete from the start (MPI_PROC_NULL receive).
     pub fn null_request(&mut self, status: Status) -> ReqId {
-        self.requests.insert(Request::Null(status))
+        self.requests.insert(Request::Done(status))
     }
 
     pub fn is_request(&self, id: ReqId) -> bool {
         self.requests.get(id).is_some()
     }
 
-    /// Complete and free `id` if it is done.
+    /// If `id` is complete: its status, and the request freed (a
+    /// persistent request is made inactive instead). Inactive persistent
+    /// requests report an empty status at once.
     pub fn test(&mut self, id: ReqId) -> Option<Status> {
-        if !self.requests.get(id)?.is_done() {
+        if !self.peek_done(id) {
             self.progress();
+            if !self.peek_done(id) {
+                return None;
+            }
         }
-        if self.requests.get(id)?.is_done() {
-            return self.requests.remove(id).map(|r| r.status());
+        Some(self.take_done(id))
+    }
+
+    /// Whether `id` would complete now (no progress, nothing freed).
+    pub fn peek_done(&self, id: ReqId) -> bool {
+        match self.requests.get(id) {
+            None => true,
+            Some(Request::Persistent(p)) => p
+                .active
+                .is_none_or(|a| self.requests.get(a).is_none_or(|r| r.is_done())),
+            Some(r) => r.is_done(),
         }
-        None
+    }
+
+    /// The status of a request known to be done, without freeing it.
+    pub fn done_status(&self, id: ReqId) -> Status {
+        match self.requests.get(id) {
+            Some(Request::Persistent(p)) => p
+                .active
+                .and_then(|a| self.requests.get(a))
+                .map_or(empty_status(), |r| r.status()),
+            Some(r) => r.status(),
+            None => empty_status(),
+        }
+    }
+
+    fn take_done(&mut self, id: ReqId) -> Status {
+        if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
+            return match p.active.take() {
+                Some(a) => self.finish(a),
+                None => empty_status(),
+            };
+        }
+        self.finish(id)
+    }
+
+    /// Free a completed request and return its status.
+    fn finish(&mut self, id: ReqId) -> Status {
+        match self.requests.remove(id) {
+            Some(Request::Send(s)) => {
+                if let Some(block) = s.bsend_block {
+                    self.bsend.release(block);
+                }
+                s.status
+            }
+            Some(r) => r.status(),
+            None => empty_status(),
+        }
     }
 
     /// Block until `id` completes; free it and return its status.
@@ -228,71 +339,126 @@ impl Engine {
     /// Block until every request of `ids` completes.
     pub fn wait_all(&mut self, ids: &[ReqId], statuses: &mut [Status]) {
         let mut backoff = Backoff::new();
-        let mut left = ids
-            .iter()
-            .filter(|&&i| self.requests.get(i).is_some())
-            .count();
-        while left > 0 {
+        let mut left: Vec<usize> = (0..ids.len()).collect();
+        while !left.is_empty() {
             self.progress();
-            for (k, &id) in ids.iter().enumerate() {
-                if self.requests.get(id).is_some_and(|r| r.is_done()) {
-                    statuses[k] = self.requests.remove(id).unwrap().status();
-                    left -= 1;
-                    backoff = Backoff::new();
+            let before = left.len();
+            left.retain(|&k| {
+                if self.peek_done(ids[k]) {
+                    statuses[k] = self.take_done(ids[k]);
+                    false
+                } else {
+                    true
                 }
-            }
-            if left > 0 {
+            });
+            if left.len() < before {
+                backoff = Backoff::new();
+            } else {
                 self.idle(&mut backoff);
             }
         }
     }
 
+    /// Block until one of `ids` completes: its index and status.
+    pub fn wait_any(&mut self, ids: &[ReqId]) -> (usize, Status) {
+        let mut backoff = Backoff::new();
+        loop {
+            self.progress();
+            if let Some(k) = ids.iter().position(|&id| self.peek_done(id)) {
+                return (k, self.take_done(ids[k]));
+            }
+            self.idle(&mut backoff);
+        }
+    }
+
+    /// Complete every request of `ids` that is done now.
+    pub fn test_some(&mut self, ids: &[ReqId]) -> Vec<(usize, Status)> {
+        self.progress();
+        let done: Vec<usize> = (0..ids.len()).filter(|&k| self.peek_done(ids[k])).collect();
+        done.into_iter().map(|k| (k, self.take_done(ids[k]))).collect()
+    }
+
+    /// Block until at least one of `ids` completes; complete all that are.
+    pub fn wait_some(&mut self, ids: &[ReqId]) -> Vec<(usize, Status)> {
+        let mut backoff = Backoff::new();
+        loop {
+            let got = self.test_some(ids);
+            if !got.is_empty() {
+                return got;
+            }
+            self.idle(&mut backoff);
+        }
+    }
+
     fn idle(&mut self, backoff: &mut Backoff) {
+        if crate::runtime::dump_requested() {
+            for line in self.describe_queues() {
+                crate::runtime::report(&format!("oxmpi: rank {}: {line}\n", self.rank));
+            }
+            crate::runtime::report(&format!("oxmpi: rank {}: end of queues\n", self.rank));
+        }
         let seg = &self.seg;
         let me = self.rank;
         let n = self.size;
-        backoff.idle(|timeout| seg.sleep(timeout, || (0..n).all(|s| seg.ring(s, me).is_empty())));
+        let outbox_empty = self.outbox.iter().all(|o| o.is_empty()) && self.pushing.is_empty();
+        backoff.idle(|timeout| seg.sleep(timeout, || outbox_empty && (0..n).all(|s| seg.ring(s, me).is_empty())));
     }
 
     /// One line per pending request and unexpected message (hang diagnosis).
     pub fn describe_queues(&self) -> Vec<String> {
         let mut out = Vec::new();
         for (w, id) in self.queues.posted() {
+            let src = w.src.map_or("any".to_string(), |s| s.to_string());
+            let tag = w.tag.map_or("any".to_string(), |t| t.to_string());
             out.push(format!(
-                "posted receive #{id}: ctx {} source {:?} tag {:?}",
-                w.ctx, w.src, w.tag
+                "pending receive #{id}: from world rank {src}, tag {tag}, context {}",
+                w.ctx
             ));
         }
         for (id, r) in self.requests.live() {
-            if let Request::Send(s) = r {
-                let state = match s.state {
-                    SendState::AwaitingReceiver => "waiting for the receiver to match",
-                    SendState::Pushing { .. } => "pushing data",
-                    SendState::Done => "done",
-                };
-                out.push(format!(
-                    "send #{id}: to rank {} {} bytes, {state}",
-                    s.dst, s.len
-                ));
+            match r {
+                Request::Send(s) => {
+                    let state = match s.state {
+                        SendState::AwaitingAck => "eager, waiting for the match (ack)",
+                        SendState::AwaitingReceiver => "rendezvous, waiting for the receiver to match",
+                        SendState::Pushing { .. } => "rendezvous, pushing data",
+                        SendState::Done => "done",
+                    };
+                    out.push(format!(
+                        "pending send #{id}: to world rank {}, tag {}, context {}, {} bytes, {:?} mode, {state}",
+                        s.dst, s.tag, s.ctx, s.len, s.mode
+                    ));
+                }
+                Request::Recv(r) => {
+                    if let RecvState::Receiving { got, len } = r.state {
+                        out.push(format!(
+                            "receive #{id}: context {}, {got} of {len} bytes pushed so far",
+                            r.ctx
+                        ));
+                    }
+                }
+                _ => {}
             }
         }
         for u in self.queues.unexpected() {
             let what = match &u.body {
-                Body::Eager(d) => format!("{} bytes eager", d.len()),
+                Body::Eager { data, .. } => format!("{} bytes eager", data.len()),
                 Body::Rts { len, .. } => format!("{len} bytes waiting at the sender"),
             };
             out.push(format!(
-                "unexpected: ctx {} from rank {} tag {}: {what}",
-                u.env.ctx, u.env.src, u.env.tag
+                "unexpected message: from world rank {}, tag {}, context {}: {what}",
+                u.env.src, u.env.tag, u.env.ctx
             ));
+        }
+        if out.is_empty() {
+            out.push("no pending requests, no unexpected messages".into());
         }
         out
     }
 
     /// Send a frame without payload, queueing it if the ring is full.
     fn send_control(&mut self, dst: usize, header: FrameHeader) {
-        if self.outbox[dst].is_empty() && self.seg.ring(self.rank, dst).try_push(&header, 0, |_| {})
-        {
+        if self.outbox[dst].is_empty() && self.seg.ring(self.rank, dst).try_push(&header, 0, |_| {}) {
             self.seg.ring_bell(dst);
         } else {
             self.outbox[dst].push_back(Outgoing {
@@ -300,6 +466,18 @@ impl Engine {
                 payload: Vec::new(),
             });
         }
+    }
+
+    /// A control frame about sender request `sreq` (Ack, Nack, Fin, ...).
+    fn reply(&mut self, dst: usize, kind: FrameKind, sreq: u64, addr: u64) {
+        let h = FrameHeader {
+            kind: kind as u32,
+            src: self.rank as u32,
+            sreq,
+            addr,
+            ..Default::default()
+        };
+        self.send_control(dst, h);
     }
 
     fn deliver_eager(&mut self, id: ReqId, env: &Envelope, data: &[u8]) {
@@ -320,34 +498,16 @@ impl Engine {
             return;
         };
         let n = len.min(r.capacity());
-        if single_copy {
-            let ok = if r.ty.is_contiguous() {
-                // SAFETY: the buffer is writable over n <= capacity bytes.
-                let dst = unsafe { std::slice::from_raw_parts_mut(r.buf as *mut u8, n) };
-                crate::transport::shm::read_remote(pid, addr, dst)
-            } else {
-                let mut tmp = vec![0u8; n];
-                let ok = crate::transport::shm::read_remote(pid, addr, &mut tmp);
-                // SAFETY: as in deliver_eager.
-                if ok {
-                    unsafe { pack::unpack(r.ty, &tmp, r.buf as *mut u8) };
-                }
-                ok
-            };
-            if ok {
-                finish_recv(r, env, len);
-                let fin = FrameHeader {
-                    kind: FrameKind::Fin as u32,
-                    src: self.rank as u32,
-                    sreq,
-                    ..Default::default()
-                };
-                self.send_control(env.src, fin);
-                return;
-            }
-            // Refused (ptrace policy, a container): push from now on.
-            self.single_copy = false;
+        // SAFETY: the receive buffer is writable over the items n bytes
+        // cover (irecv's contract).
+        if single_copy && unsafe { crate::transport::shm::read_remote_into(pid, addr, n, r.ty, r.buf as *mut u8) } {
+            finish_recv(r, env, len);
+            self.reply(env.src, FrameKind::Fin, sreq, 0);
+            return;
         }
+        // Refused (ptrace policy, a container) or switched off: RAT, the
+        // sender pushes through the ring from now on.
+        self.single_copy = false;
         r.state = RecvState::Receiving { got: 0, len };
         r.status.source = r.group.rank_of(env.src).map_or(-1, |x| x as i32);
         r.status.tag = env.tag;
@@ -362,6 +522,14 @@ impl Engine {
             ..Default::default()
         };
         self.send_control(env.src, cts);
+    }
+}
+
+pub fn empty_status() -> Status {
+    Status {
+        source: ANY_SOURCE,
+        tag: ANY_TAG,
+        ..Default::default()
     }
 }
 

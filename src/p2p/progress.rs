@@ -2,9 +2,11 @@
 //! each frame, flush frames that waited for room, push rendezvous data.
 
 use super::matching::{Body, Envelope, Unexpected};
+use super::protocol::{FLAG_READY, FLAG_SYNC};
 use super::request::{RecvState, Request, SendState};
 use super::{finish_recv, Engine};
 use crate::datatype::pack;
+use crate::error::ErrorClass;
 use crate::transport::{FrameHeader, FrameKind};
 
 impl Engine {
@@ -17,25 +19,23 @@ impl Engine {
         if !self.pushing.is_empty() {
             self.push_data();
         }
+        if !self.orphans.is_empty() {
+            self.reap_orphans();
+        }
     }
 
     fn drain(&mut self, src: usize) {
         let mut popped = false;
         loop {
-            if self.queues.unexpected_bytes > self.unexpected_budget && !self.queues.wants_from(src)
-            {
+            if self.queues.unexpected_bytes > self.unexpected_budget && !self.queues.wants_from(src) {
                 // Over budget: leave this sender's frames in its ring (it
                 // waits) until we post a receive it can fill.
                 break;
             }
             let ring = self.seg.ring(src, self.rank);
-            let Some((h, payload)) = ring.peek() else {
-                break;
-            };
-            // The payload borrows the slot; act on it before popping.
-            let payload: &[u8] = payload;
+            let Some((h, payload)) = ring.peek() else { break };
             // SAFETY: `payload` points into the shared slot, which stays
-            // ours until `pop`; `handle` does not touch this ring.
+            // ours until `pop`; `handle` never touches this ring.
             let payload = unsafe { std::slice::from_raw_parts(payload.as_ptr(), payload.len()) };
             self.handle(h, payload);
             self.seg.ring(src, self.rank).pop();
@@ -54,42 +54,70 @@ impl Engine {
             tag: h.tag,
         };
         match FrameKind::from_u32(h.kind) {
-            Some(FrameKind::Eager) => match self.queues.take_posted(&env) {
-                Some(id) => self.deliver_eager(id, &env, payload),
-                None => self.queues.push_unexpected(Unexpected {
-                    env,
-                    body: Body::Eager(payload.to_vec()),
-                }),
-            },
+            Some(FrameKind::Eager) => {
+                let ack = (h.flags & (FLAG_SYNC | FLAG_READY) != 0).then_some(h.sreq);
+                match self.queues.take_posted(&env) {
+                    Some(id) => {
+                        self.deliver_eager(id, &env, payload);
+                        if let Some(sreq) = ack {
+                            self.reply(env.src, FrameKind::Ack, sreq, 0);
+                        }
+                    }
+                    None if h.flags & FLAG_READY != 0 => self.reply(env.src, FrameKind::Nack, h.sreq, 0),
+                    None => self.queues.push_unexpected(Unexpected {
+                        env,
+                        body: Body::Eager {
+                            data: payload.to_vec(),
+                            ack,
+                        },
+                    }),
+                }
+            }
             Some(FrameKind::Rts) => {
                 let (len, sreq, addr) = (h.len as usize, h.sreq, h.addr);
                 match self.queues.take_posted(&env) {
                     Some(id) => self.match_rts(id, &env, len, sreq, addr),
+                    None if h.flags & FLAG_READY != 0 => self.reply(env.src, FrameKind::Nack, sreq, 0),
                     None => self.queues.push_unexpected(Unexpected {
                         env,
                         body: Body::Rts { len, sreq, addr },
                     }),
                 }
             }
-            Some(FrameKind::Fin) => {
-                if let Some(Request::Send(s)) = self.requests.get_mut(h.sreq as u32) {
-                    s.state = SendState::Done;
-                }
-            }
+            Some(FrameKind::Fin | FrameKind::Ack) => self.send_done(h.sreq, 0),
+            Some(FrameKind::Nack) => self.send_done(h.sreq, ErrorClass::Other.code()),
             Some(FrameKind::Cts) => {
                 if let Some(Request::Send(s)) = self.requests.get_mut(h.sreq as u32) {
-                    s.state = SendState::Pushing {
-                        rreq: h.rreq,
-                        sent: 0,
-                    };
+                    s.state = SendState::Pushing { rreq: h.rreq, sent: 0 };
                     self.pushing.push(h.sreq as u32);
                 }
             }
             Some(FrameKind::Data) => self.accept_data(h, payload),
-            None => eprintln!(
-                "oxmpi: rank {}: dropped a frame of unknown kind {} from rank {}",
+            Some(FrameKind::CancelReq) => {
+                let removed = self.queues.cancel_unexpected(env.src, h.sreq);
+                self.reply(env.src, FrameKind::CancelReply, h.sreq, removed as u64);
+            }
+            Some(FrameKind::CancelReply) => {
+                if let Some(Request::Send(s)) = self.requests.get_mut(h.sreq as u32) {
+                    s.cancel_pending = false;
+                    if h.addr == 1 {
+                        s.state = SendState::Done;
+                        s.status.cancelled = true;
+                    }
+                }
+            }
+            None => crate::runtime::report(&format!(
+                "oxmpi: rank {}: dropped a frame of unknown kind {} from rank {}\n",
                 self.rank, h.kind, h.src
-            ),
+            )),
+        }
+    }
+
+    /// The receiver acknowledged (or refused, with `error`) a send.
+    fn send_done(&mut self, sreq: u64, error: i32) {
+        if let Some(Request::Send(s)) = self.requests.get_mut(sreq as u32) {
+            s.state = SendState::Done;
+            s.status.error = error;
         }
     }
 
@@ -109,13 +137,7 @@ impl Engine {
                     let n = payload.len().min(cap - off);
                     // SAFETY: the contiguous receive buffer is writable over
                     // `cap` bytes and off + n <= cap.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(
-                            payload.as_ptr(),
-                            (r.buf as *mut u8).add(off),
-                            n,
-                        )
-                    };
+                    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), (r.buf as *mut u8).add(off), n) };
                 }
             }
         }
@@ -142,9 +164,7 @@ impl Engine {
             let mut sent = false;
             while let Some(o) = self.outbox[dst].front() {
                 let ring = self.seg.ring(self.rank, dst);
-                if !ring.try_push(&o.header, o.payload.len(), |b| {
-                    b.copy_from_slice(&o.payload)
-                }) {
+                if !ring.try_push(&o.header, o.payload.len(), |b| b.copy_from_slice(&o.payload)) {
                     break;
                 }
                 self.outbox[dst].pop_front();
@@ -170,6 +190,10 @@ impl Engine {
                 self.pushing.swap_remove(i);
                 continue;
             };
+            if !self.outbox[s.dst].is_empty() {
+                i += 1;
+                continue;
+            }
             let ring = self.seg.ring(self.rank, s.dst);
             let mut pushed = false;
             while sent < s.len {

@@ -1,6 +1,8 @@
 //! Requests: what an operation in flight remembers, kept in a slab so a
 //! request id is a small index.
 
+use super::matching::Unexpected;
+use super::protocol::Mode;
 use crate::comm::Group;
 use crate::datatype::TypeInfo;
 
@@ -16,13 +18,17 @@ pub struct Status {
     pub bytes: usize,
     /// Bytes the sender sent (more than `bytes` when truncated).
     pub sent_bytes: usize,
-    /// 0, or the error class of a failed receive (truncation).
+    /// 0, or the error class of a failed operation.
     pub error: i32,
     pub cancelled: bool,
 }
 
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SendState {
-    /// Waiting for the receiver's Fin (it reads our memory) or Cts.
+    /// An eager synchronous or ready message waits for the receiver's Ack.
+    AwaitingAck,
+    /// A long message waits for the receiver's Fin (it read our memory)
+    /// or Cts (we push).
     AwaitingReceiver,
     /// Pushing data to receive request `rreq`; `sent` bytes so far.
     Pushing {
@@ -34,12 +40,20 @@ pub enum SendState {
 
 pub struct SendReq {
     pub dst: usize,
+    pub tag: i32,
+    pub ctx: u32,
+    pub mode: Mode,
     /// The packed message, when the user buffer was not one run of bytes;
     /// otherwise the data is read from `addr`.
     pub packed: Option<Vec<u8>>,
     pub addr: usize,
     pub len: usize,
     pub state: SendState,
+    /// A cancel request is on its way to the receiver.
+    pub cancel_pending: bool,
+    pub status: Status,
+    /// Space in the attached buffer (MPI_Bsend) to release on completion.
+    pub bsend_block: Option<usize>,
 }
 
 pub enum RecvState {
@@ -56,10 +70,6 @@ pub struct RecvReq {
     pub buf: usize,
     pub count: usize,
     pub ty: &'static TypeInfo,
-    /// World rank wanted, or None for any.
-    pub src: Option<usize>,
-    /// Tag wanted, or None for any.
-    pub tag: Option<i32>,
     pub ctx: u32,
     pub group: Group,
     pub state: RecvState,
@@ -75,31 +85,64 @@ impl RecvReq {
     }
 }
 
+/// What a persistent request starts each time (MPI_Send_init, ...).
+#[derive(Clone)]
+pub enum Template {
+    Send {
+        buf: usize,
+        count: usize,
+        ty: &'static TypeInfo,
+        dst: Option<usize>,
+        tag: i32,
+        ctx: u32,
+        mode: Mode,
+    },
+    /// `src` None is any source; `proc_null` receives from MPI_PROC_NULL.
+    Recv {
+        buf: usize,
+        count: usize,
+        ty: &'static TypeInfo,
+        src: Option<usize>,
+        tag: Option<i32>,
+        ctx: u32,
+        group: Group,
+        proc_null: bool,
+    },
+}
+
+pub struct Persistent {
+    pub template: Template,
+    /// The operation of the current activation, if started.
+    pub active: Option<ReqId>,
+}
+
 pub enum Request {
     Send(SendReq),
     Recv(RecvReq),
-    /// Complete from the start (MPI_PROC_NULL peers).
-    Null(Status),
+    /// Complete from the start (MPI_PROC_NULL peers, eager standard sends).
+    Done(Status),
+    Persistent(Persistent),
+    /// A message taken by MPI_Mprobe, waiting for MPI_Mrecv; `group` maps
+    /// its source to the communicator's ranks.
+    Message(Unexpected, Group),
 }
 
 impl Request {
     pub fn is_done(&self) -> bool {
         match self {
-            Request::Send(s) => matches!(s.state, SendState::Done),
+            Request::Send(s) => s.state == SendState::Done && !s.cancel_pending,
             Request::Recv(r) => matches!(r.state, RecvState::Done),
-            Request::Null(_) => true,
+            Request::Done(_) => true,
+            Request::Persistent(_) | Request::Message(..) => false,
         }
     }
 
     pub fn status(&self) -> Status {
         match self {
-            Request::Send(_) => Status {
-                source: -1,
-                tag: -1,
-                ..Default::default()
-            },
+            Request::Send(s) => s.status,
             Request::Recv(r) => r.status,
-            Request::Null(s) => *s,
+            Request::Done(s) => *s,
+            Request::Persistent(_) | Request::Message(..) => Status::default(),
         }
     }
 }
@@ -156,12 +199,12 @@ mod tests {
     #[test]
     fn slab_reuses_ids() {
         let mut s = Slab::default();
-        let a = s.insert(Request::Null(Status::default()));
-        let b = s.insert(Request::Null(Status::default()));
+        let a = s.insert(Request::Done(Status::default()));
+        let b = s.insert(Request::Done(Status::default()));
         assert_ne!(a, b);
         assert!(s.remove(a).is_some());
         assert!(s.remove(a).is_none());
         assert!(s.get(a).is_none());
-        assert_eq!(s.insert(Request::Null(Status::default())), a);
+        assert_eq!(s.insert(Request::Done(Status::default())), a);
     }
 }

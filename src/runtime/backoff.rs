@@ -22,10 +22,7 @@ impl Default for Backoff {
 
 impl Backoff {
     pub fn new() -> Backoff {
-        Backoff {
-            polls: 0,
-            since: None,
-        }
+        Backoff { polls: 0, since: None }
     }
 
     /// Called after a poll found nothing to do. `sleep(timeout_us)` blocks

@@ -83,26 +83,22 @@ pub fn init(required: i32) -> MpiResult<i32> {
     unsafe { libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0) };
     let transport = tunables::value("OXMPI_TRANSPORT");
     if transport != "shm" {
-        return err!(Arg, "OXMPI_TRANSPORT={transport} is not available: this build has only the shm transport (ranks on one host)");
+        return err!(
+            Arg,
+            "OXMPI_TRANSPORT={transport} is not available: this build has only the shm transport (ranks on one host)"
+        );
     }
     let eager = tunables::size("OXMPI_EAGER_LIMIT");
     let slots = tunables::size("OXMPI_SLOTS");
     if !(2..=1024).contains(&slots) || !slots.is_power_of_two() {
-        return err!(
-            Arg,
-            "OXMPI_SLOTS={slots} must be a power of two from 2 to 1024"
-        );
+        return err!(Arg, "OXMPI_SLOTS={slots} must be a power of two from 2 to 1024");
     }
     let payload = eager.clamp(1024, 64 << 20).div_ceil(64) * 64;
-    let geometry = Geometry {
-        nslots: slots,
-        payload,
-    };
+    let geometry = Geometry { nslots: slots, payload };
 
     // Rank 0 creates the segment; the name is unique to the job and, under
     // our mpiexec, carries its prefix so the launcher can sweep leftovers.
-    let prefix = std::env::var("OXMPI_SHM_PREFIX")
-        .unwrap_or_else(|_| format!("/oxmpi-{}", std::process::id()));
+    let prefix = std::env::var("OXMPI_SHM_PREFIX").unwrap_or_else(|_| format!("/oxmpi-{}", std::process::id()));
     let name = format!("{prefix}-{}", pmi.kvsname().replace('/', "_"));
     let created = if rank == 0 {
         let s = Segment::create(&name, size, 0, &geometry)?;
@@ -150,6 +146,13 @@ pub fn init(required: i32) -> MpiResult<i32> {
         start,
     });
     PHASE.store(Phase::Running as u8, Ordering::Release);
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(
+            libc::SIGUSR2,
+            on_dump_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+        )
+    };
     Ok(provided)
 }
 
@@ -178,4 +181,23 @@ pub fn abort_job(code: i32, why: &str) -> ! {
     // SAFETY: _exit ends the process without running atexit handlers,
     // which could block on state this failing process holds.
     unsafe { libc::_exit(if code == 0 { 1 } else { code }) }
+}
+
+static DUMP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+extern "C" fn on_dump_signal(_: libc::c_int) {
+    DUMP.store(true, Ordering::Relaxed);
+}
+
+/// True once after SIGUSR2 arrived: a waiting rank then prints its queues
+/// (`mpiexec` forwards the signal to every rank).
+pub fn dump_requested() -> bool {
+    DUMP.swap(false, Ordering::Relaxed)
+}
+
+/// Write to stderr in one write, so lines of ranks sharing the terminal
+/// never interleave.
+pub fn report(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }

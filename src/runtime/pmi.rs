@@ -25,12 +25,9 @@ struct Wire {
 
 impl Wire {
     fn send(&mut self, line: &str) -> MpiResult<()> {
-        self.writer.write_all(line.as_bytes()).map_err(|e| {
-            MpiError::new(
-                crate::error::ErrorClass::Other,
-                format!("PMI: lost the launcher: {e}"),
-            )
-        })
+        self.writer
+            .write_all(line.as_bytes())
+            .map_err(|e| MpiError::new(crate::error::ErrorClass::Other, format!("PMI: lost the launcher: {e}")))
     }
 
     fn call(&mut self, line: &str) -> MpiResult<HashMap<String, String>> {
@@ -112,10 +109,7 @@ impl Pmi {
                 Ok(())
             }
             Some(w) => {
-                let r = w.call(&format!(
-                    "cmd=put kvsname={} key={key} value={value}\n",
-                    self.kvsname
-                ))?;
+                let r = w.call(&format!("cmd=put kvsname={} key={key} value={value}\n", self.kvsname))?;
                 if r.get("rc").map(String::as_str) != Some("0") {
                     return err!(Other, "PMI: put {key} refused");
                 }
@@ -126,12 +120,11 @@ impl Pmi {
 
     pub fn get(&mut self, key: &str) -> MpiResult<String> {
         match &mut self.wire {
-            None => self.local.get(key).cloned().ok_or_else(|| {
-                MpiError::new(
-                    crate::error::ErrorClass::Other,
-                    format!("PMI: no key {key}"),
-                )
-            }),
+            None => self
+                .local
+                .get(key)
+                .cloned()
+                .ok_or_else(|| MpiError::new(crate::error::ErrorClass::Other, format!("PMI: no key {key}"))),
             Some(w) => {
                 let r = w.call(&format!("cmd=get kvsname={} key={key}\n", self.kvsname))?;
                 match (r.get("rc").map(String::as_str), r.get("value")) {
@@ -164,10 +157,7 @@ impl Pmi {
     /// Tell the launcher the job must end; it kills the other ranks.
     pub fn abort(&mut self, code: i32, msg: &str) {
         if let Some(w) = &mut self.wire {
-            let msg: String = msg
-                .chars()
-                .map(|c| if c.is_whitespace() { '_' } else { c })
-                .collect();
+            let msg: String = msg.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect();
             let _ = w.send(&format!("cmd=abort exitcode={code} message={msg}\n"));
         }
     }
@@ -175,27 +165,20 @@ impl Pmi {
 
 /// PMI values are single words: spaces and '%' are percent-encoded.
 pub fn encode(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace(' ', "%20")
-        .replace('\n', "%0A")
+    s.replace('%', "%25").replace(' ', "%20").replace('\n', "%0A")
 }
 
 pub fn decode(s: &str) -> String {
-    s.replace("%20", " ")
-        .replace("%0A", "\n")
-        .replace("%25", "%")
+    s.replace("%20", " ").replace("%0A", "\n").replace("%25", "%")
 }
 
 fn env_num(name: &str) -> MpiResult<usize> {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .ok_or_else(|| {
-            MpiError::new(
-                crate::error::ErrorClass::Other,
-                format!("PMI: {name} is not set by the launcher"),
-            )
-        })
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).ok_or_else(|| {
+        MpiError::new(
+            crate::error::ErrorClass::Other,
+            format!("PMI: {name} is not set by the launcher"),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -17,7 +17,8 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_UNEXPECTED_BYTES",
         default: "67108864",
-        meaning: "eager bytes a rank buffers for unposted receives before it stops draining senders it is not waiting on",
+        meaning:
+            "eager bytes a rank buffers for unposted receives before it stops draining senders it is not waiting on",
     },
     Tunable {
         name: "OXMPI_TRANSPORT",

@@ -18,6 +18,14 @@ pub enum FrameKind {
     Data = 4,
     /// The receiver has the whole long message: the send is complete.
     Fin = 5,
+    /// A synchronous or ready eager message was matched.
+    Ack = 6,
+    /// A ready-mode message found no posted receive and was dropped.
+    Nack = 7,
+    /// The sender asks to take back an unmatched message (MPI_Cancel).
+    CancelReq = 8,
+    /// Answer to CancelReq: `addr` is 1 if the message was removed.
+    CancelReply = 9,
 }
 
 impl FrameKind {
@@ -28,6 +36,10 @@ impl FrameKind {
             3 => FrameKind::Cts,
             4 => FrameKind::Data,
             5 => FrameKind::Fin,
+            6 => FrameKind::Ack,
+            7 => FrameKind::Nack,
+            8 => FrameKind::CancelReq,
+            9 => FrameKind::CancelReply,
             _ => return None,
         })
     }
@@ -47,7 +59,8 @@ pub struct FrameHeader {
     pub len: u64,
     /// Payload bytes carried by this frame.
     pub frag_len: u32,
-    pub _pad: u32,
+    /// Protocol flags (p2p::protocol::FLAG_*).
+    pub flags: u32,
     /// Sender's request id (Rts, Cts, Fin).
     pub sreq: u64,
     /// Receiver's request id (Cts, Data).

@@ -26,8 +26,7 @@ struct Options {
     program: Vec<String>,
 }
 
-const USAGE: &str =
-    "usage: mpiexec -n N [-l] [--timeout SECONDS] [-genv NAME VALUE]... program [args...]
+const USAGE: &str = "usage: mpiexec -n N [-l] [--timeout SECONDS] [-genv NAME VALUE]... program [args...]
   -n, -np N          number of ranks
   -l                 prefix every output line with the rank that wrote it
   --timeout S        end the job if it runs longer than S seconds (also MPIEXEC_TIMEOUT)
@@ -48,9 +47,7 @@ fn parse_args() -> Options {
         env: Vec::new(),
         program: Vec::new(),
     };
-    o.timeout = std::env::var("MPIEXEC_TIMEOUT")
-        .ok()
-        .and_then(|v| v.parse().ok());
+    o.timeout = std::env::var("MPIEXEC_TIMEOUT").ok().and_then(|v| v.parse().ok());
     while let Some(a) = args.next() {
         match a.as_str() {
             "-n" | "-np" | "--n" | "--np" => {
@@ -126,27 +123,15 @@ fn main() {
     let shm_prefix = format!("/oxmpi-{job}");
     let server = pmi_server::Server::new(o.n, format!("kvs_{job}_0"));
     let (tx, rx) = channel::<Event>();
-    for sig in [
-        libc::SIGINT,
-        libc::SIGTERM,
-        libc::SIGHUP,
-        libc::SIGUSR1,
-        libc::SIGUSR2,
-    ] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGUSR1, libc::SIGUSR2] {
         // SAFETY: the handler only stores to an atomic.
-        unsafe {
-            libc::signal(
-                sig,
-                on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
-            )
-        };
+        unsafe { libc::signal(sig, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
     }
 
     let mut children: Vec<Child> = Vec::with_capacity(o.n);
     let mut pids = Vec::with_capacity(o.n);
     for rank in 0..o.n {
-        let (ours, theirs) =
-            UnixStream::pair().unwrap_or_else(|e| die(&format!("socketpair: {e}")));
+        let (ours, theirs) = UnixStream::pair().unwrap_or_else(|e| die(&format!("socketpair: {e}")));
         let fd = theirs.into_raw_fd();
         let mut cmd = Command::new(&o.program[0]);
         cmd.args(&o.program[1..])
@@ -171,13 +156,7 @@ fn main() {
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 // The PMI descriptor must survive exec.
                 libc::fcntl(keep, libc::F_SETFD, 0);
-                for s in [
-                    libc::SIGINT,
-                    libc::SIGTERM,
-                    libc::SIGHUP,
-                    libc::SIGUSR1,
-                    libc::SIGUSR2,
-                ] {
+                for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGUSR1, libc::SIGUSR2] {
                     libc::signal(s, libc::SIG_DFL);
                 }
                 Ok(())
@@ -224,10 +203,7 @@ fn main() {
             if sig == libc::SIGUSR1 || sig == libc::SIGUSR2 {
                 signal_all(&pids, sig);
             } else {
-                eprintln!(
-                    "mpiexec: got signal {sig} ({}); ending the job",
-                    signal_name(sig)
-                );
+                eprintln!("mpiexec: got signal {sig} ({}); ending the job", signal_name(sig));
                 end_job(&pids, &shm_prefix, 128 + sig);
             }
         }
@@ -262,10 +238,7 @@ fn main() {
                     (s.initialized[rank], s.finalized[rank])
                 };
                 let failure = if let Some(sig) = status.signal() {
-                    Some((
-                        format!("was killed by signal {sig} ({})", signal_name(sig)),
-                        128 + sig,
-                    ))
+                    Some((format!("was killed by signal {sig} ({})", signal_name(sig)), 128 + sig))
                 } else {
                     let code = status.code().unwrap_or(1);
                     if code != 0 {
@@ -278,12 +251,7 @@ fn main() {
                 };
                 if let Some((how, code)) = failure {
                     // An abort message may be on its way: it says more.
-                    if let Ok(Event::Abort {
-                        rank: r,
-                        code: c,
-                        msg,
-                    }) = rx.recv_timeout(Duration::from_millis(100))
-                    {
+                    if let Ok(Event::Abort { rank: r, code: c, msg }) = rx.recv_timeout(Duration::from_millis(100)) {
                         eprintln!(
                             "mpiexec: rank {r} aborted the job with code {c}{}",
                             if msg.is_empty() {

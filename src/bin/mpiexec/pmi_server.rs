@@ -55,9 +55,7 @@ impl Server {
                     self.store.lock().unwrap().initialized[rank] = true;
                     "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n".to_string()
                 }
-                Some("get_maxes") => {
-                    "cmd=maxes rc=0 kvsname_max=256 keylen_max=256 vallen_max=1024\n".into()
-                }
+                Some("get_maxes") => "cmd=maxes rc=0 kvsname_max=256 keylen_max=256 vallen_max=1024\n".into(),
                 Some("get_appnum") => "cmd=appnum rc=0 appnum=0\n".into(),
                 Some("get_my_kvsname") => format!("cmd=my_kvsname rc=0 kvsname={}\n", self.kvsname),
                 Some("get_universe_size") => format!("cmd=universe_size rc=0 size={}\n", self.size),

@@ -1,0 +1,587 @@
+//! Completing requests (wait, test and their any/all/some forms), cancel,
+//! free, persistent start, and reading statuses.
+
+use super::handles::{self, request_id, REQUEST_NULL};
+use super::pt2pt::status_error;
+use super::{mpi_fn, out, with_state};
+use crate::datatype::TypeInfo;
+use crate::err;
+use crate::error::{ErrorClass, MpiError, MpiResult};
+use crate::p2p::empty_status;
+use crate::p2p::request::{ReqId, Status};
+use crate::runtime::State;
+use std::os::raw::c_int;
+
+/// MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE.
+const STATUS_IGNORE: usize = 1;
+/// MPI_UNDEFINED
+pub const UNDEFINED: c_int = -32766;
+
+/// MPICH's MPI_Status: five ints.
+#[repr(C)]
+pub struct CStatus {
+    pub count_lo: c_int,
+    pub count_hi_and_cancelled: c_int,
+    pub source: c_int,
+    pub tag: c_int,
+    pub error: c_int,
+}
+
+/// Write `s` to a C status unless it is MPI_STATUS_IGNORE.
+///
+/// # Safety
+/// `p` must be MPI_STATUS_IGNORE, null, or valid for a write of MPI_Status.
+pub unsafe fn write_status(p: *mut CStatus, s: &Status) {
+    if p.is_null() || p as usize == STATUS_IGNORE {
+        return;
+    }
+    let bytes = s.bytes as u64;
+    // SAFETY: valid per the caller's contract.
+    unsafe {
+        (*p).count_lo = bytes as u32 as c_int;
+        (*p).count_hi_and_cancelled = ((bytes >> 32) as c_int & 0x7fff_ffff) | ((s.cancelled as c_int) << 31);
+        (*p).source = s.source;
+        (*p).tag = s.tag;
+        (*p).error = s.error;
+    }
+}
+
+/// Write the status of a single completed operation and return its error.
+///
+/// # Safety
+/// As `write_status`.
+pub unsafe fn finish_one(p: *mut CStatus, s: &Status) -> MpiResult<()> {
+    // SAFETY: per the caller's contract.
+    unsafe { write_status(p, s) };
+    status_error(s)
+}
+
+/// Bytes recorded in a C status.
+pub fn status_bytes(s: &CStatus) -> u64 {
+    (s.count_lo as u32 as u64) | (((s.count_hi_and_cancelled & 0x7fff_ffff) as u64) << 32)
+}
+
+/// A request handle that may take part in a completion call: None for
+/// MPI_REQUEST_NULL and for inactive persistent requests.
+fn active(st: &State, h: c_int) -> MpiResult<Option<ReqId>> {
+    if h == REQUEST_NULL {
+        return Ok(None);
+    }
+    let id = request_id(h)?;
+    if !st.engine.is_request(id) || st.engine.is_message(id) {
+        return err!(
+            Request,
+            "request handle 0x{h:08x} is not an active request (already completed or freed?)"
+        );
+    }
+    if st.engine.is_inactive_persistent(id) {
+        // An inactive persistent request: it completes at once, empty.
+        return Ok(None);
+    }
+    Ok(Some(id))
+}
+
+/// After completion: a persistent request keeps its handle, others become
+/// MPI_REQUEST_NULL.
+fn release_handle(st: &State, h: &mut c_int) {
+    if *h != REQUEST_NULL && request_id(*h).is_ok_and(|id| !st.engine.is_persistent(id)) {
+        *h = REQUEST_NULL;
+    }
+}
+
+/// # Safety
+/// `requests` must hold `count` handles.
+unsafe fn handles_of<'a>(count: c_int, requests: *mut c_int) -> MpiResult<&'a mut [c_int]> {
+    if count < 0 {
+        return err!(Count, "count {count} is negative");
+    }
+    if count > 0 && requests.is_null() {
+        return err!(Arg, "array_of_requests is a null pointer");
+    }
+    if count == 0 {
+        return Ok(&mut []);
+    }
+    // SAFETY: per the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts_mut(requests, count as usize) })
+}
+
+/// The error of an array completion: MPI_ERR_IN_STATUS if any failed.
+fn array_error(done: &[Status]) -> MpiResult<()> {
+    match done.iter().find(|s| s.error != 0) {
+        None => Ok(()),
+        Some(s) => {
+            let e = status_error(s).err().map_or_else(String::new, |e| e.msg);
+            Err(MpiError::new(
+                ErrorClass::InStatus,
+                format!("a request failed, see each status's MPI_ERROR: {e}"),
+            ))
+        }
+    }
+}
+
+/// # Safety
+/// `statuses` is MPI_STATUSES_IGNORE or holds `k + 1` statuses.
+unsafe fn write_status_at(statuses: *mut CStatus, k: usize, s: &Status) {
+    if !statuses.is_null() && statuses as usize != STATUS_IGNORE {
+        // SAFETY: per the caller's contract.
+        unsafe { write_status(statuses.add(k), s) };
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Wait / PMPI_Wait(request: *mut c_int, status: *mut CStatus) errors(None) {
+        if request.is_null() {
+            return err!(Arg, "request is a null pointer");
+        }
+        let s = with_state(|st| {
+            // SAFETY: checked non-null.
+            let h = unsafe { &mut *request };
+            let s = match active(st, *h)? {
+                None => empty_status(),
+                Some(id) => st.engine.wait(id),
+            };
+            release_handle(st, h);
+            Ok(s)
+        })?;
+        // SAFETY: valid per the standard.
+        unsafe { finish_one(status, &s) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Test / PMPI_Test(request: *mut c_int, flag: *mut c_int, status: *mut CStatus) errors(None) {
+        if request.is_null() || flag.is_null() {
+            return err!(Arg, "request and flag must not be null pointers");
+        }
+        let done = with_state(|st| {
+            // SAFETY: checked non-null.
+            let h = unsafe { &mut *request };
+            let s = match active(st, *h)? {
+                None => Some(empty_status()),
+                Some(id) => st.engine.test(id),
+            };
+            if s.is_some() {
+                release_handle(st, h);
+            }
+            Ok(s)
+        })?;
+        // SAFETY: valid per the standard.
+        unsafe {
+            *flag = done.is_some() as c_int;
+            match done {
+                Some(s) => finish_one(status, &s),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Waitall / PMPI_Waitall(count: c_int, requests: *mut c_int, statuses: *mut CStatus) errors(None) {
+        // SAFETY: the standard requires `count` handles.
+        let hs = unsafe { handles_of(count, requests)? };
+        let done = with_state(|st| {
+            let mut ids = Vec::with_capacity(hs.len());
+            let mut slots = Vec::with_capacity(hs.len());
+            for (k, &h) in hs.iter().enumerate() {
+                if let Some(id) = active(st, h)? {
+                    ids.push(id);
+                    slots.push(k);
+                }
+            }
+            let mut got = vec![Status::default(); ids.len()];
+            st.engine.wait_all(&ids, &mut got);
+            let mut done = vec![empty_status(); hs.len()];
+            for (k, s) in slots.into_iter().zip(got) {
+                done[k] = s;
+            }
+            for h in hs.iter_mut() {
+                release_handle(st, h);
+            }
+            Ok(done)
+        })?;
+        for (k, s) in done.iter().enumerate() {
+            // SAFETY: the standard requires `count` statuses (or IGNORE).
+            unsafe { write_status_at(statuses, k, s) };
+        }
+        array_error(&done)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Testall / PMPI_Testall(count: c_int, requests: *mut c_int, flag: *mut c_int, statuses: *mut CStatus) errors(None) {
+        if flag.is_null() {
+            return err!(Arg, "flag is a null pointer");
+        }
+        // SAFETY: the standard requires `count` handles.
+        let hs = unsafe { handles_of(count, requests)? };
+        let done = with_state(|st| {
+            let mut ids = Vec::new();
+            for &h in hs.iter() {
+                ids.push(active(st, h)?);
+            }
+            st.engine.progress();
+            if !ids.iter().flatten().all(|&id| st.engine.peek_done(id)) {
+                return Ok(None);
+            }
+            let mut done = vec![empty_status(); hs.len()];
+            for (k, id) in ids.iter().enumerate() {
+                if let Some(id) = id {
+                    done[k] = st.engine.test(*id).unwrap_or_default();
+                }
+            }
+            for h in hs.iter_mut() {
+                release_handle(st, h);
+            }
+            Ok(Some(done))
+        })?;
+        // SAFETY: flag checked non-null.
+        unsafe { *flag = done.is_some() as c_int };
+        let Some(done) = done else { return Ok(()) };
+        for (k, s) in done.iter().enumerate() {
+            // SAFETY: the standard requires `count` statuses (or IGNORE).
+            unsafe { write_status_at(statuses, k, s) };
+        }
+        array_error(&done)
+    }
+}
+
+/// Shared by Waitany and Testany: Some((index or UNDEFINED, status)) when
+/// done, None when `block` is false and nothing completed.
+fn any(count: c_int, requests: *mut c_int, block: bool) -> MpiResult<Option<(c_int, Status)>> {
+    // SAFETY: the standard requires `count` handles.
+    let hs = unsafe { handles_of(count, requests)? };
+    with_state(|st| {
+        let mut ids = Vec::new();
+        let mut slots = Vec::new();
+        for (k, &h) in hs.iter().enumerate() {
+            if let Some(id) = active(st, h)? {
+                ids.push(id);
+                slots.push(k);
+            }
+        }
+        if ids.is_empty() {
+            return Ok(Some((UNDEFINED, empty_status())));
+        }
+        let got = if block {
+            Some(st.engine.wait_any(&ids))
+        } else {
+            st.engine.progress();
+            ids.iter()
+                .position(|&id| st.engine.peek_done(id))
+                .map(|p| (p, st.engine.test(ids[p]).unwrap_or_default()))
+        };
+        Ok(got.map(|(p, s)| {
+            release_handle(st, &mut hs[slots[p]]);
+            (slots[p] as c_int, s)
+        }))
+    })
+}
+
+mpi_fn! {
+    Initialized fn MPI_Waitany / PMPI_Waitany(count: c_int, requests: *mut c_int, index: *mut c_int, status: *mut CStatus) errors(None) {
+        if index.is_null() {
+            return err!(Arg, "index is a null pointer");
+        }
+        let (k, s) = any(count, requests, true)?.expect("blocking");
+        // SAFETY: valid per the standard.
+        unsafe {
+            *index = k;
+            finish_one(status, &s)
+        }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Testany / PMPI_Testany(count: c_int, requests: *mut c_int, index: *mut c_int, flag: *mut c_int, status: *mut CStatus) errors(None) {
+        if index.is_null() || flag.is_null() {
+            return err!(Arg, "index and flag must not be null pointers");
+        }
+        let got = any(count, requests, false)?;
+        // SAFETY: valid per the standard.
+        unsafe {
+            *flag = got.is_some() as c_int;
+            *index = got.map_or(UNDEFINED, |(k, _)| k);
+            match got {
+                Some((_, s)) => finish_one(status, &s),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+/// Shared by Waitsome and Testsome.
+///
+/// # Safety
+/// Arrays as the standard requires.
+unsafe fn some(
+    count: c_int,
+    requests: *mut c_int,
+    outcount: *mut c_int,
+    indices: *mut c_int,
+    statuses: *mut CStatus,
+    block: bool,
+) -> MpiResult<()> {
+    if outcount.is_null() || (count > 0 && indices.is_null()) {
+        return err!(Arg, "outcount and array_of_indices must not be null pointers");
+    }
+    // SAFETY: the standard requires `count` handles.
+    let hs = unsafe { handles_of(count, requests)? };
+    let done = with_state(|st| {
+        let mut ids = Vec::new();
+        let mut slots = Vec::new();
+        for (k, &h) in hs.iter().enumerate() {
+            if let Some(id) = active(st, h)? {
+                ids.push(id);
+                slots.push(k);
+            }
+        }
+        if ids.is_empty() {
+            return Ok(None);
+        }
+        let got = if block {
+            st.engine.wait_some(&ids)
+        } else {
+            st.engine.test_some(&ids)
+        };
+        let done: Vec<(usize, Status)> = got.into_iter().map(|(p, s)| (slots[p], s)).collect();
+        for &(k, _) in &done {
+            release_handle(st, &mut hs[k]);
+        }
+        Ok(Some(done))
+    })?;
+    let Some(done) = done else {
+        // SAFETY: checked non-null.
+        unsafe { *outcount = UNDEFINED };
+        return Ok(());
+    };
+    // SAFETY: checked non-null; arrays hold `count` entries.
+    unsafe {
+        *outcount = done.len() as c_int;
+        for (i, (k, s)) in done.iter().enumerate() {
+            *indices.add(i) = *k as c_int;
+            write_status_at(statuses, i, s);
+        }
+    }
+    array_error(&done.iter().map(|&(_, s)| s).collect::<Vec<_>>())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Waitsome / PMPI_Waitsome(incount: c_int, requests: *mut c_int, outcount: *mut c_int, indices: *mut c_int, statuses: *mut CStatus) errors(None) {
+        // SAFETY: arrays as the standard requires.
+        unsafe { some(incount, requests, outcount, indices, statuses, true) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Testsome / PMPI_Testsome(incount: c_int, requests: *mut c_int, outcount: *mut c_int, indices: *mut c_int, statuses: *mut CStatus) errors(None) {
+        // SAFETY: arrays as the standard requires.
+        unsafe { some(incount, requests, outcount, indices, statuses, false) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Request_get_status / PMPI_Request_get_status(request: c_int, flag: *mut c_int, status: *mut CStatus) errors(None) {
+        if flag.is_null() {
+            return err!(Arg, "flag is a null pointer");
+        }
+        let s = with_state(|st| match active(st, request)? {
+            None => Ok(Some(empty_status())),
+            Some(id) => {
+                st.engine.progress();
+                Ok(st.engine.peek_done(id).then(|| st.engine.done_status(id)))
+            }
+        })?;
+        // SAFETY: valid per the standard.
+        unsafe {
+            *flag = s.is_some() as c_int;
+            if let Some(s) = s {
+                write_status(status, &s);
+            }
+        }
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Request_free / PMPI_Request_free(request: *mut c_int) errors(None) {
+        if request.is_null() {
+            return err!(Arg, "request is a null pointer");
+        }
+        with_state(|st| {
+            // SAFETY: checked non-null.
+            let h = unsafe { &mut *request };
+            if *h == REQUEST_NULL {
+                return err!(Request, "the request is MPI_REQUEST_NULL");
+            }
+            let id = request_id(*h)?;
+            if !st.engine.is_request(id) {
+                return err!(Request, "request handle 0x{:08x} is not an active request", *h);
+            }
+            st.engine.free(id);
+            *h = REQUEST_NULL;
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Cancel / PMPI_Cancel(request: *mut c_int) errors(None) {
+        if request.is_null() {
+            return err!(Arg, "request is a null pointer");
+        }
+        with_state(|st| {
+            // SAFETY: checked non-null.
+            let h = unsafe { *request };
+            let id = request_id(h)?;
+            if !st.engine.is_request(id) {
+                return err!(Request, "request handle 0x{h:08x} is not an active request");
+            }
+            st.engine.cancel(id);
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Test_cancelled / PMPI_Test_cancelled(status: *const CStatus, flag: *mut c_int) errors(None) {
+        if status.is_null() || status as usize == STATUS_IGNORE {
+            return err!(Arg, "status must be a real status, not null or MPI_STATUS_IGNORE");
+        }
+        // SAFETY: checked to be a real status.
+        let c = unsafe { (*status).count_hi_and_cancelled } as u32 >> 31;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(flag, "flag", c as c_int) }
+    }
+}
+
+fn start_one(st: &mut State, h: c_int) -> MpiResult<()> {
+    let id = request_id(h)?;
+    if !st.engine.is_persistent(id) {
+        return err!(
+            Request,
+            "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)"
+        );
+    }
+    st.engine.start(id)
+}
+
+mpi_fn! {
+    Initialized fn MPI_Start / PMPI_Start(request: *mut c_int) errors(None) {
+        if request.is_null() {
+            return err!(Arg, "request is a null pointer");
+        }
+        // SAFETY: checked non-null.
+        let h = unsafe { *request };
+        with_state(|st| start_one(st, h))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Startall / PMPI_Startall(count: c_int, requests: *mut c_int) errors(None) {
+        // SAFETY: the standard requires `count` handles.
+        let hs = unsafe { handles_of(count, requests)? };
+        with_state(|st| hs.iter().try_for_each(|&h| start_one(st, h)))
+    }
+}
+
+/// Items of `ty` in `bytes` bytes, or None when they are not whole.
+fn whole_items(ty: &TypeInfo, bytes: u64) -> Option<u64> {
+    if ty.size == 0 {
+        return Some(0);
+    }
+    (bytes % ty.size as u64 == 0).then(|| bytes / ty.size as u64)
+}
+
+/// Basic elements in `bytes` bytes of items of `ty`; None when the bytes
+/// end inside a basic element.
+pub fn elements_in(ty: &TypeInfo, bytes: u64) -> Option<u64> {
+    if ty.size == 0 {
+        return Some(0);
+    }
+    let full = bytes / ty.size as u64;
+    let mut n = full * ty.elem_sizes.len() as u64;
+    let mut left = (bytes % ty.size as u64) as usize;
+    for &e in &ty.elem_sizes {
+        if left == 0 {
+            break;
+        }
+        if left < e {
+            return None;
+        }
+        left -= e;
+        n += 1;
+    }
+    Some(n)
+}
+
+fn real_status<'a>(status: *const CStatus) -> MpiResult<&'a CStatus> {
+    if status.is_null() || status as usize == STATUS_IGNORE {
+        return err!(Arg, "status must be a real status, not null or MPI_STATUS_IGNORE");
+    }
+    // SAFETY: checked to be a real status; valid per the standard.
+    Ok(unsafe { &*status })
+}
+
+/// Define a status query returning a count of `$t` computed by `$f`.
+macro_rules! status_count {
+    ($f:ident / $pf:ident, $t:ty, $compute:expr) => {
+        mpi_fn! {
+            Initialized fn $f / $pf(status: *const CStatus, datatype: c_int, count: *mut $t) errors(None) {
+                let s = real_status(status)?;
+                let ty = handles::datatype(datatype)?;
+                let n: Option<u64> = $compute(ty, status_bytes(s));
+                let v = match n {
+                    Some(n) if n <= <$t>::MAX as u64 => n as $t,
+                    _ => UNDEFINED as $t,
+                };
+                // SAFETY: valid per the standard (checked non-null).
+                unsafe { out(count, "count", v) }
+            }
+        }
+    };
+}
+
+status_count!(MPI_Get_count / PMPI_Get_count, c_int, whole_items);
+status_count!(MPI_Get_count_c / PMPI_Get_count_c, i64, whole_items);
+status_count!(MPI_Get_elements / PMPI_Get_elements, c_int, elements_in);
+status_count!(MPI_Get_elements_x / PMPI_Get_elements_x, i64, elements_in);
+status_count!(MPI_Get_elements_c / PMPI_Get_elements_c, i64, elements_in);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn elements_count_pairs_and_partial_items() {
+        let di = handles::datatype(0x8c000001u32 as i32).unwrap(); // MPI_DOUBLE_INT, size 12
+        assert_eq!(elements_in(di, 24), Some(4));
+        assert_eq!(elements_in(di, 32), Some(5), "two pairs and a double");
+        assert_eq!(elements_in(di, 30), None);
+        let int = handles::datatype(0x4c000405).unwrap();
+        assert_eq!(elements_in(int, 40), Some(10));
+        assert_eq!(elements_in(int, 6), None);
+        assert_eq!(whole_items(int, 6), None);
+        assert_eq!(whole_items(int, 8), Some(2));
+    }
+
+    #[test]
+    fn statuses_carry_large_counts_and_the_cancelled_bit() {
+        let mut c = CStatus {
+            count_lo: 0,
+            count_hi_and_cancelled: 0,
+            source: 0,
+            tag: 0,
+            error: 0,
+        };
+        let s = Status {
+            bytes: (5u64 << 32 | 7) as usize,
+            cancelled: true,
+            ..Default::default()
+        };
+        // SAFETY: a valid status on the stack.
+        unsafe { write_status(&mut c, &s) };
+        assert_eq!(status_bytes(&c), 5u64 << 32 | 7);
+        assert!(c.count_hi_and_cancelled < 0, "cancelled is the top bit");
+    }
+}

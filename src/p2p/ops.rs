@@ -1,0 +1,253 @@
+//! The rest of point-to-point: probe and matched probe, cancel, freeing
+//! active requests, persistent requests.
+
+use super::matching::{Body, Want};
+use super::request::{Persistent, RecvState, ReqId, Request, SendState, Status, Template};
+use super::{Engine, SendArgs, ANY_TAG, PROC_NULL};
+use crate::comm::Group;
+use crate::err;
+use crate::error::MpiResult;
+use crate::runtime::backoff::Backoff;
+use crate::transport::FrameKind;
+
+impl Engine {
+    fn probe_status(&self, w: &Want, group: &Group) -> Option<Status> {
+        self.queues.peek_unexpected(w).map(|u| {
+            let len = match &u.body {
+                Body::Eager { data, .. } => data.len(),
+                Body::Rts { len, .. } => *len,
+            };
+            Status {
+                source: group.rank_of(u.env.src).map_or(-1, |r| r as i32),
+                tag: u.env.tag,
+                bytes: len,
+                sent_bytes: len,
+                ..Default::default()
+            }
+        })
+    }
+
+    /// MPI_Iprobe: the status of a matching message, if one has arrived.
+    pub fn iprobe(&mut self, w: Want, group: &Group) -> Option<Status> {
+        self.progress();
+        self.probe_status(&w, group)
+    }
+
+    /// MPI_Probe: block until a matching message has arrived.
+    pub fn probe(&mut self, w: Want, group: &Group) -> Status {
+        let mut backoff = Backoff::new();
+        loop {
+            if let Some(s) = self.iprobe(w, group) {
+                return s;
+            }
+            self.idle(&mut backoff);
+        }
+    }
+
+    /// MPI_Improbe: take a matching message out of the queues, so only the
+    /// MPI_Mrecv of its handle can receive it.
+    pub fn improbe(&mut self, w: Want, group: &Group) -> Option<(ReqId, Status)> {
+        self.progress();
+        let status = self.probe_status(&w, group)?;
+        let u = self.queues.take_unexpected(&w)?;
+        if let Body::Eager { ack: Some(sreq), .. } = u.body {
+            // Matched now: a synchronous sender may complete.
+            self.reply(u.env.src, FrameKind::Ack, sreq, 0);
+        }
+        let u = match u.body {
+            Body::Eager { data, .. } => super::matching::Unexpected {
+                env: u.env,
+                body: Body::Eager { data, ack: None },
+            },
+            body => super::matching::Unexpected { env: u.env, body },
+        };
+        Some((self.requests.insert(Request::Message(u, group.clone())), status))
+    }
+
+    pub fn mprobe(&mut self, w: Want, group: &Group) -> (ReqId, Status) {
+        let mut backoff = Backoff::new();
+        loop {
+            if let Some(r) = self.improbe(w, group) {
+                return r;
+            }
+            self.idle(&mut backoff);
+        }
+    }
+
+    pub fn is_message(&self, id: ReqId) -> bool {
+        matches!(self.requests.get(id), Some(Request::Message(..)))
+    }
+
+    /// MPI_Imrecv: receive the message `msg` took by MPI_Mprobe.
+    ///
+    /// # Safety
+    /// As `irecv`.
+    pub unsafe fn imrecv(
+        &mut self,
+        msg: ReqId,
+        buf: *mut u8,
+        count: usize,
+        ty: &'static crate::datatype::TypeInfo,
+    ) -> MpiResult<ReqId> {
+        let Some(Request::Message(u, group)) = self.requests.remove(msg) else {
+            return err!(
+                Request,
+                "the message handle does not come from MPI_Mprobe or was already received"
+            );
+        };
+        let req = super::request::RecvReq {
+            buf: buf as usize,
+            count,
+            ty,
+            ctx: u.env.ctx,
+            group,
+            state: RecvState::Posted,
+            staging: None,
+            status: Status::default(),
+        };
+        let id = self.requests.insert(Request::Recv(req));
+        self.deliver(id, u);
+        Ok(id)
+    }
+
+    /// MPI_Cancel. A posted receive is withdrawn at once; an unmatched send
+    /// asks its receiver to drop the message and completes cancelled if it
+    /// could. Completed or matched operations are not affected.
+    pub fn cancel(&mut self, id: ReqId) {
+        let id = match self.requests.get(id) {
+            Some(Request::Persistent(p)) => match p.active {
+                Some(a) => a,
+                None => return,
+            },
+            _ => id,
+        };
+        match self.requests.get_mut(id) {
+            Some(Request::Recv(r)) if matches!(r.state, RecvState::Posted) => {
+                if self.queues.cancel_posted(id) {
+                    r.state = RecvState::Done;
+                    r.status.cancelled = true;
+                    r.status.source = PROC_NULL;
+                    r.status.tag = ANY_TAG;
+                }
+            }
+            Some(Request::Send(s))
+                if matches!(s.state, SendState::AwaitingAck | SendState::AwaitingReceiver) && !s.cancel_pending =>
+            {
+                s.cancel_pending = true;
+                let dst = s.dst;
+                self.reply(dst, FrameKind::CancelReq, id as u64, 0);
+            }
+            _ => {}
+        }
+    }
+
+    /// MPI_Request_free: forget the request; an active one finishes in the
+    /// background and is removed then.
+    pub fn free(&mut self, id: ReqId) {
+        if let Some(Request::Persistent(p)) = self.requests.get(id) {
+            if let Some(a) = p.active {
+                self.orphans.push(a);
+            }
+            self.requests.remove(id);
+            return;
+        }
+        if self.peek_done(id) {
+            self.finish(id);
+        } else {
+            self.orphans.push(id);
+        }
+    }
+
+    /// Remove freed requests that have completed.
+    pub(super) fn reap_orphans(&mut self) {
+        let mut i = 0;
+        while i < self.orphans.len() {
+            let id = self.orphans[i];
+            if self.requests.get(id).is_none_or(|r| r.is_done()) {
+                self.finish(id);
+                self.orphans.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// MPI_Send_init and friends: an inactive persistent request.
+    pub fn persistent(&mut self, template: Template) -> ReqId {
+        self.requests
+            .insert(Request::Persistent(Persistent { template, active: None }))
+    }
+
+    pub fn is_persistent(&self, id: ReqId) -> bool {
+        matches!(self.requests.get(id), Some(Request::Persistent(_)))
+    }
+
+    /// A persistent request that has not been started (or has completed).
+    pub fn is_inactive_persistent(&self, id: ReqId) -> bool {
+        matches!(self.requests.get(id), Some(Request::Persistent(p)) if p.active.is_none())
+    }
+
+    /// MPI_Start.
+    pub fn start(&mut self, id: ReqId) -> MpiResult<()> {
+        let template = match self.requests.get(id) {
+            Some(Request::Persistent(p)) if p.active.is_some() => {
+                return err!(Request, "MPI_Start on a persistent request that is already active")
+            }
+            Some(Request::Persistent(p)) => p.template.clone(),
+            _ => {
+                return err!(
+                    Request,
+                    "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)"
+                )
+            }
+        };
+        let inner = match template {
+            // SAFETY: the user keeps the buffer valid while the persistent
+            // request is active (MPI's rule for persistent requests).
+            Template::Send {
+                buf,
+                count,
+                ty,
+                dst,
+                tag,
+                ctx,
+                mode,
+            } => unsafe {
+                self.isend(SendArgs {
+                    buf: buf as *const u8,
+                    count,
+                    ty,
+                    dst,
+                    tag,
+                    ctx,
+                    mode,
+                })?
+            },
+            Template::Recv {
+                buf,
+                count,
+                ty,
+                src,
+                tag,
+                ctx,
+                group,
+                proc_null,
+            } => {
+                if proc_null {
+                    self.null_request(Status {
+                        source: PROC_NULL,
+                        tag: ANY_TAG,
+                        ..Default::default()
+                    })
+                } else {
+                    // SAFETY: as above.
+                    unsafe { self.irecv(buf as *mut u8, count, ty, src, tag, ctx, group) }
+                }
+            }
+        };
+        if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
+            p.active = Some(inner);
+        }
+        Ok(())
+    }
+}
