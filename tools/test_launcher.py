@@ -6,6 +6,7 @@ family, and a relocated `make install` tree. Ends with "N passed, M failed".
 """
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -49,6 +50,22 @@ def main():
     check("--timeout ends a job that runs too long", r.returncode != 0 and "timeout" in r.stderr, f"{r.returncode} {r.stderr}")
     left = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
     check("no segment left after a timeout", not left, str(left))
+
+    # SIGUSR2 to mpiexec: every rank prints its queues and carries on
+    p = subprocess.Popen([os.path.join(BIN, "mpiexec"), "-n", "2", exe, "98"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import time
+    time.sleep(1.5)
+    p.send_signal(signal.SIGUSR2)
+    time.sleep(1.0)
+    alive = p.poll() is None
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    check("SIGUSR2 leaves the job running", alive, err)
+    check("SIGUSR2 makes every rank print its pending receives",
+          all(f"oxmpi: rank {r}: pending receive" in err for r in (0, 1)), err)
+    check("SIGUSR2 shows the unexpected queue", "unexpected message: from world rank" in err and "tag 5" in err, err)
+    check("SIGTERM to mpiexec ends the job", p.returncode != 0, str(p.returncode))
 
     r = run([os.path.join(BIN, "mpiexec"), "-n", "2", "sh", "-c", "exit 0"])
     check("a non-MPI program runs under mpiexec", r.returncode == 0, r.stderr)

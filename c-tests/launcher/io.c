@@ -16,6 +16,13 @@ int main(int argc, char **argv)
     const char *v = getenv("OXMPI_TEST_VALUE");
     printf("rank %d value %s\n", rank, v ? v : "(unset)");
     fflush(stdout);
+    if (argc > 1 && atoi(argv[1]) == 98) {
+        /* a deliberate hang: every rank waits for a message no one sends */
+        int size, x;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        MPI_Send(&rank, 1, MPI_INT, (rank + 1) % size, 5, MPI_COMM_WORLD);
+        MPI_Recv(&x, 1, MPI_INT, (rank + 1) % size, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
     if (argc > 1 && atoi(argv[1]) == 99) {
         for (;;) MPI_Barrier(MPI_COMM_SELF); /* spins until killed */
     }
