@@ -9,7 +9,7 @@ SONAME := libmpi.so.12
 PYTHON ?= python3
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test cargo-test abi-test c-tests demo install clean setup coverage
+.PHONY: bench all build test cargo-test abi-test c-tests demo install clean setup coverage
 
 all: build
 
@@ -67,6 +67,12 @@ c-tests: build
 
 coverage: build
 	$(PYTHON) tools/coverage.py $(BUILD)/lib/$(SONAME) > docs/coverage.md
+
+# Side by side with Debian's MPICH and Open MPI; writes docs/benchmarks.md.
+bench: setup build
+	if ! command -v mpicc.openmpi >/dev/null 2>&1; then \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq openmpi-bin libopenmpi-dev; fi
+	$(PYTHON) tools/bench.py --rounds 3
 
 clean:
 	$(CARGO) clean

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Side-by-side benchmarks: oxmpi, Debian's MPICH and Debian's Open MPI run
+the same programs (c-tests/bench), interleaved round by round so that the
+machine's state affects all three alike; the best of the rounds counts.
+Writes docs/benchmarks.md with the tables and the ratios.
+
+  tools/bench.py [--rounds 3] [--out docs/benchmarks.md]
+
+Needs `make build` and the packages mpich, libmpich-dev, openmpi-bin,
+libopenmpi-dev (`make bench` installs them).
+"""
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "c-tests", "bench")
+BUILD = os.path.join(ROOT, "build")
+
+IMPLS = {
+    "oxmpi": (os.path.join(BUILD, "bin", "mpicc"), [os.path.join(BUILD, "bin", "mpiexec"), "-n"]),
+    "MPICH": ("mpicc.mpich", ["mpiexec.mpich", "-n"]),
+    "Open MPI": ("mpicc.openmpi", ["mpirun.openmpi", "--oversubscribe", "--bind-to", "none", "-n"]),
+}
+PROGRAMS = ["pingpong", "exchange", "allreduce_loop"]
+# (program, ranks, quick): quick divides the iteration counts by 20
+RUNS = [("pingpong", 2, False), ("exchange", 2, False), ("allreduce_loop", 2, False),
+        ("pingpong", 4, True), ("allreduce_loop", 4, True)]
+TIMEOUT = 300
+
+
+def build():
+    for impl, (cc, _) in IMPLS.items():
+        d = os.path.join(BENCH, "bin", impl.replace(" ", "_"))
+        os.makedirs(d, exist_ok=True)
+        for p in PROGRAMS:
+            subprocess.run([cc, "-O2", "-o", os.path.join(d, p), os.path.join(BENCH, p + ".c")], check=True)
+
+
+def run(impl, prog, n, quick):
+    exe = os.path.join(BENCH, "bin", impl.replace(" ", "_"), prog)
+    cmd = IMPLS[impl][1] + [str(n), exe] + (["quick"] if quick else [])
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env)
+    except subprocess.TimeoutExpired:
+        return None
+    out = {}
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) >= 4 and f[0] == "RESULT":
+            out[int(f[2])] = float(f[3])
+    if r.returncode != 0 or not out:
+        sys.stderr.write(f"bench: {impl} {prog} -n {n} failed:\n{r.stderr[-1500:]}\n")
+        return None
+    return out
+
+
+def human(n):
+    for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n // size} {unit}"
+    return f"{n} B"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    a = ap.parse_args()
+    build()
+    best = {}
+    for rnd in range(a.rounds):
+        for prog, n, quick in RUNS:
+            for impl in IMPLS:
+                res = run(impl, prog, n, quick)
+                key = (prog, n, impl)
+                print(f"round {rnd + 1}: {impl:9} {prog} -n {n}: {'failed or timed out' if res is None else 'ok'}", flush=True)
+                if res is None:
+                    best.setdefault(key, None)
+                    continue
+                old = best.get(key) or {}
+                best[key] = {s: min(v, old.get(s, v)) for s, v in res.items()}
+    cpu = ""
+    try:
+        cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    lines = ["# Benchmarks", "",
+             f"Made by `python3 tools/bench.py --rounds {a.rounds}` (or `make bench`) on "
+             f"{datetime.date.today()}, {os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}.",
+             "oxmpi, Debian's MPICH (`mpiexec.mpich`) and Debian's Open MPI (`mpirun.openmpi --oversubscribe`)",
+             "run the same programs from `c-tests/bench/`, compiled with each one's own `mpicc`,",
+             "interleaved round by round; each figure is the best of the rounds. Times are",
+             "microseconds (half round trip for ping-pong, one exchange, one allreduce);",
+             "ratio = oxmpi / the better of MPICH and Open MPI (below 1: oxmpi is faster).", ""]
+    for prog, n, quick in RUNS:
+        title = {"pingpong": "Ping-pong (COMMS1)", "exchange": "Exchange (COMMS2)", "allreduce_loop": "Allreduce loop"}[prog]
+        over = " (oversubscribed: 4 ranks on 2 cores; ranks 2-3 wait in a barrier)" if n > os.cpu_count() and prog == "pingpong" else \
+            " (oversubscribed: 4 ranks on 2 cores)" if n > os.cpu_count() else ""
+        lines += [f"## {title}, {n} ranks{over}", "",
+                  "| size | oxmpi us | MPICH us | Open MPI us | ratio |", "|---|---|---|---|---|"]
+        sizes = sorted(set().union(*[set((best.get((prog, n, i)) or {}).keys()) for i in IMPLS]))
+        for s in sizes:
+            vals = {i: (best.get((prog, n, i)) or {}).get(s) for i in IMPLS}
+            peers = [v for i, v in vals.items() if i != "oxmpi" and v is not None]
+            ratio = f"{vals['oxmpi'] / min(peers):.2f}" if vals["oxmpi"] and peers else "n/a"
+            cells = [f"{v:.2f}" if v is not None else "timeout" for v in vals.values()]
+            lines.append(f"| {human(s)} | " + " | ".join(cells) + f" | {ratio} |")
+        lines.append("")
+    open(a.out, "w").write("\n".join(lines))
+    print(f"wrote {a.out}")
+
+
+if __name__ == "__main__":
+    main()
