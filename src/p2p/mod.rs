@@ -37,6 +37,9 @@ pub struct Engine {
     seg: Segment,
     pids: Vec<i32>,
     pub single_copy: bool,
+    /// A cross-memory read has worked once: the kernel lets us, so long
+    /// messages may be split between receiver and sender.
+    single_copy_works: bool,
     pub eager_limit: usize,
     unexpected_budget: usize,
     queues: Queues,
@@ -77,6 +80,7 @@ impl Engine {
             seg,
             pids,
             single_copy: cfg.single_copy,
+            single_copy_works: false,
             eager_limit,
             unexpected_budget: cfg.unexpected_budget,
             queues: Queues::default(),
@@ -129,7 +133,7 @@ impl Engine {
                     0,
                     SendState::AwaitingAck,
                 )));
-                header.sreq = id as u64;
+                header.a = id as u64;
                 Some(id)
             } else {
                 None
@@ -156,8 +160,8 @@ impl Engine {
             SendState::AwaitingReceiver,
         )));
         header.kind = FrameKind::Rts as u32;
-        header.sreq = id as u64;
-        header.addr = addr as u64;
+        header.a = id as u64;
+        header.b = addr as u64;
         self.send_control(dst, header);
         Ok(id)
     }
@@ -469,12 +473,12 @@ impl Engine {
     }
 
     /// A control frame about sender request `sreq` (Ack, Nack, Fin, ...).
-    fn reply(&mut self, dst: usize, kind: FrameKind, sreq: u64, addr: u64) {
+    fn reply(&mut self, dst: usize, kind: FrameKind, sreq: u64, result: u64) {
         let h = FrameHeader {
             kind: kind as u32,
             src: self.rank as u32,
-            sreq,
-            addr,
+            a: sreq,
+            b: result,
             ..Default::default()
         };
         self.send_control(dst, h);
@@ -494,14 +498,43 @@ impl Engine {
     fn match_rts(&mut self, id: ReqId, env: &Envelope, len: usize, sreq: u64, addr: u64) {
         let pid = self.pids[env.src];
         let single_copy = self.single_copy;
+        let split_ok = self.single_copy_works;
+        let me = self.rank as u32;
         let Some(Request::Recv(r)) = self.requests.get_mut(id) else {
             return;
         };
         let n = len.min(r.capacity());
+        r.status.source = r.group.rank_of(env.src).map_or(-1, |x| x as i32);
+        r.status.tag = env.tag;
+        if single_copy && split_ok && n == len && len >= SPLIT_MIN && r.ty.is_contiguous() {
+            // Both copy at once: the sender writes the second half while
+            // we read the first.
+            let split = (len / 2).next_multiple_of(4096).min(len);
+            let put = FrameHeader {
+                kind: FrameKind::Put as u32,
+                src: me,
+                ctx: id,
+                len: split as u64,
+                a: sreq,
+                b: r.buf as u64,
+                ..Default::default()
+            };
+            r.state = RecvState::Split { split, len, sreq, addr };
+            let buf = r.buf;
+            let ty = r.ty;
+            self.send_control(env.src, put);
+            // SAFETY: the receive buffer is writable over `len` bytes.
+            if !unsafe { crate::transport::shm::read_remote_into(pid, addr, split, ty, buf as *mut u8) } {
+                // Cannot happen once a read has worked; report, not hang.
+                self.fail_recv(id, env);
+            }
+            return;
+        }
         // SAFETY: the receive buffer is writable over the items n bytes
         // cover (irecv's contract).
         if single_copy && unsafe { crate::transport::shm::read_remote_into(pid, addr, n, r.ty, r.buf as *mut u8) } {
             finish_recv(r, env, len);
+            self.single_copy_works = true;
             self.reply(env.src, FrameKind::Fin, sreq, 0);
             return;
         }
@@ -509,21 +542,61 @@ impl Engine {
         // sender pushes through the ring from now on.
         self.single_copy = false;
         r.state = RecvState::Receiving { got: 0, len };
-        r.status.source = r.group.rank_of(env.src).map_or(-1, |x| x as i32);
-        r.status.tag = env.tag;
         if !r.ty.is_contiguous() {
             r.staging = Some(vec![0u8; len]);
         }
         let cts = FrameHeader {
             kind: FrameKind::Cts as u32,
-            src: self.rank as u32,
-            sreq,
-            rreq: id as u64,
+            src: me,
+            a: sreq,
+            b: id as u64,
             ..Default::default()
         };
         self.send_control(env.src, cts);
     }
+
+    /// The sender answered our Put: it wrote its part (`wrote`), or we read
+    /// it ourselves now.
+    fn put_done(&mut self, id: ReqId, wrote: bool, src: usize) {
+        let pid = self.pids[src];
+        let Some(Request::Recv(r)) = self.requests.get_mut(id) else {
+            return;
+        };
+        let RecvState::Split { split, len, sreq, addr } = r.state else {
+            return;
+        };
+        let env = Envelope {
+            ctx: r.ctx,
+            src,
+            tag: r.status.tag,
+        };
+        if !wrote {
+            // SAFETY: the buffer is writable over `len` bytes.
+            let dst = unsafe { (r.buf as *mut u8).add(split) };
+            // SAFETY: as above; the rest is contiguous.
+            if !unsafe { crate::transport::shm::read_remote_into(pid, addr + split as u64, len - split, r.ty, dst) } {
+                self.fail_recv(id, &env);
+                return;
+            }
+            finish_recv(r, &env, len);
+            self.reply(src, FrameKind::Fin, sreq, 0);
+            return;
+        }
+        finish_recv(r, &env, len);
+    }
+
+    /// A long message could not be moved (the kernel refused a copy that
+    /// worked before): the receive completes with MPI_ERR_OTHER.
+    fn fail_recv(&mut self, id: ReqId, env: &Envelope) {
+        if let Some(Request::Recv(r)) = self.requests.get_mut(id) {
+            finish_recv(r, env, 0);
+            r.status.error = crate::error::ErrorClass::Other.code();
+        }
+    }
 }
+
+/// Long messages from this size on are copied by both sides at once.
+const SPLIT_MIN: usize = 128 * 1024;
 
 pub fn empty_status() -> Status {
     Status {

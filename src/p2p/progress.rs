@@ -25,7 +25,6 @@ impl Engine {
     }
 
     fn drain(&mut self, src: usize) {
-        let mut popped = false;
         loop {
             if self.queues.unexpected_bytes > self.unexpected_budget && !self.queues.wants_from(src) {
                 // Over budget: leave this sender's frames in its ring (it
@@ -38,12 +37,9 @@ impl Engine {
             // ours until `pop`; `handle` never touches this ring.
             let payload = unsafe { std::slice::from_raw_parts(payload.as_ptr(), payload.len()) };
             self.handle(h, payload);
+            // No bell for the sender: a rank with frames waiting for room
+            // keeps polling instead of sleeping (see Engine::idle).
             self.seg.ring(src, self.rank).pop();
-            popped = true;
-        }
-        if popped {
-            // The sender may sleep waiting for room.
-            self.seg.ring_bell(src);
         }
     }
 
@@ -55,7 +51,7 @@ impl Engine {
         };
         match FrameKind::from_u32(h.kind) {
             Some(FrameKind::Eager) => {
-                let ack = (h.flags & (FLAG_SYNC | FLAG_READY) != 0).then_some(h.sreq);
+                let ack = (h.flags & (FLAG_SYNC | FLAG_READY) != 0).then_some(h.a);
                 match self.queues.take_posted(&env) {
                     Some(id) => {
                         self.deliver_eager(id, &env, payload);
@@ -63,7 +59,7 @@ impl Engine {
                             self.reply(env.src, FrameKind::Ack, sreq, 0);
                         }
                     }
-                    None if h.flags & FLAG_READY != 0 => self.reply(env.src, FrameKind::Nack, h.sreq, 0),
+                    None if h.flags & FLAG_READY != 0 => self.reply(env.src, FrameKind::Nack, h.a, 0),
                     None => self.queues.push_unexpected(Unexpected {
                         env,
                         body: Body::Eager {
@@ -74,7 +70,7 @@ impl Engine {
                 }
             }
             Some(FrameKind::Rts) => {
-                let (len, sreq, addr) = (h.len as usize, h.sreq, h.addr);
+                let (len, sreq, addr) = (h.len as usize, h.a, h.b);
                 match self.queues.take_posted(&env) {
                     Some(id) => self.match_rts(id, &env, len, sreq, addr),
                     None if h.flags & FLAG_READY != 0 => self.reply(env.src, FrameKind::Nack, sreq, 0),
@@ -84,23 +80,25 @@ impl Engine {
                     }),
                 }
             }
-            Some(FrameKind::Fin | FrameKind::Ack) => self.send_done(h.sreq, 0),
-            Some(FrameKind::Nack) => self.send_done(h.sreq, ErrorClass::Other.code()),
+            Some(FrameKind::Fin | FrameKind::Ack) => self.send_done(h.a, 0),
+            Some(FrameKind::Nack) => self.send_done(h.a, ErrorClass::Other.code()),
             Some(FrameKind::Cts) => {
-                if let Some(Request::Send(s)) = self.requests.get_mut(h.sreq as u32) {
-                    s.state = SendState::Pushing { rreq: h.rreq, sent: 0 };
-                    self.pushing.push(h.sreq as u32);
+                if let Some(Request::Send(s)) = self.requests.get_mut(h.a as u32) {
+                    s.state = SendState::Pushing { rreq: h.b, sent: 0 };
+                    self.pushing.push(h.a as u32);
                 }
             }
             Some(FrameKind::Data) => self.accept_data(h, payload),
+            Some(FrameKind::Put) => self.put(h),
+            Some(FrameKind::PutDone) => self.put_done(h.a as u32, h.b == 1, env.src),
             Some(FrameKind::CancelReq) => {
-                let removed = self.queues.cancel_unexpected(env.src, h.sreq);
-                self.reply(env.src, FrameKind::CancelReply, h.sreq, removed as u64);
+                let removed = self.queues.cancel_unexpected(env.src, h.a);
+                self.reply(env.src, FrameKind::CancelReply, h.a, removed as u64);
             }
             Some(FrameKind::CancelReply) => {
-                if let Some(Request::Send(s)) = self.requests.get_mut(h.sreq as u32) {
+                if let Some(Request::Send(s)) = self.requests.get_mut(h.a as u32) {
                     s.cancel_pending = false;
-                    if h.addr == 1 {
+                    if h.b == 1 {
                         s.state = SendState::Done;
                         s.status.cancelled = true;
                     }
@@ -113,6 +111,28 @@ impl Engine {
         }
     }
 
+    /// The receiver asks us to write our part of a long message into its
+    /// buffer: bytes `h.len..` of the message, at `h.b + h.len`.
+    fn put(&mut self, h: FrameHeader) {
+        let dst = h.src as usize;
+        let pid = self.pids[dst];
+        let wrote = match self.requests.get_mut(h.a as u32) {
+            Some(Request::Send(s)) if s.state == SendState::AwaitingReceiver => {
+                let from = h.len as usize;
+                // SAFETY: the message bytes stay readable until this send
+                // completes.
+                let part = unsafe { std::slice::from_raw_parts((s.addr + from) as *const u8, s.len - from) };
+                let ok = crate::transport::shm::write_remote(pid, h.b + from as u64, part);
+                if ok {
+                    s.state = SendState::Done;
+                }
+                ok
+            }
+            _ => false,
+        };
+        self.reply(dst, FrameKind::PutDone, h.ctx as u64, wrote as u64);
+    }
+
     /// The receiver acknowledged (or refused, with `error`) a send.
     fn send_done(&mut self, sreq: u64, error: i32) {
         if let Some(Request::Send(s)) = self.requests.get_mut(sreq as u32) {
@@ -122,13 +142,13 @@ impl Engine {
     }
 
     fn accept_data(&mut self, h: FrameHeader, payload: &[u8]) {
-        let Some(Request::Recv(r)) = self.requests.get_mut(h.rreq as u32) else {
+        let Some(Request::Recv(r)) = self.requests.get_mut(h.a as u32) else {
             return;
         };
         let RecvState::Receiving { got, len } = r.state else {
             return;
         };
-        let off = h.addr as usize;
+        let off = h.b as usize;
         match &mut r.staging {
             Some(stage) => stage[off..off + payload.len()].copy_from_slice(payload),
             None => {
@@ -201,8 +221,8 @@ impl Engine {
                 let h = FrameHeader {
                     kind: FrameKind::Data as u32,
                     src: me,
-                    rreq,
-                    addr: sent as u64,
+                    a: rreq,
+                    b: sent as u64,
                     frag_len: n as u32,
                     ..Default::default()
                 };

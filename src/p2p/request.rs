@@ -63,6 +63,15 @@ pub enum RecvState {
         got: usize,
         len: usize,
     },
+    /// Matched a long message; we read bytes `..split` ourselves and the
+    /// sender writes `split..len` into our buffer (sender request `sreq`,
+    /// data at `addr` in the sender).
+    Split {
+        split: usize,
+        len: usize,
+        sreq: u64,
+        addr: u64,
+    },
     Done,
 }
 

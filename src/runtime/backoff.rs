@@ -3,9 +3,22 @@
 //! are more ranks than cores), then sleep on the doorbell futex until a
 //! peer rings or a short timeout passes.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 const SPIN_POLLS: u32 = 256;
+/// With more ranks than cores a spinning rank holds the core its peer
+/// needs, so it yields almost at once.
+const SPIN_POLLS_OVERSUBSCRIBED: u32 = 4;
+static SPIN: AtomicU32 = AtomicU32::new(SPIN_POLLS);
+
+/// Called at init with whether this host runs more ranks than it has cores.
+pub fn set_oversubscribed(yes: bool) {
+    SPIN.store(
+        if yes { SPIN_POLLS_OVERSUBSCRIBED } else { SPIN_POLLS },
+        Ordering::Relaxed,
+    );
+}
 const YIELD_FOR: Duration = Duration::from_micros(200);
 const SLEEP_US: u64 = 2000;
 
@@ -29,7 +42,7 @@ impl Backoff {
     /// on the doorbell.
     pub fn idle(&mut self, sleep: impl FnOnce(u64)) {
         self.polls = self.polls.saturating_add(1);
-        if self.polls < SPIN_POLLS {
+        if self.polls < SPIN.load(Ordering::Relaxed) {
             std::hint::spin_loop();
             return;
         }

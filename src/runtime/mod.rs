@@ -128,6 +128,9 @@ pub fn init(required: i32) -> MpiResult<i32> {
         single_copy: tunables::flag("OXMPI_SINGLE_COPY"),
     };
     let engine = Engine::new(rank, size, seg, pids, cfg);
+    // All ranks share this host (shm is the only transport so far).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    backoff::set_oversubscribed(size > cores);
     if tunables::flag("OXMPI_DEBUG") {
         eprintln!(
             "oxmpi: rank {rank} of {size}: segment {name}, eager limit {}, single copy {}",
@@ -192,7 +195,7 @@ extern "C" fn on_dump_signal(_: libc::c_int) {
 /// True once after SIGUSR2 arrived: a waiting rank then prints its queues
 /// (`mpiexec` forwards the signal to every rank).
 pub fn dump_requested() -> bool {
-    DUMP.swap(false, Ordering::Relaxed)
+    DUMP.load(Ordering::Relaxed) && DUMP.swap(false, Ordering::Relaxed)
 }
 
 /// Write to stderr in one write, so lines of ranks sharing the terminal

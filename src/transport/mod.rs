@@ -26,6 +26,11 @@ pub enum FrameKind {
     CancelReq = 8,
     /// Answer to CancelReq: `addr` is 1 if the message was removed.
     CancelReply = 9,
+    /// The receiver reads the first part of a long message and asks the
+    /// sender to write the rest into its buffer, so both copy at once.
+    Put = 10,
+    /// The sender wrote its part (`b` = 1) or could not (`b` = 0).
+    PutDone = 11,
 }
 
 impl FrameKind {
@@ -40,12 +45,28 @@ impl FrameKind {
             7 => FrameKind::Nack,
             8 => FrameKind::CancelReq,
             9 => FrameKind::CancelReply,
+            10 => FrameKind::Put,
+            11 => FrameKind::PutDone,
             _ => return None,
         })
     }
 }
 
-/// The fixed 64-byte header before every frame's payload.
+/// The fixed 48-byte header before every frame's payload. `a` and `b`
+/// carry what each kind needs:
+///
+/// | kind | a | b |
+/// |---|---|---|
+/// | Eager | sender request (sync/ready modes) | - |
+/// | Rts | sender request | address of the packed data in the sender |
+/// | Cts | sender request | receiver request |
+/// | Data | receiver request | offset of this piece |
+/// | Fin, Ack, Nack, CancelReq | sender request | - |
+/// | CancelReply | sender request | 1 if the message was removed |
+/// | Put | sender request | receiver's buffer address (`len`: where the sender's part starts, `ctx`: receiver request) |
+/// | PutDone | receiver request | 1 if the sender wrote its part |
+///
+/// In a ring slot, `kind` doubles as the slot's full flag (0: empty).
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub struct FrameHeader {
@@ -61,14 +82,9 @@ pub struct FrameHeader {
     pub frag_len: u32,
     /// Protocol flags (p2p::protocol::FLAG_*).
     pub flags: u32,
-    /// Sender's request id (Rts, Cts, Fin).
-    pub sreq: u64,
-    /// Receiver's request id (Cts, Data).
-    pub rreq: u64,
-    /// Rts: address of the sender's packed data; Data: offset of this piece.
-    pub addr: u64,
-    pub _reserved: u64,
+    pub a: u64,
+    pub b: u64,
 }
 
 pub const HEADER_BYTES: usize = std::mem::size_of::<FrameHeader>();
-const _: () = assert!(HEADER_BYTES == 64);
+const _: () = assert!(HEADER_BYTES == 48);

@@ -330,3 +330,27 @@ pub unsafe fn read_remote_into(
     }
     true
 }
+
+/// Write `src` into process `pid` at `remote_addr` with cross-memory
+/// writes. False if refused or short.
+pub fn write_remote(pid: i32, remote_addr: u64, src: &[u8]) -> bool {
+    let mut done = 0usize;
+    while done < src.len() {
+        let local = libc::iovec {
+            iov_base: src[done..].as_ptr() as *mut libc::c_void,
+            iov_len: src.len() - done,
+        };
+        let remote = libc::iovec {
+            iov_base: (remote_addr as usize + done) as *mut libc::c_void,
+            iov_len: src.len() - done,
+        };
+        // SAFETY: `local` describes memory we own; the kernel checks the
+        // remote range and our permission to write it.
+        let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };
+        if n <= 0 {
+            return false;
+        }
+        done += n as usize;
+    }
+    true
+}
