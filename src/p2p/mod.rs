@@ -578,11 +578,10 @@ impl Engine {
                 self.fail_recv(id, &env);
                 return;
             }
-            finish_recv(r, &env, len);
-            self.reply(src, FrameKind::Fin, sreq, 0);
-            return;
         }
         finish_recv(r, &env, len);
+        // Both parts are in: the sender may reuse its buffer.
+        self.reply(src, FrameKind::Fin, sreq, 0);
     }
 
     /// A long message could not be moved (the kernel refused a copy that

@@ -122,11 +122,9 @@ impl Engine {
                 // SAFETY: the message bytes stay readable until this send
                 // completes.
                 let part = unsafe { std::slice::from_raw_parts((s.addr + from) as *const u8, s.len - from) };
-                let ok = crate::transport::shm::write_remote(pid, h.b + from as u64, part);
-                if ok {
-                    s.state = SendState::Done;
-                }
-                ok
+                // The send completes on the receiver's Fin, not here: the
+                // receiver may still be reading the first part.
+                crate::transport::shm::write_remote(pid, h.b + from as u64, part)
             }
             _ => false,
         };
