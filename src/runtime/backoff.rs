@@ -20,7 +20,9 @@ pub fn set_oversubscribed(yes: bool) {
     );
 }
 const YIELD_FOR: Duration = Duration::from_micros(200);
-const SLEEP_US: u64 = 2000;
+/// A sleeping rank wakes at least this often to look at its rings (see
+/// `Segment::ring_bell` for why a wake-up can, rarely, be missed).
+const SLEEP_US: u64 = 1000;
 
 pub struct Backoff {
     polls: u32,
