@@ -14,6 +14,7 @@ use crate::p2p::{Engine, SendArgs};
 const TAG_BARRIER: i32 = 1;
 const TAG_BCAST: i32 = 2;
 const TAG_REDUCE: i32 = 3;
+const TAG_ALLREDUCE: i32 = 4;
 
 fn send(e: &mut Engine, c: &Comm, buf: *const u8, len: usize, to: usize, tag: i32) -> MpiResult<()> {
     let a = SendArgs {
@@ -111,8 +112,33 @@ pub fn reduce(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: Op, 
     Ok(())
 }
 
-/// Reduce to rank 0, then broadcast: every rank gets the same bits.
+/// Allreduce. With a power-of-two size: recursive doubling, log2(n)
+/// exchange steps; each pair combines (lower block) op (higher block), so
+/// every rank computes the same tree, ((0 op 1) op (2 op 3)) ..., the tree
+/// the binomial reduce uses too. Otherwise reduce to rank 0 and broadcast.
 pub fn allreduce(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
-    reduce(e, c, data, ty, op, 0)?;
-    bcast(e, c, data, 0)
+    let (n, me) = (c.size(), c.rank);
+    if n == 1 || !n.is_power_of_two() {
+        reduce(e, c, data, ty, op, 0)?;
+        return bcast(e, c, data, 0);
+    }
+    op.check(ty)?;
+    let mut theirs = vec![0u8; data.len()];
+    let mut mask = 1;
+    while mask < n {
+        let partner = me ^ mask;
+        let r = post_recv(e, c, theirs.as_mut_ptr(), theirs.len(), partner, TAG_ALLREDUCE);
+        send(e, c, data.as_ptr(), data.len(), partner, TAG_ALLREDUCE)?;
+        e.wait(r);
+        if me < partner {
+            // mine (lower ranks) op theirs, into theirs
+            op::apply(op, ty, data, &mut theirs)?;
+            data.copy_from_slice(&theirs);
+        } else {
+            // theirs (lower ranks) op mine, into data
+            op::apply(op, ty, &theirs, data)?;
+        }
+        mask <<= 1;
+    }
+    Ok(())
 }
