@@ -20,8 +20,7 @@ pub fn set_oversubscribed(yes: bool) {
     );
 }
 const YIELD_FOR: Duration = Duration::from_micros(200);
-/// A sleeping rank wakes at least this often to look at its rings (see
-/// `Segment::ring_bell` for why a wake-up can, rarely, be missed).
+/// A sleeping rank also wakes this often on its own, as a safety net.
 const SLEEP_US: u64 = 1000;
 
 pub struct Backoff {

@@ -167,18 +167,12 @@ impl Segment {
     }
 
     /// After publishing a frame for `dst`: wake it if it sleeps.
-    ///
-    /// Memory ordering: no fence here, on purpose. A full fence would make
-    /// every send wait for its slot's cache line (it costs a third of a
-    /// small send). Without it our load of `sleeping` may be ordered before
-    /// our flag store becomes visible, so a peer that falls asleep in that
-    /// nanosecond window (it sets `sleeping`, fences, re-checks its rings
-    /// and still sees them empty) misses this wake-up. It then wakes at
-    /// its futex timeout (`Backoff`'s sleep, 1 ms), sees the frame and goes
-    /// on: the cost of the race is bounded, and it can only happen to a
-    /// rank that has been idle for the whole spin and yield phases.
     pub fn ring_bell(&self, dst: usize) {
         let d = self.doorbell(dst);
+        // SeqCst fence: pairs with the fence in `sleep` (Dekker): either we
+        // see `sleeping`, or the sleeper sees our frame when it re-checks.
+        // (Measured: dropping it gains nothing visible on ping-pong.)
+        std::sync::atomic::fence(Ordering::SeqCst);
         if d.sleeping.load(Ordering::Relaxed) != 0 {
             d.bell.fetch_add(1, Ordering::Relaxed);
             futex_wake(&d.bell);
