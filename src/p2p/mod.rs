@@ -21,6 +21,11 @@ use protocol::{Mode, Protocol};
 use request::{RecvReq, RecvState, ReqId, Request, SendReq, SendState, Slab, Status};
 use std::collections::VecDeque;
 
+/// The request of every send that completed at once (standard and
+/// buffered eager sends): one shared id, never stored or freed, so the
+/// commonest send costs no request bookkeeping.
+pub const SENT: ReqId = 0x03ff_ffff;
+
 pub const PROC_NULL: i32 = -1;
 pub const ANY_SOURCE: i32 = -2;
 pub const ANY_TAG: i32 = -1;
@@ -46,6 +51,8 @@ pub struct Engine {
     requests: Slab,
     /// Per destination: frames that found the ring full, oldest first.
     outbox: Vec<VecDeque<Outgoing>>,
+    /// Frames in all outboxes (0 on the fast path: nothing to flush).
+    outbox_frames: usize,
     /// Sends whose data we push (their receiver answered Cts).
     pushing: Vec<ReqId>,
     /// Requests freed by the user while still active: removed when done.
@@ -86,6 +93,7 @@ impl Engine {
             queues: Queues::default(),
             requests: Slab::default(),
             outbox: (0..size).map(|_| VecDeque::new()).collect(),
+            outbox_frames: 0,
             pushing: Vec::new(),
             orphans: Vec::new(),
             bsend: bsend::Attached::default(),
@@ -140,7 +148,7 @@ impl Engine {
             };
             // SAFETY: the caller guarantees `buf` readable over the items.
             unsafe { self.send_eager(dst, header, a.ty, a.count, a.buf) };
-            return Ok(id.unwrap_or_else(|| self.requests.insert(Request::Done(Status::default()))));
+            return Ok(id.unwrap_or(SENT));
         }
         // Rendezvous: the receiver reads from `addr` (our memory) or asks
         // us to push. A non-contiguous buffer is packed once, here.
@@ -211,6 +219,7 @@ impl Engine {
         // SAFETY: as above.
         unsafe { pack::pack(ty, count, buf, &mut payload) };
         self.outbox[dst].push_back(Outgoing { header, payload });
+        self.outbox_frames += 1;
     }
 
     /// Post a receive of up to `count` items of `ty` into `buf`.
@@ -266,7 +275,7 @@ impl Engine {
     }
 
     pub fn is_request(&self, id: ReqId) -> bool {
-        self.requests.get(id).is_some()
+        id == SENT || self.requests.get(id).is_some()
     }
 
     /// If `id` is complete: its status, and the request freed (a
@@ -317,6 +326,9 @@ impl Engine {
 
     /// Free a completed request and return its status.
     fn finish(&mut self, id: ReqId) -> Status {
+        if id == SENT {
+            return sent_status();
+        }
         match self.requests.remove(id) {
             Some(Request::Send(s)) => {
                 if let Some(block) = s.bsend_block {
@@ -404,7 +416,7 @@ impl Engine {
         let seg = &self.seg;
         let me = self.rank;
         let n = self.size;
-        let outbox_empty = self.outbox.iter().all(|o| o.is_empty()) && self.pushing.is_empty();
+        let outbox_empty = self.outbox_frames == 0 && self.pushing.is_empty();
         backoff.idle(|timeout| seg.sleep(timeout, || outbox_empty && (0..n).all(|s| seg.ring(s, me).is_empty())));
     }
 
@@ -469,6 +481,7 @@ impl Engine {
                 header,
                 payload: Vec::new(),
             });
+            self.outbox_frames += 1;
         }
     }
 
@@ -596,6 +609,15 @@ impl Engine {
 
 /// Long messages from this size on are copied by both sides at once.
 const SPLIT_MIN: usize = 128 * 1024;
+
+/// The status of a completed send.
+fn sent_status() -> Status {
+    Status {
+        source: PROC_NULL,
+        tag: ANY_TAG,
+        ..Default::default()
+    }
+}
 
 pub fn empty_status() -> Status {
     Status {

@@ -12,7 +12,9 @@ use crate::transport::{FrameHeader, FrameKind};
 impl Engine {
     /// Make all the progress possible without blocking.
     pub fn progress(&mut self) {
-        self.flush_outboxes();
+        if self.outbox_frames > 0 {
+            self.flush_outboxes();
+        }
         for src in 0..self.size {
             self.drain(src);
         }
@@ -186,6 +188,7 @@ impl Engine {
                     break;
                 }
                 self.outbox[dst].pop_front();
+                self.outbox_frames -= 1;
                 sent = true;
             }
             if sent {
