@@ -72,7 +72,7 @@ coverage: build
 bench: setup build
 	if ! command -v mpicc.openmpi >/dev/null 2>&1; then \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq openmpi-bin libopenmpi-dev; fi
-	$(PYTHON) tools/bench.py --rounds 3
+	$(PYTHON) tools/bench.py --rounds 5
 
 clean:
 	$(CARGO) clean

@@ -35,19 +35,22 @@ int oxmpi_long_double_complex_op(int op, const void *in, void *inout, size_t n)
     return 0;
 }
 
-/* MPI_LONG_DOUBLE_INT: struct { long double v; int i; }, extent 32. */
-struct ldi { long double v; int i; };
-
-int oxmpi_long_double_int_loc(int op, const void *in, void *inout, size_t n)
+/* MPI_LONG_DOUBLE_INT packed: a long double (16 bytes in memory) then an
+ * int, `stride` bytes per pair (20 when packed). */
+int oxmpi_long_double_int_loc(int op, const void *in, void *inout, size_t n, size_t stride)
 {
-    const struct ldi *a = in;
-    struct ldi *b = inout;
-    for (size_t i = 0; i < n; i++) {
-        int better = op == 11 ? a[i].v > b[i].v : a[i].v < b[i].v;
-        if (better || (a[i].v == b[i].v && a[i].i < b[i].i))
-            b[i] = a[i];
+    const char *a = in;
+    char *b = inout;
+    for (size_t k = 0; k < n; k++) {
+        long double av, bv;
+        int ai, bi;
+        memcpy(&av, a + k * stride, sizeof av);
+        memcpy(&bv, b + k * stride, sizeof bv);
+        memcpy(&ai, a + k * stride + 16, sizeof ai);
+        memcpy(&bi, b + k * stride + 16, sizeof bi);
+        int better = op == 11 ? av > bv : av < bv;
+        if (better || (av == bv && ai < bi))
+            memcpy(b + k * stride, a + k * stride, 20);
     }
     return 0;
 }
-
-size_t oxmpi_long_double_int_extent(void) { return sizeof(struct ldi); }

@@ -1,10 +1,12 @@
 //! Collective operations: argument checks and buffer staging around the
-//! algorithms in `coll`.
+//! algorithms in `coll`. Reductions work on packed data: the buffer is
+//! packed into its reduction unit (a predefined type, pairs without their
+//! holes), reduced, and unpacked into the receive buffer.
 
 use super::handles;
 use super::{mpi_fn, with_state};
 use crate::coll;
-use crate::datatype::{pack, TypeInfo};
+use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
 use std::os::raw::{c_int, c_void};
@@ -23,23 +25,31 @@ fn check_root(size: usize, root: c_int) -> MpiResult<usize> {
     Ok(root as usize)
 }
 
-fn check_count(count: c_int, datatype: c_int) -> MpiResult<(usize, &'static TypeInfo)> {
+fn check_count(count: c_int, datatype: c_int) -> MpiResult<(usize, TypeRef)> {
     if count < 0 {
         return err!(Count, "count {count} is negative");
     }
-    Ok((count as usize, handles::datatype(datatype)?))
+    Ok((count as usize, handles::committed(datatype)?))
 }
 
 fn check_buf(buf: *const c_void, count: usize, ty: &TypeInfo, name: &str) -> MpiResult<()> {
-    if buf.is_null() && count > 0 && ty.size > 0 {
+    if buf.is_null() && count > 0 && ty.size > 0 && ty.contents.is_none() {
         return err!(Buffer, "{name} is a null pointer but count is {count}");
     }
     Ok(())
 }
 
-/// Bytes spanned in memory by `count` items: what reductions read and write.
-fn span(ty: &TypeInfo, count: usize) -> usize {
-    ty.extent * count
+/// Pack `count` items at `buf`.
+fn packed(buf: *const c_void, ty: &TypeInfo, count: usize) -> Vec<u8> {
+    let mut v = vec![0u8; ty.size * count];
+    // SAFETY: the caller checked the buffer holds `count` items.
+    unsafe { pack::pack(ty, count, buf as *const u8, &mut v) };
+    v
+}
+
+fn unpacked(buf: *mut c_void, ty: &TypeInfo, data: &[u8]) {
+    // SAFETY: the caller checked the buffer holds the items.
+    unsafe { pack::unpack(ty, data, buf as *mut u8) };
 }
 
 mpi_fn! {
@@ -57,48 +67,46 @@ mpi_fn! {
             let c = handles::comm(st, comm)?.clone();
             let (count, ty) = check_count(count, datatype)?;
             let root = check_root(c.size(), root)?;
-            check_buf(buffer, count, ty, "buffer")?;
-            let len = ty.size * count;
+            check_buf(buffer, count, &ty, "buffer")?;
             if ty.is_contiguous() {
                 // SAFETY: the user buffer holds `count` contiguous items.
-                let b = unsafe { std::slice::from_raw_parts_mut(buffer as *mut u8, len) };
+                let b = unsafe { std::slice::from_raw_parts_mut(buffer as *mut u8, ty.size * count) };
                 return coll::bcast(&mut st.engine, &c, b, root);
             }
-            let mut packed = vec![0u8; len];
-            if c.rank == root {
-                // SAFETY: the root's buffer holds `count` items.
-                unsafe { pack::pack(ty, count, buffer as *const u8, &mut packed) };
-            }
-            coll::bcast(&mut st.engine, &c, &mut packed, root)?;
+            let mut data = if c.rank == root { packed(buffer, &ty, count) } else { vec![0u8; ty.size * count] };
+            coll::bcast(&mut st.engine, &c, &mut data, root)?;
             if c.rank != root {
-                // SAFETY: the buffer holds `count` items.
-                unsafe { pack::unpack(ty, &packed, buffer as *mut u8) };
+                unpacked(buffer, &ty, &data);
             }
             Ok(())
         })
     }
 }
 
-/// Shared by Reduce and Allreduce: the reduction input, in memory layout.
-fn input(sendbuf: *const c_void, recvbuf: *mut c_void, n: usize) -> Vec<u8> {
-    let src = if sendbuf as usize == IN_PLACE {
-        recvbuf as *const u8
-    } else {
-        sendbuf as *const u8
+/// The predefined type a reduction of `ty` works on, checked against `op`.
+fn unit(ty: &TypeInfo, op: crate::op::Op) -> MpiResult<TypeInfo> {
+    let u = match ty.reduction_unit() {
+        Some(u) => u,
+        None if ty.size == 0 => return Ok(TypeInfo::basic(&ty.name, crate::datatype::Basic::Byte, 1)),
+        None => {
+            return err!(
+                Op,
+                "{} needs a datatype made of one predefined type; this one mixes several",
+                op.name()
+            )
+        }
     };
-    // SAFETY: the caller checked the buffer for `n` bytes of items.
-    unsafe { std::slice::from_raw_parts(src, n) }.to_vec()
-}
-
-/// Write a reduction result into the receive buffer, data blocks only
-/// (gaps inside pair types keep the caller's bytes).
-fn output(recvbuf: *mut c_void, ty: &TypeInfo, count: usize, data: &[u8]) {
-    let mut packed = vec![0u8; ty.size * count];
-    // SAFETY: `data` holds `count` items in memory layout.
-    unsafe {
-        pack::pack(ty, count, data.as_ptr(), &mut packed);
-        pack::unpack(ty, &packed, recvbuf as *mut u8);
-    }
+    op.check(&u).map_err(|mut e| {
+        if u.name != ty.name {
+            e.msg = format!(
+                "{} (the elements of datatype {})",
+                e.msg,
+                if ty.name.is_empty() { "<derived>" } else { &ty.name }
+            );
+        }
+        e
+    })?;
+    Ok(u)
 }
 
 mpi_fn! {
@@ -107,22 +115,23 @@ mpi_fn! {
             let c = handles::comm(st, comm)?.clone();
             let (count, ty) = check_count(count, datatype)?;
             let op = handles::op(op)?;
-            op.check(ty)?;
+            let u = unit(&ty, op)?;
             let root = check_root(c.size(), root)?;
             let in_place = sendbuf as usize == IN_PLACE;
             if in_place && c.rank != root {
                 return err!(Buffer, "MPI_IN_PLACE is only allowed as sendbuf at the root of MPI_Reduce");
             }
             if !in_place {
-                check_buf(sendbuf, count, ty, "sendbuf")?;
+                check_buf(sendbuf, count, &ty, "sendbuf")?;
             }
             if c.rank == root {
-                check_buf(recvbuf, count, ty, "recvbuf")?;
+                check_buf(recvbuf, count, &ty, "recvbuf")?;
             }
-            let mut data = input(sendbuf, recvbuf, span(ty, count));
-            coll::reduce(&mut st.engine, &c, &mut data, ty, op, root)?;
+            let src = if in_place { recvbuf as *const c_void } else { sendbuf };
+            let mut data = packed(src, &ty, count);
+            coll::reduce(&mut st.engine, &c, &mut data, &u, op, root)?;
             if c.rank == root {
-                output(recvbuf, ty, count, &data);
+                unpacked(recvbuf, &ty, &data);
             }
             Ok(())
         })
@@ -135,14 +144,16 @@ mpi_fn! {
             let c = handles::comm(st, comm)?.clone();
             let (count, ty) = check_count(count, datatype)?;
             let op = handles::op(op)?;
-            op.check(ty)?;
-            if sendbuf as usize != IN_PLACE {
-                check_buf(sendbuf, count, ty, "sendbuf")?;
+            let u = unit(&ty, op)?;
+            let in_place = sendbuf as usize == IN_PLACE;
+            if !in_place {
+                check_buf(sendbuf, count, &ty, "sendbuf")?;
             }
-            check_buf(recvbuf, count, ty, "recvbuf")?;
-            let mut data = input(sendbuf, recvbuf, span(ty, count));
-            coll::allreduce(&mut st.engine, &c, &mut data, ty, op)?;
-            output(recvbuf, ty, count, &data);
+            check_buf(recvbuf, count, &ty, "recvbuf")?;
+            let src = if in_place { recvbuf as *const c_void } else { sendbuf };
+            let mut data = packed(src, &ty, count);
+            coll::allreduce(&mut st.engine, &c, &mut data, &u, op)?;
+            unpacked(recvbuf, &ty, &data);
             Ok(())
         })
     }

@@ -3,13 +3,13 @@
 //! bits 30-31 the kind (builtin, direct), bits 26-29 the object type.
 
 use crate::comm::Comm;
-use crate::datatype::{Basic, PairKind, TypeInfo};
+use crate::datatype::{Basic, PairKind, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
 use crate::op::Op;
 use crate::p2p::request::ReqId;
 use crate::runtime::State;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock, RwLock};
 
 pub const COMM_WORLD: i32 = 0x44000000;
 pub const COMM_SELF: i32 = 0x44000001;
@@ -151,7 +151,14 @@ fn builtins() -> &'static Builtins {
         for &(h, name, basic) in basics {
             let size = ((h >> 8) & 0xff) as usize;
             let size = if basic == Marker { 0 } else { size };
-            direct[(h & 0xff) as usize] = Some(TypeInfo::basic(name, basic, size));
+            let mut t = TypeInfo::basic(name, basic, size);
+            // external32 sizes that differ from the native ones (MPI 4.0 §14.5.2)
+            match name {
+                "MPI_LONG" | "MPI_UNSIGNED_LONG" => t = t.with_external_size(4),
+                "MPI_WCHAR" => t = t.with_external_size(2),
+                _ => {}
+            }
+            direct[(h & 0xff) as usize] = Some(t);
         }
         let fortran_pairs: &[(i32, &str, PairKind, usize)] = &[
             (0x4c000816, "MPI_2INT", PairKind::TwoInt, 4),
@@ -173,14 +180,34 @@ fn builtins() -> &'static Builtins {
     })
 }
 
+/// First index of user-defined datatypes among the 0x8c000000 handles
+/// (MPICH's pair types take the first five).
+const FIRST_DERIVED: usize = 16;
+const DERIVED_KIND: u32 = 0x8c00_0000;
+
+/// Derived datatypes, by handle index. A slot is None once freed; its
+/// index is reused by later types.
+static DERIVED: RwLock<Vec<Option<Arc<TypeInfo>>>> = RwLock::new(Vec::new());
+
 /// The type behind a datatype handle.
-pub fn datatype(h: i32) -> MpiResult<&'static TypeInfo> {
+pub fn datatype(h: i32) -> MpiResult<TypeRef> {
     let b = builtins();
+    let idx = (h & 0x00ff_ffff) as usize;
     let found = match (h as u32) >> 24 {
         0x4c => b.direct[(h & 0xff) as usize]
             .as_ref()
-            .filter(|t| ((t.size as i32) << 8 | (h & 0xff)) == h & 0xffff || t.basic == Basic::Marker),
-        0x8c => b.pairs.get((h & 0x00ff_ffff) as usize),
+            .filter(|t| ((t.size as i32) << 8 | (h & 0xff)) == h & 0xffff || t.basic == Basic::Marker)
+            .map(TypeRef::Builtin),
+        0x8c if idx < FIRST_DERIVED => b.pairs.get(idx).map(TypeRef::Builtin),
+        0x8c => match DERIVED
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(idx - FIRST_DERIVED)
+        {
+            Some(Some(t)) => Some(TypeRef::Derived(t.clone())),
+            Some(None) => return err!(Type, "datatype handle 0x{h:08x} was freed (MPI_Type_free)"),
+            None => None,
+        },
         _ => None,
     };
     match found {
@@ -188,6 +215,97 @@ pub fn datatype(h: i32) -> MpiResult<&'static TypeInfo> {
         None if h == DATATYPE_NULL => err!(Type, "the datatype is MPI_DATATYPE_NULL"),
         None => err!(Type, "invalid datatype handle 0x{h:08x}"),
     }
+}
+
+/// A committed (or, for communication, any) datatype check.
+pub fn committed(h: i32) -> MpiResult<TypeRef> {
+    let t = datatype(h)?;
+    if !t.committed {
+        return err!(
+            Type,
+            "datatype 0x{h:08x} is not committed: call MPI_Type_commit before using it to communicate"
+        );
+    }
+    Ok(t)
+}
+
+/// Register a new derived type; its handle.
+pub fn new_datatype(t: TypeInfo) -> i32 {
+    let mut d = DERIVED.write().unwrap_or_else(|p| p.into_inner());
+    let t = Some(Arc::new(t));
+    let idx = match d.iter().position(|s| s.is_none()) {
+        Some(i) => {
+            d[i] = t;
+            i
+        }
+        None => {
+            d.push(t);
+            d.len() - 1
+        }
+    };
+    (DERIVED_KIND | (idx + FIRST_DERIVED) as u32) as i32
+}
+
+fn derived_slot(h: i32) -> MpiResult<usize> {
+    let idx = (h & 0x00ff_ffff) as usize;
+    if (h as u32) & 0xff00_0000 != DERIVED_KIND || idx < FIRST_DERIVED {
+        datatype(h)?;
+        return err!(Type, "datatype 0x{h:08x} is predefined and cannot be changed or freed");
+    }
+    Ok(idx - FIRST_DERIVED)
+}
+
+/// Change a derived type (commit, set_name): in-flight users keep the
+/// version they hold.
+pub fn update_datatype(h: i32, f: impl FnOnce(&mut TypeInfo)) -> MpiResult<()> {
+    let i = derived_slot(h)?;
+    let mut d = DERIVED.write().unwrap_or_else(|p| p.into_inner());
+    match d.get_mut(i) {
+        Some(Some(t)) => {
+            f(Arc::make_mut(t));
+            Ok(())
+        }
+        Some(None) => err!(Type, "datatype handle 0x{h:08x} was freed (MPI_Type_free)"),
+        None => err!(Type, "invalid datatype handle 0x{h:08x}"),
+    }
+}
+
+/// MPI_Type_free: the handle dies; operations using the type finish.
+pub fn free_datatype(h: i32) -> MpiResult<()> {
+    let i = derived_slot(h)?;
+    let mut d = DERIVED.write().unwrap_or_else(|p| p.into_inner());
+    match d.get_mut(i) {
+        Some(slot @ Some(_)) => {
+            *slot = None;
+            Ok(())
+        }
+        Some(None) => err!(Type, "datatype handle 0x{h:08x} was already freed"),
+        None => err!(Type, "invalid datatype handle 0x{h:08x}"),
+    }
+}
+
+/// The handle of a predefined type, from its name (for get_contents of
+/// named types inside derived ones we keep TypeRefs; this maps back).
+pub fn handle_of(t: &TypeRef) -> i32 {
+    if let TypeRef::Derived(a) = t {
+        // A derived type inside another: give the caller a new handle to
+        // it, as MPI_Type_get_contents does.
+        return new_datatype((**a).clone());
+    }
+    let b = builtins();
+    for (i, d) in b.direct.iter().enumerate() {
+        if let Some(d) = d {
+            if std::ptr::eq(d, &**t) {
+                return (0x4c00_0000u32 | ((d.size as u32) << 8) | i as u32) as i32;
+            }
+        }
+    }
+    for (i, p) in b.pairs.iter().enumerate() {
+        if std::ptr::eq(p, &**t) {
+            return (DERIVED_KIND | i as u32) as i32;
+        }
+    }
+    DATATYPE_NULL
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use super::env::TAG_UB;
 use super::handles::{self, request_handle};
 use super::request::{finish_one, CStatus};
 use super::{mpi_fn, out, with_state};
-use crate::datatype::TypeInfo;
+use crate::datatype::TypeRef;
 use crate::err;
 use crate::error::MpiResult;
 use crate::p2p::matching::Want;
@@ -21,7 +21,7 @@ pub const MESSAGE_NO_PROC: c_int = 0x6c000000;
 pub const MESSAGE_NULL: c_int = 0x2c000000;
 
 pub struct Checked {
-    pub ty: &'static TypeInfo,
+    pub ty: TypeRef,
     pub count: usize,
 }
 
@@ -30,8 +30,9 @@ pub fn check_buffer(buf: *const c_void, count: i64, datatype: c_int) -> MpiResul
     if count < 0 {
         return err!(Count, "count {count} is negative");
     }
-    let ty = handles::datatype(datatype)?;
-    if buf.is_null() && count > 0 && ty.size > 0 {
+    let ty = handles::committed(datatype)?;
+    // A derived type may address absolute memory from MPI_BOTTOM (null).
+    if buf.is_null() && count > 0 && ty.size > 0 && ty.contents.is_none() {
         return err!(Buffer, "buffer is a null pointer but count is {count}");
     }
     Ok(Checked {
@@ -458,7 +459,7 @@ unsafe fn sendrecv_replace(
     let len = b.ty.size * b.count;
     let mut copy = vec![0u8; len];
     // SAFETY: the buffer holds `count` items.
-    unsafe { crate::datatype::pack::pack(b.ty, b.count, buf as *const u8, &mut copy) };
+    unsafe { crate::datatype::pack::pack(&b.ty, b.count, buf as *const u8, &mut copy) };
     let byte = 0x4c00010d; // MPI_BYTE
                            // SAFETY: `copy` outlives the call; `buf` is valid per the contract.
     unsafe {

@@ -494,25 +494,27 @@ fn whole_items(ty: &TypeInfo, bytes: u64) -> Option<u64> {
 }
 
 /// Basic elements in `bytes` bytes of items of `ty`; None when the bytes
-/// end inside a basic element.
+/// end inside a basic element (a pair counts its value alone).
 pub fn elements_in(ty: &TypeInfo, bytes: u64) -> Option<u64> {
     if ty.size == 0 {
         return Some(0);
     }
     let full = bytes / ty.size as u64;
-    let mut n = full * ty.elem_sizes.len() as u64;
+    let mut n = full * ty.element_count();
     let mut left = (bytes % ty.size as u64) as usize;
-    for &e in &ty.elem_sizes {
+    for &(e, count) in &ty.elems {
         if left == 0 {
             break;
         }
-        if left < e {
-            return None;
+        let whole = (left / e.size).min(count as usize);
+        n += whole as u64 * e.elements();
+        left -= whole * e.size;
+        if (whole as u64) < count && left > 0 {
+            // inside one element: a pair's value counts once it is whole
+            return (e.elements() == 2 && left == e.first).then_some(n + 1);
         }
-        left -= e;
-        n += 1;
     }
-    Some(n)
+    (left == 0).then_some(n)
 }
 
 fn real_status<'a>(status: *const CStatus) -> MpiResult<&'a CStatus> {
@@ -530,7 +532,7 @@ macro_rules! status_count {
             Initialized fn $f / $pf(status: *const CStatus, datatype: c_int, count: *mut $t) errors(None) {
                 let s = real_status(status)?;
                 let ty = handles::datatype(datatype)?;
-                let n: Option<u64> = $compute(ty, status_bytes(s));
+                let n: Option<u64> = $compute(&ty, status_bytes(s));
                 let v = match n {
                     Some(n) if n <= <$t>::MAX as u64 => n as $t,
                     _ => UNDEFINED as $t,
@@ -555,14 +557,14 @@ mod tests {
     #[test]
     fn elements_count_pairs_and_partial_items() {
         let di = handles::datatype(0x8c000001u32 as i32).unwrap(); // MPI_DOUBLE_INT, size 12
-        assert_eq!(elements_in(di, 24), Some(4));
-        assert_eq!(elements_in(di, 32), Some(5), "two pairs and a double");
-        assert_eq!(elements_in(di, 30), None);
+        assert_eq!(elements_in(&di, 24), Some(4));
+        assert_eq!(elements_in(&di, 32), Some(5), "two pairs and a double");
+        assert_eq!(elements_in(&di, 30), None);
         let int = handles::datatype(0x4c000405).unwrap();
-        assert_eq!(elements_in(int, 40), Some(10));
-        assert_eq!(elements_in(int, 6), None);
-        assert_eq!(whole_items(int, 6), None);
-        assert_eq!(whole_items(int, 8), Some(2));
+        assert_eq!(elements_in(&int, 40), Some(10));
+        assert_eq!(elements_in(&int, 6), None);
+        assert_eq!(whole_items(&int, 6), None);
+        assert_eq!(whole_items(&int, 8), Some(2));
     }
 
     #[test]

@@ -1,12 +1,18 @@
-//! Datatypes: what a type's bytes are (its basic elements, for reductions)
-//! and where they lie (its blocks, for packing). Only predefined types exist
-//! so far; derived types and commit-time classification come later.
+//! Datatypes (DESIGN.md §6): what a type's bytes are (its basic elements,
+//! for reductions, `MPI_Get_elements` and signatures) and where they lie
+//! (its blocks, for packing). Derived types are built in `build`,
+//! classified at commit (`Class`), and moved by `pack`.
 
+pub mod build;
+pub mod external32;
 pub mod pack;
+pub mod signature;
+
+use std::sync::Arc;
 
 /// The kind of the basic elements of a type, which decides what a
 /// reduction may do with them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Basic {
     /// C integer types (signed or not), `bytes` wide.
     Int {
@@ -37,9 +43,11 @@ pub enum Basic {
     Pair(PairKind),
     /// Markers with no data (MPI_LB, MPI_UB).
     Marker,
+    /// A derived type: see `TypeInfo::elems` for what it holds.
+    Derived,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PairKind {
     FloatInt,
     DoubleInt,
@@ -52,71 +60,257 @@ pub enum PairKind {
     TwoFortranInt,
 }
 
+/// One basic element kind of a type map: a predefined type, by kind and
+/// size. A pair type is one `Elem` that counts as two elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Elem {
+    pub basic: Basic,
+    /// Bytes of data (for pairs: value + index).
+    pub size: usize,
+    /// For pairs: bytes of the value part; else `size`.
+    pub first: usize,
+    /// Bytes in the external32 representation (MPI 4.0 §5.1.11, Table
+    /// 5.1 sizes: e.g. 4 for MPI_LONG, 2 for MPI_WCHAR).
+    pub ext: usize,
+}
+
+impl Elem {
+    pub fn elements(&self) -> u64 {
+        if matches!(self.basic, Basic::Pair(_)) {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// How a committed type's data lies, which picks the copy loop.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Class {
+    /// One run of `size` bytes at `offset`, items back to back.
+    Contiguous { offset: isize },
+    /// `count` runs of `len` bytes, `stride` apart, from `offset`.
+    Strided {
+        offset: isize,
+        count: usize,
+        len: usize,
+        stride: isize,
+    },
+    /// Any other layout: the blocks as they are.
+    Irregular,
+}
+
+/// How a derived type was made (MPI_Type_get_envelope/contents).
+#[derive(Clone, Debug)]
+pub struct Contents {
+    /// MPI_COMBINER_* value.
+    pub combiner: i32,
+    pub ints: Vec<i64>,
+    pub addresses: Vec<isize>,
+    pub types: Vec<TypeRef>,
+}
+
 /// Everything the library knows about a type.
 #[derive(Clone, Debug)]
 pub struct TypeInfo {
-    pub name: &'static str,
+    pub name: String,
     /// Bytes of data in one item (no gaps).
     pub size: usize,
-    /// Distance between consecutive items.
-    pub extent: usize,
-    /// (offset, length) of the data blocks of one item, in order.
-    pub blocks: Vec<(usize, usize)>,
+    pub lb: isize,
+    /// ub - lb: the distance between consecutive items.
+    pub extent: isize,
+    pub true_lb: isize,
+    pub true_extent: isize,
+    /// (offset, length) of the data blocks of one item, in type-map order,
+    /// adjacent blocks merged.
+    pub blocks: Vec<(isize, usize)>,
+    /// For predefined types their kind; `Derived` otherwise.
     pub basic: Basic,
-    /// Sizes of the basic elements of one item, in order (MPI_Get_elements).
-    pub elem_sizes: Vec<usize>,
+    /// The basic elements of one item, run-length encoded, in order.
+    pub elems: Vec<(Elem, u64)>,
+    /// None for predefined (named) types.
+    pub contents: Option<Box<Contents>>,
+    pub committed: bool,
+    pub class: Class,
+}
+
+/// A type as requests and derived types hold it: predefined types are
+/// static, derived ones shared (MPI_Type_free while in use is allowed).
+#[derive(Clone, Debug)]
+pub enum TypeRef {
+    Builtin(&'static TypeInfo),
+    Derived(Arc<TypeInfo>),
+}
+
+impl std::ops::Deref for TypeRef {
+    type Target = TypeInfo;
+    fn deref(&self) -> &TypeInfo {
+        match self {
+            TypeRef::Builtin(t) => t,
+            TypeRef::Derived(t) => t,
+        }
+    }
 }
 
 impl TypeInfo {
     /// A basic type of `size` bytes: one contiguous element.
-    pub fn basic(name: &'static str, basic: Basic, size: usize) -> TypeInfo {
+    pub fn basic(name: &str, basic: Basic, size: usize) -> TypeInfo {
         let blocks = if size == 0 { vec![] } else { vec![(0, size)] };
-        let elem_sizes = if size == 0 { vec![] } else { vec![size] };
+        let elems = if size == 0 {
+            vec![]
+        } else {
+            vec![(
+                Elem {
+                    basic,
+                    size,
+                    first: size,
+                    ext: size,
+                },
+                1,
+            )]
+        };
         TypeInfo {
-            name,
+            name: name.to_string(),
             size,
-            extent: size,
+            lb: 0,
+            extent: size as isize,
+            true_lb: 0,
+            true_extent: size as isize,
             blocks,
             basic,
-            elem_sizes,
+            elems,
+            contents: None,
+            committed: true,
+            class: Class::Contiguous { offset: 0 },
         }
     }
 
     /// A value-index pair laid out as the C struct { value; index; } is.
-    pub fn pair(name: &'static str, kind: PairKind, value: usize, value_align: usize, index: usize) -> TypeInfo {
+    pub fn pair(name: &str, kind: PairKind, value: usize, value_align: usize, index: usize) -> TypeInfo {
         let idx_off = value.div_ceil(index) * index;
         let align = value_align.max(index);
         let extent = (idx_off + index).div_ceil(align) * align;
         let blocks = if idx_off == value {
             vec![(0, value + index)]
         } else {
-            vec![(0, value), (idx_off, index)]
+            vec![(0, value), (idx_off as isize, index)]
         };
-        TypeInfo {
-            name,
+        let ext = if matches!(kind, PairKind::LongInt) {
+            8
+        } else {
+            value + index
+        };
+        let elem = Elem {
+            basic: Basic::Pair(kind),
             size: value + index,
-            extent,
+            first: value,
+            ext,
+        };
+        let mut t = TypeInfo {
+            name: name.to_string(),
+            size: value + index,
+            lb: 0,
+            extent: extent as isize,
+            true_lb: 0,
+            true_extent: (idx_off + index) as isize,
             blocks,
             basic: Basic::Pair(kind),
-            elem_sizes: vec![value, index],
+            elems: vec![(elem, 1)],
+            contents: None,
+            committed: true,
+            class: Class::Irregular,
+        };
+        t.class = t.classify();
+        t
+    }
+
+    /// The same pair without holes: how pairs travel packed.
+    pub fn packed_pair(kind: PairKind, value: usize, index: usize) -> TypeInfo {
+        let elem = Elem {
+            basic: Basic::Pair(kind),
+            size: value + index,
+            first: value,
+            ext: value + index,
+        };
+        TypeInfo {
+            elems: vec![(elem, 1)],
+            ..TypeInfo::basic("packed pair", Basic::Pair(kind), value + index)
         }
     }
 
     /// True when `count` items are one run of `count * size` bytes.
     pub fn is_contiguous(&self) -> bool {
-        self.size == self.extent && self.blocks.len() <= 1
+        matches!(self.class, Class::Contiguous { offset: 0 }) && self.extent == self.size as isize
     }
 
     /// Bytes in `count` items, or None on overflow.
     pub fn bytes(&self, count: usize) -> Option<usize> {
         self.size.checked_mul(count)
     }
+
+    /// A basic type whose external32 size differs from its native one.
+    pub fn with_external_size(mut self, ext: usize) -> TypeInfo {
+        for (e, _) in &mut self.elems {
+            e.ext = ext;
+        }
+        self
+    }
+
+    /// Bytes of `count` items in external32.
+    pub fn external_size(&self, count: usize) -> usize {
+        self.elems.iter().map(|(e, n)| e.ext * *n as usize).sum::<usize>() * count
+    }
+
+    /// Basic elements in one item.
+    pub fn element_count(&self) -> u64 {
+        self.elems.iter().map(|(e, n)| e.elements() * n).sum()
+    }
+
+    /// Decide the copy loop from the blocks (at commit).
+    pub fn classify(&self) -> Class {
+        match self.blocks.as_slice() {
+            [] => Class::Contiguous { offset: 0 },
+            [(o, l)] if *l as isize == self.extent => Class::Contiguous { offset: *o },
+            [(o0, l0), (o1, _), ..] => {
+                let stride = o1 - o0;
+                let regular = self
+                    .blocks
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &(o, l))| l == *l0 && o == o0 + i as isize * stride);
+                if regular && stride > 0 {
+                    Class::Strided {
+                        offset: *o0,
+                        count: self.blocks.len(),
+                        len: *l0,
+                        stride,
+                    }
+                } else {
+                    Class::Irregular
+                }
+            }
+            _ => Class::Irregular,
+        }
+    }
+
+    /// The predefined type a reduction on this type works on, packed:
+    /// None when the type mixes basic kinds.
+    pub fn reduction_unit(&self) -> Option<TypeInfo> {
+        let first = self.elems.first()?.0;
+        if self.elems.iter().any(|(e, _)| *e != first) {
+            return None;
+        }
+        Some(match first.basic {
+            Basic::Pair(kind) => TypeInfo::packed_pair(kind, first.first, first.size - first.first),
+            b => TypeInfo::basic(&self.name, b, first.size),
+        })
+    }
 }
 
 /// MPI_BYTE, for the library's own byte transfers.
-pub fn byte() -> &'static TypeInfo {
+pub fn byte() -> TypeRef {
     static BYTE: std::sync::OnceLock<TypeInfo> = std::sync::OnceLock::new();
-    BYTE.get_or_init(|| TypeInfo::basic("MPI_BYTE", Basic::Byte, 1))
+    TypeRef::Builtin(BYTE.get_or_init(|| TypeInfo::basic("MPI_BYTE", Basic::Byte, 1)))
 }
 
 #[cfg(test)]
@@ -135,5 +329,6 @@ mod tests {
         assert_eq!((ldi.size, ldi.extent), (20, 32));
         assert!(!ldi.is_contiguous());
         assert!(TypeInfo::basic("MPI_INT", Basic::Int { bytes: 4, signed: true }, 4).is_contiguous());
+        assert_eq!(di.element_count(), 2);
     }
 }

@@ -75,7 +75,7 @@ impl Op {
 extern "C" {
     fn oxmpi_long_double_op(op: i32, inp: *const u8, inout: *mut u8, n: usize) -> i32;
     fn oxmpi_long_double_complex_op(op: i32, inp: *const u8, inout: *mut u8, n: usize) -> i32;
-    fn oxmpi_long_double_int_loc(op: i32, inp: *const u8, inout: *mut u8, n: usize) -> i32;
+    fn oxmpi_long_double_int_loc(op: i32, inp: *const u8, inout: *mut u8, n: usize, stride: usize) -> i32;
 }
 
 macro_rules! arith {
@@ -280,17 +280,15 @@ fn complex(op: Op, bytes: u8, a: &[u8], b: &mut [u8]) {
 }
 
 /// MAXLOC/MINLOC: keep the better value; on a tie, the smaller index.
+/// MAXLOC/MINLOC on packed pairs (value, then index, no hole): keep the
+/// better value; on a tie, the smaller index.
 fn loc(op: Op, kind: PairKind, ty: &TypeInfo, a: &[u8], b: &mut [u8]) {
+    let e = ty.elems[0].0;
+    let (idx_off, stride) = (e.first, e.size);
     macro_rules! pairs {
         ($v:ty, $i:ty) => {{
-            let idx_off = ty
-                .blocks
-                .last()
-                .map(|&(o, l)| o + l - std::mem::size_of::<$i>())
-                .unwrap();
-            let n = b.len() / ty.extent;
-            for k in 0..n {
-                let base = k * ty.extent;
+            for k in 0..b.len() / stride {
+                let base = k * stride;
                 let av: $v = read(&a[base..], 0);
                 let bv: $v = read(&b[base..], 0);
                 let ai: $i = read(&a[base + idx_off..], 0);
@@ -312,8 +310,8 @@ fn loc(op: Op, kind: PairKind, ty: &TypeInfo, a: &[u8], b: &mut [u8]) {
         PairKind::TwoFloat => pairs!(f32, f32),
         PairKind::TwoDouble => pairs!(f64, f64),
         PairKind::LongDoubleInt => {
-            // SAFETY: whole items of the C struct the helper knows.
-            unsafe { oxmpi_long_double_int_loc(c_code(op), a.as_ptr(), b.as_mut_ptr(), b.len() / ty.extent) };
+            // SAFETY: whole packed pairs of `stride` bytes in both buffers.
+            unsafe { oxmpi_long_double_int_loc(c_code(op), a.as_ptr(), b.as_mut_ptr(), b.len() / stride, stride) };
         }
     }
 }
@@ -354,7 +352,7 @@ mod tests {
 
     #[test]
     fn maxloc_prefers_lower_index_on_ties() {
-        let t = TypeInfo::pair("MPI_2INT", PairKind::TwoInt, 4, 4, 4);
+        let t = TypeInfo::packed_pair(PairKind::TwoInt, 4, 4);
         let a = bytes(&[5, 3, 9, 1]);
         let mut b = bytes(&[5, 1, 2, 0]);
         apply(Op::Maxloc, &t, &a, &mut b).unwrap();

@@ -104,7 +104,7 @@ impl Engine {
         // keeps valid until detach; `a.buf` is readable (caller).
         unsafe {
             crate::datatype::pack::pack(
-                a.ty,
+                &a.ty,
                 a.count,
                 a.buf,
                 std::slice::from_raw_parts_mut(copy as *mut u8, len),

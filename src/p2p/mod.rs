@@ -9,7 +9,7 @@ pub mod protocol;
 pub mod request;
 
 use crate::comm::Group;
-use crate::datatype::{pack, TypeInfo};
+use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
 use crate::runtime::backoff::Backoff;
@@ -70,7 +70,7 @@ pub struct Config {
 pub struct SendArgs {
     pub buf: *const u8,
     pub count: usize,
-    pub ty: &'static TypeInfo,
+    pub ty: TypeRef,
     /// World rank, or None for MPI_PROC_NULL.
     pub dst: Option<usize>,
     pub tag: i32,
@@ -147,7 +147,7 @@ impl Engine {
                 None
             };
             // SAFETY: the caller guarantees `buf` readable over the items.
-            unsafe { self.send_eager(dst, header, a.ty, a.count, a.buf) };
+            unsafe { self.send_eager(dst, header, &a.ty, a.count, a.buf) };
             return Ok(id.unwrap_or(SENT));
         }
         // Rendezvous: the receiver reads from `addr` (our memory) or asks
@@ -155,7 +155,7 @@ impl Engine {
         let packed = (!a.ty.is_contiguous()).then(|| {
             let mut v = vec![0u8; len];
             // SAFETY: as above.
-            unsafe { pack::pack(a.ty, a.count, a.buf, &mut v) };
+            unsafe { pack::pack(&a.ty, a.count, a.buf, &mut v) };
             v
         });
         let addr = packed.as_ref().map_or(a.buf as usize, |v| v.as_ptr() as usize);
@@ -231,7 +231,7 @@ impl Engine {
         &mut self,
         buf: *mut u8,
         count: usize,
-        ty: &'static TypeInfo,
+        ty: TypeRef,
         src: Option<usize>,
         tag: Option<i32>,
         ctx: u32,
@@ -504,7 +504,7 @@ impl Engine {
         let n = data.len().min(r.capacity());
         // SAFETY: the receive's buffer is writable over `capacity()` bytes
         // of items (irecv's contract) and n <= capacity.
-        unsafe { pack::unpack(r.ty, &data[..n], r.buf as *mut u8) };
+        unsafe { pack::unpack(&r.ty, &data[..n], r.buf as *mut u8) };
         finish_recv(r, env, data.len());
     }
 
@@ -534,10 +534,10 @@ impl Engine {
             };
             r.state = RecvState::Split { split, len, sreq, addr };
             let buf = r.buf;
-            let ty = r.ty;
+            let ty = r.ty.clone();
             self.send_control(env.src, put);
             // SAFETY: the receive buffer is writable over `len` bytes.
-            if !unsafe { crate::transport::shm::read_remote_into(pid, addr, split, ty, buf as *mut u8) } {
+            if !unsafe { crate::transport::shm::read_remote_into(pid, addr, split, &ty, buf as *mut u8) } {
                 // Cannot happen once a read has worked; report, not hang.
                 self.fail_recv(id, env);
             }
@@ -545,7 +545,7 @@ impl Engine {
         }
         // SAFETY: the receive buffer is writable over the items n bytes
         // cover (irecv's contract).
-        if single_copy && unsafe { crate::transport::shm::read_remote_into(pid, addr, n, r.ty, r.buf as *mut u8) } {
+        if single_copy && unsafe { crate::transport::shm::read_remote_into(pid, addr, n, &r.ty, r.buf as *mut u8) } {
             finish_recv(r, env, len);
             self.single_copy_works = true;
             self.reply(env.src, FrameKind::Fin, sreq, 0);
@@ -587,7 +587,7 @@ impl Engine {
             // SAFETY: the buffer is writable over `len` bytes.
             let dst = unsafe { (r.buf as *mut u8).add(split) };
             // SAFETY: as above; the rest is contiguous.
-            if !unsafe { crate::transport::shm::read_remote_into(pid, addr + split as u64, len - split, r.ty, dst) } {
+            if !unsafe { crate::transport::shm::read_remote_into(pid, addr + split as u64, len - split, &r.ty, dst) } {
                 self.fail_recv(id, &env);
                 return;
             }

@@ -87,7 +87,7 @@ impl Engine {
         msg: ReqId,
         buf: *mut u8,
         count: usize,
-        ty: &'static crate::datatype::TypeInfo,
+        ty: crate::datatype::TypeRef,
     ) -> MpiResult<ReqId> {
         let Some(Request::Message(u, group)) = self.requests.remove(msg) else {
             return err!(

@@ -169,7 +169,7 @@ impl Engine {
         if let Some(stage) = r.staging.take() {
             let n = len.min(r.capacity());
             // SAFETY: the buffer is writable over the items n bytes cover.
-            unsafe { pack::unpack(r.ty, &stage[..n], r.buf as *mut u8) };
+            unsafe { pack::unpack(&r.ty, &stage[..n], r.buf as *mut u8) };
         }
         let env = Envelope {
             ctx: r.ctx,

@@ -4,7 +4,7 @@
 use super::matching::Unexpected;
 use super::protocol::Mode;
 use crate::comm::Group;
-use crate::datatype::TypeInfo;
+use crate::datatype::TypeRef;
 
 pub type ReqId = u32;
 
@@ -78,7 +78,7 @@ pub enum RecvState {
 pub struct RecvReq {
     pub buf: usize,
     pub count: usize,
-    pub ty: &'static TypeInfo,
+    pub ty: TypeRef,
     pub ctx: u32,
     pub group: Group,
     pub state: RecvState,
@@ -100,7 +100,7 @@ pub enum Template {
     Send {
         buf: usize,
         count: usize,
-        ty: &'static TypeInfo,
+        ty: TypeRef,
         dst: Option<usize>,
         tag: i32,
         ctx: u32,
@@ -110,7 +110,7 @@ pub enum Template {
     Recv {
         buf: usize,
         count: usize,
-        ty: &'static TypeInfo,
+        ty: TypeRef,
         src: Option<usize>,
         tag: Option<i32>,
         ctx: u32,

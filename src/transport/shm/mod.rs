@@ -311,7 +311,7 @@ pub unsafe fn read_remote_into(
         for &(off, len) in &ty.blocks {
             let take = len.min(n - done);
             // SAFETY: inside the receive buffer's items (caller's contract).
-            let base = unsafe { dst.add(item * ty.extent + off) };
+            let base = dst.wrapping_offset(item as isize * ty.extent + off);
             local.push(libc::iovec {
                 iov_base: base as *mut libc::c_void,
                 iov_len: take,
