@@ -1,24 +1,919 @@
-//! Datatype queries (predefined types so far).
+//! Datatypes: constructors, commit and free, queries, pack and unpack
+//! (native and external32), addresses. The layouts are built by
+//! `datatype::build`; this file checks arguments and manages handles.
 
-use super::handles;
-use super::{mpi_fn, out};
-use std::os::raw::c_int;
+use super::env::write_c_string;
+use super::handles::{self, DATATYPE_NULL};
+use super::{mpi_fn, out, with_state};
+use crate::datatype::{build, external32, pack, TypeInfo, TypeRef};
+use crate::err;
+use crate::error::MpiResult;
+use std::os::raw::{c_char, c_int, c_void};
+
+const UNDEFINED: c_int = -32766;
+const MAX_OBJECT_NAME: usize = 128;
+
+/// Read `n` values of a C array, widened to i64.
+///
+/// # Safety
+/// `p` must hold `n` values (or `n` be 0).
+unsafe fn arr<T: Copy + Into<i64>>(p: *const T, n: usize, what: &str) -> MpiResult<Vec<i64>> {
+    if n == 0 {
+        return Ok(vec![]);
+    }
+    if p.is_null() {
+        return err!(Arg, "{what} is a null pointer");
+    }
+    // SAFETY: per the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) }
+        .iter()
+        .map(|&x| x.into())
+        .collect())
+}
+
+fn count_of(n: i64) -> MpiResult<usize> {
+    if n < 0 {
+        return err!(Count, "count {n} is negative");
+    }
+    Ok(n as usize)
+}
+
+fn as_isize(v: Vec<i64>) -> Vec<isize> {
+    v.into_iter().map(|x| x as isize).collect()
+}
+
+/// Register the new type and write its handle.
+fn emit(newtype: *mut c_int, t: TypeInfo) -> MpiResult<()> {
+    if newtype.is_null() {
+        return err!(Arg, "newtype is a null pointer");
+    }
+    let h = handles::new_datatype(t);
+    // SAFETY: checked non-null.
+    unsafe { *newtype = h };
+    Ok(())
+}
+
+fn old(h: c_int) -> MpiResult<TypeRef> {
+    handles::datatype(h)
+}
 
 mpi_fn! {
-    Initialized fn MPI_Type_size / PMPI_Type_size(datatype: c_int, size: *mut c_int) errors(None) {
-        let ty = handles::datatype(datatype)?;
-        // SAFETY: valid per the standard (checked non-null).
-        unsafe { out(size, "size", ty.size as c_int) }
+    Initialized fn MPI_Type_contiguous / PMPI_Type_contiguous(count: c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        emit(newtype, build::contiguous(count as i64, &old(oldtype)?)?)
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_contiguous_c / PMPI_Type_contiguous_c(count: i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        emit(newtype, build::contiguous(count, &old(oldtype)?)?)
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_vector / PMPI_Type_vector(count: c_int, blocklength: c_int, stride: c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        emit(newtype, build::vector(count as i64, blocklength as i64, stride as isize, false, &old(oldtype)?)?)
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_vector_c / PMPI_Type_vector_c(count: i64, blocklength: i64, stride: i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        emit(newtype, build::vector(count, blocklength, stride as isize, false, &old(oldtype)?)?)
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_create_hvector / PMPI_Type_create_hvector(count: c_int, blocklength: c_int, stride: isize, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        emit(newtype, build::vector(count as i64, blocklength as i64, stride, true, &old(oldtype)?)?)
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_hvector / PMPI_Type_hvector(count: c_int, blocklength: c_int, stride: isize, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        emit(newtype, build::vector(count as i64, blocklength as i64, stride, true, &old(oldtype)?)?)
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_create_hvector_c / PMPI_Type_create_hvector_c(count: i64, blocklength: i64, stride: i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        emit(newtype, build::vector(count, blocklength, stride as isize, true, &old(oldtype)?)?)
+    }
+}
+
+/// Shared by the indexed family: `disps` in items (bytes=false) or bytes.
+///
+/// # Safety
+/// Arrays hold `count` values.
+unsafe fn indexed<B: Copy + Into<i64>, D: Copy + Into<i64>>(
+    count: i64,
+    bl: *const B,
+    d: *const D,
+    bytes: bool,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> MpiResult<()> {
+    let n = count_of(count)?;
+    // SAFETY: per the caller's contract.
+    let (bl, d) = unsafe {
+        (
+            arr(bl, n, "array_of_blocklengths")?,
+            arr(d, n, "array_of_displacements")?,
+        )
+    };
+    emit(newtype, build::indexed(&bl, &as_isize(d), bytes, &old(oldtype)?)?)
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_indexed / PMPI_Type_indexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: arrays of `count` per the standard.
+        unsafe { indexed(count as i64, array_of_blocklengths, array_of_displacements, false, oldtype, newtype) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_indexed_c / PMPI_Type_indexed_c(count: i64, array_of_blocklengths: *const i64, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { indexed(count, array_of_blocklengths, array_of_displacements, false, oldtype, newtype) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_create_hindexed / PMPI_Type_create_hindexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { indexed(count as i64, array_of_blocklengths, array_of_displacements, true, oldtype, newtype) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_hindexed / PMPI_Type_hindexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { indexed(count as i64, array_of_blocklengths, array_of_displacements, true, oldtype, newtype) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_create_hindexed_c / PMPI_Type_create_hindexed_c(count: i64, array_of_blocklengths: *const i64, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { indexed(count, array_of_blocklengths, array_of_displacements, true, oldtype, newtype) }
+    }
+}
+
+/// # Safety
+/// `d` holds `count` values.
+unsafe fn indexed_block<D: Copy + Into<i64>>(
+    count: i64,
+    blocklength: i64,
+    d: *const D,
+    bytes: bool,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> MpiResult<()> {
+    let n = count_of(count)?;
+    // SAFETY: per the caller's contract.
+    let d = unsafe { arr(d, n, "array_of_displacements")? };
+    emit(
+        newtype,
+        build::indexed_block(blocklength, &as_isize(d), bytes, &old(oldtype)?)?,
+    )
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_create_indexed_block / PMPI_Type_create_indexed_block(count: c_int, blocklength: c_int, array_of_displacements: *const c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: arrays of `count` per the standard.
+        unsafe { indexed_block(count as i64, blocklength as i64, array_of_displacements, false, oldtype, newtype) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_create_indexed_block_c / PMPI_Type_create_indexed_block_c(count: i64, blocklength: i64, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { indexed_block(count, blocklength, array_of_displacements, false, oldtype, newtype) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_create_hindexed_block / PMPI_Type_create_hindexed_block(count: c_int, blocklength: c_int, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { indexed_block(count as i64, blocklength as i64, array_of_displacements, true, oldtype, newtype) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_create_hindexed_block_c / PMPI_Type_create_hindexed_block_c(count: i64, blocklength: i64, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { indexed_block(count, blocklength, array_of_displacements, true, oldtype, newtype) }
+    }
+}
+
+/// # Safety
+/// Arrays hold `count` values.
+unsafe fn structure<B: Copy + Into<i64>>(
+    count: i64,
+    bl: *const B,
+    d: *const i64,
+    types: *const c_int,
+    newtype: *mut c_int,
+) -> MpiResult<()> {
+    let n = count_of(count)?;
+    // SAFETY: per the caller's contract.
+    let (bl, d, ts) = unsafe {
+        (
+            arr(bl, n, "array_of_blocklengths")?,
+            arr(d, n, "array_of_displacements")?,
+            arr(types, n, "array_of_types")?,
+        )
+    };
+    let ts: Vec<TypeRef> = ts.iter().map(|&h| old(h as c_int)).collect::<MpiResult<_>>()?;
+    emit(newtype, build::structure(&bl, &as_isize(d), &ts)?)
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_create_struct / PMPI_Type_create_struct(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const i64, array_of_types: *const c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: arrays of `count` per the standard.
+        unsafe { structure(count as i64, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_struct / PMPI_Type_struct(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const i64, array_of_types: *const c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { structure(count as i64, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_create_struct_c / PMPI_Type_create_struct_c(count: i64, array_of_blocklengths: *const i64, array_of_displacements: *const i64, array_of_types: *const c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { structure(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
+    }
+}
+
+/// # Safety
+/// Arrays hold `ndims` values.
+unsafe fn subarray<T: Copy + Into<i64>>(
+    ndims: c_int,
+    sizes: *const T,
+    subsizes: *const T,
+    starts: *const T,
+    order: c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> MpiResult<()> {
+    if ndims < 1 {
+        return err!(Arg, "ndims {ndims} must be at least 1");
+    }
+    let n = ndims as usize;
+    // SAFETY: per the caller's contract.
+    let (a, b, c) = unsafe {
+        (
+            arr(sizes, n, "array_of_sizes")?,
+            arr(subsizes, n, "array_of_subsizes")?,
+            arr(starts, n, "array_of_starts")?,
+        )
+    };
+    emit(newtype, build::subarray(&a, &b, &c, order, &old(oldtype)?)?)
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_create_subarray / PMPI_Type_create_subarray(ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int, array_of_starts: *const c_int, order: c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: arrays of `ndims` per the standard.
+        unsafe { subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_create_subarray_c / PMPI_Type_create_subarray_c(ndims: c_int, array_of_sizes: *const i64, array_of_subsizes: *const i64, array_of_starts: *const i64, order: c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype) }
+    }
+}
+
+/// # Safety
+/// Arrays hold `ndims` values.
+#[allow(clippy::too_many_arguments)]
+unsafe fn darray<G: Copy + Into<i64>>(
+    size: c_int,
+    rank: c_int,
+    ndims: c_int,
+    gsizes: *const G,
+    distribs: *const c_int,
+    dargs: *const c_int,
+    psizes: *const c_int,
+    order: c_int,
+    oldtype: c_int,
+    newtype: *mut c_int,
+) -> MpiResult<()> {
+    if ndims < 1 {
+        return err!(Arg, "ndims {ndims} must be at least 1");
+    }
+    let n = ndims as usize;
+    // SAFETY: per the caller's contract.
+    let (g, di, da, p) = unsafe {
+        (
+            arr(gsizes, n, "array_of_gsizes")?,
+            arr(distribs, n, "array_of_distribs")?,
+            arr(dargs, n, "array_of_dargs")?,
+            arr(psizes, n, "array_of_psizes")?,
+        )
+    };
+    let di: Vec<i32> = di.into_iter().map(|x| x as i32).collect();
+    let da: Vec<i32> = da.into_iter().map(|x| x as i32).collect();
+    emit(
+        newtype,
+        build::darray(size as i64, rank as i64, &g, &di, &da, &p, order, &old(oldtype)?)?,
+    )
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_create_darray / PMPI_Type_create_darray(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: arrays of `ndims` per the standard.
+        unsafe { darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const i64, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
+        // SAFETY: as above.
+        unsafe { darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype) }
     }
 }
 
 mpi_fn! {
-    Initialized fn MPI_Type_get_extent / PMPI_Type_get_extent(datatype: c_int, lb: *mut isize, extent: *mut isize) errors(None) {
-        let ty = handles::datatype(datatype)?;
+    Initialized fn MPI_Type_create_resized / PMPI_Type_create_resized(oldtype: c_int, lb: isize, extent: isize, newtype: *mut c_int) errors(None) {
+        emit(newtype, build::resized(&old(oldtype)?, lb, extent)?)
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Type_create_resized_c / PMPI_Type_create_resized_c(oldtype: c_int, lb: i64, extent: i64, newtype: *mut c_int) errors(None) {
+        emit(newtype, build::resized(&old(oldtype)?, lb as isize, extent as isize)?)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_dup / PMPI_Type_dup(oldtype: c_int, newtype: *mut c_int) errors(None) {
+        emit(newtype, build::dup(&old(oldtype)?))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_commit / PMPI_Type_commit(datatype: *mut c_int) errors(None) {
+        if datatype.is_null() {
+            return err!(Arg, "datatype is a null pointer");
+        }
+        // SAFETY: checked non-null.
+        let h = unsafe { *datatype };
+        if handles::datatype(h)?.contents.is_none() {
+            return Ok(()); // predefined types are committed
+        }
+        handles::update_datatype(h, |t| {
+            t.class = t.classify();
+            t.committed = true;
+        })
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_free / PMPI_Type_free(datatype: *mut c_int) errors(None) {
+        if datatype.is_null() {
+            return err!(Arg, "datatype is a null pointer");
+        }
+        // SAFETY: checked non-null.
+        handles::free_datatype(unsafe { *datatype })?;
+        // SAFETY: as above.
+        unsafe { *datatype = DATATYPE_NULL };
+        Ok(())
+    }
+}
+
+/// Define a query writing one value derived from the type.
+macro_rules! query {
+    ($f:ident / $pf:ident, $t:ty, $name:literal, |$ty:ident| $v:expr) => {
+        mpi_fn! {
+            Initialized fn $f / $pf(datatype: c_int, value: *mut $t) errors(None) {
+                let $ty = handles::datatype(datatype)?;
+                // SAFETY: valid per the standard (checked non-null).
+                unsafe { out(value, $name, $v) }
+            }
+        }
+    };
+}
+
+fn int_or_undefined(v: usize) -> c_int {
+    if v > i32::MAX as usize {
+        UNDEFINED
+    } else {
+        v as c_int
+    }
+}
+
+query!(MPI_Type_size / PMPI_Type_size, c_int, "size", |t| int_or_undefined(
+    t.size
+));
+query!(MPI_Type_size_x / PMPI_Type_size_x, i64, "size", |t| t.size as i64);
+query!(MPI_Type_size_c / PMPI_Type_size_c, i64, "size", |t| t.size as i64);
+query!(MPI_Type_extent / PMPI_Type_extent, isize, "extent", |t| t.extent);
+query!(MPI_Type_lb / PMPI_Type_lb, isize, "displacement", |t| t.lb);
+query!(MPI_Type_ub / PMPI_Type_ub, isize, "displacement", |t| t.lb + t.extent);
+
+/// Define a query writing two values.
+macro_rules! query2 {
+    ($f:ident / $pf:ident, $t:ty, |$ty:ident| ($a:expr, $b:expr)) => {
+        mpi_fn! {
+            Initialized fn $f / $pf(datatype: c_int, first: *mut $t, second: *mut $t) errors(None) {
+                let $ty = handles::datatype(datatype)?;
+                // SAFETY: valid per the standard (checked non-null).
+                unsafe {
+                    out(first, "lb", $a as $t)?;
+                    out(second, "extent", $b as $t)
+                }
+            }
+        }
+    };
+}
+
+query2!(MPI_Type_get_extent / PMPI_Type_get_extent, isize, |t| (t.lb, t.extent));
+query2!(MPI_Type_get_extent_x / PMPI_Type_get_extent_x, i64, |t| (
+    t.lb, t.extent
+));
+query2!(MPI_Type_get_extent_c / PMPI_Type_get_extent_c, i64, |t| (
+    t.lb, t.extent
+));
+query2!(MPI_Type_get_true_extent / PMPI_Type_get_true_extent, isize, |t| (
+    t.true_lb,
+    t.true_extent
+));
+query2!(MPI_Type_get_true_extent_x / PMPI_Type_get_true_extent_x, i64, |t| (
+    t.true_lb,
+    t.true_extent
+));
+query2!(MPI_Type_get_true_extent_c / PMPI_Type_get_true_extent_c, i64, |t| (
+    t.true_lb,
+    t.true_extent
+));
+
+/// (integers, addresses, datatypes, combiner) of a type.
+fn envelope(t: &TypeInfo) -> (usize, usize, usize, c_int) {
+    match &t.contents {
+        None => (0, 0, 0, build::combiner::NAMED),
+        Some(c) => (c.ints.len(), c.addresses.len(), c.types.len(), c.combiner),
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_get_envelope / PMPI_Type_get_envelope(datatype: c_int, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) errors(None) {
+        let (i, a, d, c) = envelope(&*handles::datatype(datatype)?);
         // SAFETY: valid per the standard (checked non-null).
         unsafe {
-            out(lb, "lb", 0)?;
-            out(extent, "extent", ty.extent as isize)
+            out(num_integers, "num_integers", i as c_int)?;
+            out(num_addresses, "num_addresses", a as c_int)?;
+            out(num_datatypes, "num_datatypes", d as c_int)?;
+            out(combiner, "combiner", c)
         }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c(datatype: c_int, num_integers: *mut i64, num_addresses: *mut i64, num_large_counts: *mut i64, num_datatypes: *mut i64, combiner: *mut c_int) errors(None) {
+        let (i, a, d, c) = envelope(&*handles::datatype(datatype)?);
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe {
+            out(num_integers, "num_integers", i as i64)?;
+            out(num_addresses, "num_addresses", a as i64)?;
+            out(num_large_counts, "num_large_counts", 0)?;
+            out(num_datatypes, "num_datatypes", d as i64)?;
+            out(combiner, "combiner", c)
+        }
+    }
+}
+
+/// # Safety
+/// Arrays hold their max_ counts.
+unsafe fn contents(
+    datatype: c_int,
+    max_i: i64,
+    max_a: i64,
+    max_d: i64,
+    ints: *mut c_int,
+    addrs: *mut isize,
+    types: *mut c_int,
+) -> MpiResult<()> {
+    let t = handles::datatype(datatype)?;
+    let Some(c) = &t.contents else {
+        return err!(
+            Arg,
+            "MPI_Type_get_contents on a predefined (named) datatype; check MPI_Type_get_envelope's combiner first"
+        );
+    };
+    if (max_i as usize) < c.ints.len()
+        || (max_a as usize) < c.addresses.len()
+        || (max_d as usize) < c.types.len()
+        || max_i < 0
+        || max_a < 0
+        || max_d < 0
+    {
+        return err!(
+            Arg,
+            "arrays too small: the type has {} integers, {} addresses, {} datatypes (see MPI_Type_get_envelope)",
+            c.ints.len(),
+            c.addresses.len(),
+            c.types.len()
+        );
+    }
+    // SAFETY: sizes checked against the caller's max_ counts.
+    unsafe {
+        for (k, &v) in c.ints.iter().enumerate() {
+            *ints.add(k) = v as c_int;
+        }
+        for (k, &v) in c.addresses.iter().enumerate() {
+            *addrs.add(k) = v;
+        }
+        for (k, ty) in c.types.iter().enumerate() {
+            *types.add(k) = handles::handle_of(ty);
+        }
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_get_contents / PMPI_Type_get_contents(datatype: c_int, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut isize, array_of_datatypes: *mut c_int) errors(None) {
+        // SAFETY: arrays as the standard requires.
+        unsafe { contents(datatype, max_integers as i64, max_addresses as i64, max_datatypes as i64, array_of_integers, array_of_addresses, array_of_datatypes) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c(datatype: c_int, max_integers: i64, max_addresses: i64, _max_large_counts: i64, max_datatypes: i64, array_of_integers: *mut c_int, array_of_addresses: *mut isize, _array_of_large_counts: *mut i64, array_of_datatypes: *mut c_int) errors(None) {
+        // SAFETY: arrays as the standard requires.
+        unsafe { contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_get_name / PMPI_Type_get_name(datatype: c_int, type_name: *mut c_char, resultlen: *mut c_int) errors(None) {
+        let t = handles::datatype(datatype)?;
+        if type_name.is_null() {
+            return err!(Arg, "type_name is a null pointer");
+        }
+        // SAFETY: the standard requires MPI_MAX_OBJECT_NAME bytes.
+        let n = unsafe { write_c_string(type_name, MAX_OBJECT_NAME, &t.name) };
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(resultlen, "resultlen", n as c_int) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_set_name / PMPI_Type_set_name(datatype: c_int, type_name: *const c_char) errors(None) {
+        if type_name.is_null() {
+            return err!(Arg, "type_name is a null pointer");
+        }
+        // SAFETY: a C string per the standard.
+        let name = unsafe { std::ffi::CStr::from_ptr(type_name) }.to_string_lossy();
+        let name: String = name.chars().take(MAX_OBJECT_NAME - 1).collect();
+        handles::update_datatype(datatype, |t| t.name = name)
+    }
+}
+
+/// MPI_TYPECLASS_*: (class, size) -> the Fortran sized type's handle.
+fn match_size(class: c_int, size: c_int) -> Option<c_int> {
+    Some(match (class, size) {
+        (1, 4) => 0x4c000427,  // MPI_REAL4
+        (1, 8) => 0x4c000829,  // MPI_REAL8
+        (1, 16) => 0x4c00102b, // MPI_REAL16
+        (2, 1) => 0x4c00012d,  // MPI_INTEGER1
+        (2, 2) => 0x4c00022f,  // MPI_INTEGER2
+        (2, 4) => 0x4c000430,  // MPI_INTEGER4
+        (2, 8) => 0x4c000831,  // MPI_INTEGER8
+        (3, 8) => 0x4c000828,  // MPI_COMPLEX8
+        (3, 16) => 0x4c00102a, // MPI_COMPLEX16
+        (3, 32) => 0x4c00202c, // MPI_COMPLEX32
+        _ => return None,
+    })
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_match_size / PMPI_Type_match_size(typeclass: c_int, size: c_int, datatype: *mut c_int) errors(None) {
+        let Some(h) = match_size(typeclass, size) else {
+            return err!(Arg, "no predefined type of class {typeclass} (MPI_TYPECLASS_REAL=1, _INTEGER=2, _COMPLEX=3) has {size} bytes");
+        };
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(datatype, "datatype", h) }
+    }
+}
+
+/// A parameterized Fortran 90 type: the sized type, remembered with its
+/// parameters (MPI 4.0 §19.1.9); one handle per parameter set.
+fn f90(key: (c_int, c_int, c_int), base: c_int, combiner: i32, ints: Vec<i64>, newtype: *mut c_int) -> MpiResult<()> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    static CACHE: Mutex<Option<HashMap<(c_int, c_int, c_int), c_int>>> = Mutex::new(None);
+    if newtype.is_null() {
+        return err!(Arg, "newtype is a null pointer");
+    }
+    let mut cache = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    let h = *cache.get_or_insert_with(HashMap::new).entry(key).or_insert_with(|| {
+        let b = handles::datatype(base).expect("predefined");
+        let mut t = build::dup(&b);
+        t.contents = Some(Box::new(crate::datatype::Contents {
+            combiner,
+            ints,
+            addresses: vec![],
+            types: vec![],
+        }));
+        t.committed = true;
+        handles::new_datatype(t)
+    });
+    // SAFETY: checked non-null.
+    unsafe { *newtype = h };
+    Ok(())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_create_f90_integer / PMPI_Type_create_f90_integer(r: c_int, newtype: *mut c_int) errors(None) {
+        let base = match r {
+            ..=2 => 0x4c00012d,
+            3..=4 => 0x4c00022f,
+            5..=9 => 0x4c000430,
+            10..=18 => 0x4c000831,
+            _ => return err!(Arg, "no integer kind has a decimal range of {r} digits (at most 18)"),
+        };
+        f90((0, r, 0), base, build::combiner::F90_INTEGER, vec![r as i64], newtype)
+    }
+}
+
+/// The REAL kind for precision `p` and exponent range `r` (either may be
+/// MPI_UNDEFINED): 0 for 4 bytes, 1 for 8, 2 for 16.
+fn real_kind(p: c_int, r: c_int) -> Option<usize> {
+    let p = if p == UNDEFINED { 0 } else { p };
+    let r = if r == UNDEFINED { 0 } else { r };
+    [(6, 37), (15, 307), (33, 4931)]
+        .iter()
+        .position(|&(mp, mr)| p <= mp && r <= mr)
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_create_f90_real / PMPI_Type_create_f90_real(p: c_int, r: c_int, newtype: *mut c_int) errors(None) {
+        let Some(k) = real_kind(p, r) else {
+            return err!(Arg, "no real kind has precision {p} and exponent range {r}");
+        };
+        let base = [0x4c000427, 0x4c000829, 0x4c00102b][k];
+        f90((1, p, r), base, build::combiner::F90_REAL, vec![p as i64, r as i64], newtype)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Type_create_f90_complex / PMPI_Type_create_f90_complex(p: c_int, r: c_int, newtype: *mut c_int) errors(None) {
+        let Some(k) = real_kind(p, r) else {
+            return err!(Arg, "no complex kind has precision {p} and exponent range {r}");
+        };
+        let base = [0x4c000828, 0x4c00102a, 0x4c00202c][k];
+        f90((2, p, r), base, build::combiner::F90_COMPLEX, vec![p as i64, r as i64], newtype)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Get_address / PMPI_Get_address(location: *const c_void, address: *mut isize) errors(None) {
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(address, "address", location as isize) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Address / PMPI_Address(location: *const c_void, address: *mut isize) errors(None) {
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(address, "address", location as isize) }
+    }
+}
+
+/// MPI_Aint_add: address arithmetic that never traps.
+#[no_mangle]
+pub extern "C" fn PMPI_Aint_add(base: isize, disp: isize) -> isize {
+    base.wrapping_add(disp)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Aint_add(base: isize, disp: isize) -> isize {
+    PMPI_Aint_add(base, disp)
+}
+
+/// MPI_Aint_diff.
+#[no_mangle]
+pub extern "C" fn PMPI_Aint_diff(addr1: isize, addr2: isize) -> isize {
+    addr1.wrapping_sub(addr2)
+}
+
+#[no_mangle]
+pub extern "C" fn MPI_Aint_diff(addr1: isize, addr2: isize) -> isize {
+    PMPI_Aint_diff(addr1, addr2)
+}
+
+/// Pack `count` items into `outbuf[*position..outsize]`, native or
+/// external32, advancing the position.
+///
+/// # Safety
+/// Buffers valid as the standard requires.
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_into(
+    inbuf: *const c_void,
+    count: i64,
+    datatype: c_int,
+    outbuf: *mut c_void,
+    outsize: i64,
+    position: *mut i64,
+    external: bool,
+) -> MpiResult<()> {
+    let n = count_of(count)?;
+    let t = handles::committed(datatype)?;
+    if position.is_null() {
+        return err!(Arg, "position is a null pointer");
+    }
+    // SAFETY: checked non-null.
+    let pos = unsafe { *position };
+    let need = if external { t.external_size(n) } else { t.size * n };
+    if pos < 0 || outsize < 0 || pos as u64 + need as u64 > outsize as u64 {
+        return err!(Truncate, "packing {need} bytes at position {pos} overflows the {outsize}-byte output buffer (size it with MPI_Pack_size)");
+    }
+    if need > 0 && (outbuf.is_null() || (inbuf.is_null() && t.contents.is_none())) {
+        return err!(Buffer, "a buffer is a null pointer");
+    }
+    if need > 0 {
+        // SAFETY: pos + need <= outsize bytes of `outbuf`; `inbuf` holds the items.
+        unsafe {
+            let dst = std::slice::from_raw_parts_mut((outbuf as *mut u8).add(pos as usize), need);
+            if external {
+                let mut native = vec![0u8; t.size * n];
+                pack::pack(&t, n, inbuf as *const u8, &mut native);
+                external32::to_external(&t, n, &native, dst);
+            } else {
+                pack::pack(&t, n, inbuf as *const u8, dst);
+            }
+        }
+    }
+    // SAFETY: checked non-null.
+    unsafe { *position = pos + need as i64 };
+    Ok(())
+}
+
+/// Unpack `count` items from `inbuf[*position..insize]`.
+///
+/// # Safety
+/// Buffers valid as the standard requires.
+#[allow(clippy::too_many_arguments)]
+unsafe fn unpack_from(
+    inbuf: *const c_void,
+    insize: i64,
+    position: *mut i64,
+    outbuf: *mut c_void,
+    count: i64,
+    datatype: c_int,
+    external: bool,
+) -> MpiResult<()> {
+    let n = count_of(count)?;
+    let t = handles::committed(datatype)?;
+    if position.is_null() {
+        return err!(Arg, "position is a null pointer");
+    }
+    // SAFETY: checked non-null.
+    let pos = unsafe { *position };
+    let need = if external { t.external_size(n) } else { t.size * n };
+    if pos < 0 || insize < 0 || pos as u64 + need as u64 > insize as u64 {
+        return err!(
+            Truncate,
+            "unpacking {need} bytes at position {pos} reads past the {insize}-byte input buffer"
+        );
+    }
+    if need > 0 && (inbuf.is_null() || (outbuf.is_null() && t.contents.is_none())) {
+        return err!(Buffer, "a buffer is a null pointer");
+    }
+    if need > 0 {
+        // SAFETY: pos + need <= insize bytes; the output holds the items.
+        unsafe {
+            let src = std::slice::from_raw_parts((inbuf as *const u8).add(pos as usize), need);
+            if external {
+                let mut native = vec![0u8; t.size * n];
+                external32::from_external(&t, n, src, &mut native);
+                pack::unpack(&t, &native, outbuf as *mut u8);
+            } else {
+                pack::unpack(&t, src, outbuf as *mut u8);
+            }
+        }
+    }
+    // SAFETY: checked non-null.
+    unsafe { *position = pos + need as i64 };
+    Ok(())
+}
+
+fn check_comm(comm: c_int) -> MpiResult<()> {
+    with_state(|st| handles::comm(st, comm).map(|_| ()))
+}
+
+/// An int position, widened for the shared code and narrowed back.
+///
+/// # Safety
+/// `position` null or valid.
+unsafe fn with_int_position(position: *mut c_int, f: impl FnOnce(*mut i64) -> MpiResult<()>) -> MpiResult<()> {
+    if position.is_null() {
+        return err!(Arg, "position is a null pointer");
+    }
+    // SAFETY: checked non-null.
+    let mut p = unsafe { *position } as i64;
+    f(&mut p)?;
+    if p > i32::MAX as i64 {
+        return err!(Count, "the position {p} does not fit an int: use the _c variant");
+    }
+    // SAFETY: checked non-null.
+    unsafe { *position = p as c_int };
+    Ok(())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Pack / PMPI_Pack(inbuf: *const c_void, incount: c_int, datatype: c_int, outbuf: *mut c_void, outsize: c_int, position: *mut c_int, comm: c_int) errors(Some(comm)) {
+        check_comm(comm)?;
+        // SAFETY: buffers valid per the standard.
+        unsafe { with_int_position(position, |p| pack_into(inbuf, incount as i64, datatype, outbuf, outsize as i64, p, false)) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Pack_c / PMPI_Pack_c(inbuf: *const c_void, incount: i64, datatype: c_int, outbuf: *mut c_void, outsize: i64, position: *mut i64, comm: c_int) errors(Some(comm)) {
+        check_comm(comm)?;
+        // SAFETY: buffers valid per the standard.
+        unsafe { pack_into(inbuf, incount, datatype, outbuf, outsize, position, false) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Unpack / PMPI_Unpack(inbuf: *const c_void, insize: c_int, position: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: c_int, comm: c_int) errors(Some(comm)) {
+        check_comm(comm)?;
+        // SAFETY: buffers valid per the standard.
+        unsafe { with_int_position(position, |p| unpack_from(inbuf, insize as i64, p, outbuf, outcount as i64, datatype, false)) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Unpack_c / PMPI_Unpack_c(inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, outcount: i64, datatype: c_int, comm: c_int) errors(Some(comm)) {
+        check_comm(comm)?;
+        // SAFETY: buffers valid per the standard.
+        unsafe { unpack_from(inbuf, insize, position, outbuf, outcount, datatype, false) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Pack_size / PMPI_Pack_size(incount: c_int, datatype: c_int, comm: c_int, size: *mut c_int) errors(Some(comm)) {
+        check_comm(comm)?;
+        let n = count_of(incount as i64)?;
+        let t = handles::datatype(datatype)?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(size, "size", int_or_undefined(t.size * n)) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Pack_size_c / PMPI_Pack_size_c(incount: i64, datatype: c_int, comm: c_int, size: *mut i64) errors(Some(comm)) {
+        check_comm(comm)?;
+        let n = count_of(incount)?;
+        let t = handles::datatype(datatype)?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(size, "size", (t.size * n) as i64) }
+    }
+}
+
+fn check_datarep(datarep: *const c_char) -> MpiResult<()> {
+    if datarep.is_null() {
+        return err!(Arg, "datarep is a null pointer");
+    }
+    // SAFETY: a C string per the standard.
+    let d = unsafe { std::ffi::CStr::from_ptr(datarep) };
+    if d.to_bytes() != b"external32" {
+        return err!(
+            Arg,
+            "data representation {:?} is not supported: MPI_Pack_external knows only \"external32\"",
+            d
+        );
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Pack_external / PMPI_Pack_external(datarep: *const c_char, inbuf: *const c_void, incount: c_int, datatype: c_int, outbuf: *mut c_void, outsize: isize, position: *mut isize) errors(None) {
+        check_datarep(datarep)?;
+        // SAFETY: buffers valid per the standard; MPI_Aint is 64-bit.
+        unsafe { pack_into(inbuf, incount as i64, datatype, outbuf, outsize as i64, position as *mut i64, true) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Pack_external_c / PMPI_Pack_external_c(datarep: *const c_char, inbuf: *const c_void, incount: i64, datatype: c_int, outbuf: *mut c_void, outsize: i64, position: *mut i64) errors(None) {
+        check_datarep(datarep)?;
+        // SAFETY: buffers valid per the standard.
+        unsafe { pack_into(inbuf, incount, datatype, outbuf, outsize, position, true) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Unpack_external / PMPI_Unpack_external(datarep: *const c_char, inbuf: *const c_void, insize: isize, position: *mut isize, outbuf: *mut c_void, outcount: c_int, datatype: c_int) errors(None) {
+        check_datarep(datarep)?;
+        // SAFETY: buffers valid per the standard; MPI_Aint is 64-bit.
+        unsafe { unpack_from(inbuf, insize as i64, position as *mut i64, outbuf, outcount as i64, datatype, true) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Unpack_external_c / PMPI_Unpack_external_c(datarep: *const c_char, inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, outcount: i64, datatype: c_int) errors(None) {
+        check_datarep(datarep)?;
+        // SAFETY: buffers valid per the standard.
+        unsafe { unpack_from(inbuf, insize, position, outbuf, outcount, datatype, true) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Pack_external_size / PMPI_Pack_external_size(datarep: *const c_char, incount: c_int, datatype: c_int, size: *mut isize) errors(None) {
+        check_datarep(datarep)?;
+        let n = count_of(incount as i64)?;
+        let t = handles::datatype(datatype)?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(size, "size", t.external_size(n) as isize) }
+    }
+}
+mpi_fn! {
+    Initialized fn MPI_Pack_external_size_c / PMPI_Pack_external_size_c(datarep: *const c_char, incount: i64, datatype: c_int, size: *mut i64) errors(None) {
+        check_datarep(datarep)?;
+        let n = count_of(incount)?;
+        let t = handles::datatype(datatype)?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(size, "size", t.external_size(n) as i64) }
     }
 }
