@@ -26,6 +26,9 @@ static int test_errors = 0;
  * (this matters when the test was built with MPICH's mpicc). */
 static void check_library(void)
 {
+    /* OXMPI_TEST_REFERENCE=1: the test runs on another MPI, to compare */
+    if (getenv("OXMPI_TEST_REFERENCE"))
+        return;
     char v[MPI_MAX_LIBRARY_VERSION_STRING];
     int len;
     MPI_Get_library_version(v, &len);

@@ -482,7 +482,7 @@ unsafe fn contents(
     let t = handles::datatype(datatype)?;
     let Some(c) = &t.contents else {
         return err!(
-            Arg,
+            Type,
             "MPI_Type_get_contents on a predefined (named) datatype; check MPI_Type_get_envelope's combiner first"
         );
     };

@@ -127,6 +127,9 @@ fn recv_template(
     comm: c_int,
 ) -> MpiResult<Template> {
     let b = check_buffer(buf, count, datatype)?;
+    if b.ty.contents.is_some() && crate::datatype::pack::overlaps(&b.ty, b.count) {
+        return err!(Type, "the receive datatype's blocks overlap: a receive buffer must not hold the same byte twice (MPI 4.0 §5.1.11)");
+    }
     let peer = check_peer(st, comm, source, true)?;
     let tag = check_tag(tag, true)?;
     let c = handles::comm(st, comm)?;
