@@ -63,6 +63,9 @@ abi-test:
 
 c-tests: build
 	$(PYTHON) tools/run_c_tests.py --build $(BUILD)
+	# the same programs with type signatures checked: no false alarm
+	$(PYTHON) tools/run_c_tests.py --build $(BUILD) --no-mpich --env OXMPI_CHECK_TYPES=1 \
+		type_sendrecv sendrecv_types sendrecv_long coll_basic persistent probe send_modes
 	$(PYTHON) tools/test_launcher.py $(BUILD)
 
 coverage: build

@@ -2,7 +2,9 @@
 """Build and run the C tests in c-tests/ under oxmpi's mpiexec.
 
 Each test's first comment says how to run it:
-  /* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0 expect=fail stderr="text" exit=N */
+  /* oxmpi-test: ranks=1,2,4 env=A=1 variants=B=0;B=0,C=2 expect=fail stderr="text" exit=N */
+`env` applies to every run; each variant (';'-separated, ','-joined
+settings) is one more run per rank count.
 A passing run exits 0 and prints "No Errors"; an expected failure exits
 non-zero (N if given), promptly, with `text` on stderr. After every run no
 process of the test may remain and no oxmpi segment may be left in /dev/shm.
@@ -31,7 +33,7 @@ TIMEOUT = 120
 def directives(path):
     head = open(path).read(600)
     m = re.search(r"oxmpi-test:(.*)", head)
-    d = {"ranks": "1,2,4", "variants": "", "expect": "pass", "stderr": "", "exit": ""}
+    d = {"ranks": "1,2,4", "variants": "", "env": "", "expect": "pass", "stderr": "", "exit": ""}
     if m:
         for k, v in re.findall(r'(\w+)=("[^"]*"|\S+)', m.group(1)):
             d[k] = v.strip('"')
@@ -93,6 +95,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("tests", nargs="*", help="test names (default: all)")
     ap.add_argument("--no-mpich", action="store_true", help="skip the MPICH-built runs")
+    ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for every run (e.g. OXMPI_CHECK_TYPES=1)")
     a = ap.parse_args()
     bindir = os.path.join(ROOT, "c-tests", "bin")
     os.makedirs(os.path.join(bindir, "mpich"), exist_ok=True)
@@ -118,8 +121,9 @@ def main():
             print(f"ok   {name}", flush=True)
 
     base_env = dict(os.environ)
-    for k in ("OXMPI_SINGLE_COPY", "OXMPI_EAGER_LIMIT", "LD_PRELOAD"):
+    for k in ("OXMPI_SINGLE_COPY", "OXMPI_EAGER_LIMIT", "OXMPI_CHECK_TYPES", "LD_PRELOAD"):
         base_env.pop(k, None)
+    base_env.update(kv.split("=", 1) for kv in a.env)
     for src in srcs:
         name = os.path.basename(src)[:-2]
         d = directives(src)
@@ -132,7 +136,7 @@ def main():
         for n in [int(x) for x in d["ranks"].split(",")]:
             for v in variants:
                 env = dict(base_env)
-                for kv in v.split(","):
+                for kv in (d["env"] + "," + v).split(","):
                     if kv:
                         k, val = kv.split("=", 1)
                         env[k] = val
@@ -148,6 +152,7 @@ def main():
         for how, extra in (("LD_LIBRARY_PATH", {"LD_LIBRARY_PATH": libdir}),
                            ("LD_PRELOAD", {"LD_PRELOAD": os.path.join(libdir, "libmpich.so.12")})):
             env = dict(base_env)
+            env.update(kv.split("=", 1) for kv in d["env"].split(",") if kv)
             env.update(extra)
             report(f"{name} -n {n} MPICH-built via {how}", run_one(mpiexec, mexe, n, env, d))
     print(f"{passed} passed, {failed} failed")

@@ -12,7 +12,7 @@ use crate::error::MpiResult;
 use crate::p2p::matching::Want;
 use crate::p2p::protocol::Mode;
 use crate::p2p::request::{ReqId, Status, Template};
-use crate::p2p::{SendArgs, ANY_SOURCE, ANY_TAG, PROC_NULL};
+use crate::p2p::{ANY_SOURCE, ANY_TAG, PROC_NULL};
 use crate::runtime::State;
 use std::os::raw::{c_int, c_void};
 
@@ -113,6 +113,7 @@ fn send_template(
         tag,
         ctx,
         mode,
+        label: datatype as u32,
     })
 }
 
@@ -143,6 +144,7 @@ fn recv_template(
         ctx: c.ctx_p2p,
         group: c.group.clone(),
         proc_null: peer == Peer::Null,
+        label: datatype as u32,
     })
 }
 
@@ -151,48 +153,7 @@ fn recv_template(
 /// # Safety
 /// The template's buffer must stay valid until the request completes.
 pub unsafe fn start(st: &mut State, t: Template) -> MpiResult<ReqId> {
-    match t {
-        Template::Send {
-            buf,
-            count,
-            ty,
-            dst,
-            tag,
-            ctx,
-            mode,
-        } => {
-            // SAFETY: forwarded from the caller.
-            unsafe {
-                st.engine.isend(SendArgs {
-                    buf: buf as *const u8,
-                    count,
-                    ty,
-                    dst,
-                    tag,
-                    ctx,
-                    mode,
-                })
-            }
-        }
-        Template::Recv { proc_null: true, .. } => Ok(st.engine.null_request(Status {
-            source: PROC_NULL,
-            tag: ANY_TAG,
-            ..Default::default()
-        })),
-        Template::Recv {
-            buf,
-            count,
-            ty,
-            src,
-            tag,
-            ctx,
-            group,
-            ..
-        } => {
-            // SAFETY: forwarded from the caller.
-            Ok(unsafe { st.engine.irecv(buf as *mut u8, count, ty, src, tag, ctx, group) })
-        }
-    }
+    st.engine.start_template(t)
 }
 
 /// Blocking send in `mode`.
@@ -243,6 +204,15 @@ unsafe fn send_nonblocking(
     unsafe { out(request, "request", request_handle(id)) }
 }
 
+/// A datatype handle as a reader knows it: its name if predefined.
+fn describe_type(h: c_int, whose: &str) -> String {
+    match handles::datatype(h) {
+        Ok(t) if t.contents.is_none() => t.name.clone(),
+        Ok(t) if !t.name.is_empty() => format!("{} (a derived datatype)", t.name),
+        _ => format!("{whose} derived datatype 0x{:08x}", h as u32),
+    }
+}
+
 /// The error a completed operation carries, if any.
 pub fn status_error(s: &Status) -> MpiResult<()> {
     use crate::error::ErrorClass;
@@ -254,6 +224,15 @@ pub fn status_error(s: &Status) -> MpiResult<()> {
             s.tag,
             s.sent_bytes,
             s.bytes
+        );
+    }
+    if s.error == ErrorClass::Type.code() {
+        return err!(
+            Type,
+            "type signature mismatch: rank {} sent {} but this receive's datatype is {} (checked because OXMPI_CHECK_TYPES=1)",
+            s.source,
+            describe_type(s.peer_type as c_int, "the sender's"),
+            describe_type(s.own_type as c_int, "this rank's")
         );
     }
     if s.error == ErrorClass::Other.code() {
@@ -463,13 +442,14 @@ unsafe fn sendrecv_replace(
     let mut copy = vec![0u8; len];
     // SAFETY: the buffer holds `count` items.
     unsafe { crate::datatype::pack::pack(&b.ty, b.count, buf as *const u8, &mut copy) };
-    let byte = 0x4c00010d; // MPI_BYTE
-                           // SAFETY: `copy` outlives the call; `buf` is valid per the contract.
+    // Sent as MPI_PACKED, which matches any receive signature.
+    let packed = 0x4c00010f;
+    // SAFETY: `copy` outlives the call; `buf` is valid per the contract.
     unsafe {
         sendrecv(
             copy.as_ptr() as *const c_void,
             len as i64,
-            byte,
+            packed,
             dest,
             sendtag,
             buf,

@@ -25,6 +25,8 @@ fn send(e: &mut Engine, c: &Comm, buf: *const u8, len: usize, to: usize, tag: i3
         tag,
         ctx: c.ctx_coll,
         mode: Mode::Standard,
+        label: 0,
+        sig: None,
     };
     // SAFETY: callers pass buffers valid for `len` bytes until the wait.
     let id = unsafe { e.isend(a)? };
@@ -35,7 +37,7 @@ fn send(e: &mut Engine, c: &Comm, buf: *const u8, len: usize, to: usize, tag: i3
 fn post_recv(e: &mut Engine, c: &Comm, buf: *mut u8, len: usize, from: usize, tag: i32) -> ReqId {
     let src = Some(c.group.world_rank(from));
     // SAFETY: callers pass buffers valid for `len` bytes until the wait.
-    unsafe { e.irecv(buf, len, byte(), src, Some(tag), c.ctx_coll, c.group.clone()) }
+    unsafe { e.irecv(buf, len, byte(), src, Some(tag), c.ctx_coll, c.group.clone(), 0) }
 }
 
 fn recv(e: &mut Engine, c: &Comm, buf: *mut u8, len: usize, from: usize, tag: i32) {

@@ -118,6 +118,11 @@ impl Engine {
             tag: a.tag,
             ctx: a.ctx,
             mode: Mode::Standard,
+            label: a.label,
+            // the packed copy travels as bytes but carries the original's signature
+            sig: self
+                .check_types
+                .then(|| crate::datatype::signature::of_message(&a.ty, a.count) as u32),
         };
         // SAFETY: the copy stays valid until the block is released, which
         // happens only when the inner send completes.

@@ -20,6 +20,8 @@ pub struct Envelope {
     pub ctx: u32,
     pub src: usize,
     pub tag: i32,
+    /// The sender's (signature, type label), when types are checked.
+    pub check: Option<(u32, u32)>,
 }
 
 impl Want {
@@ -135,7 +137,12 @@ mod tests {
     use super::*;
 
     fn env(src: usize, tag: i32) -> Envelope {
-        Envelope { ctx: 0, src, tag }
+        Envelope {
+            ctx: 0,
+            src,
+            tag,
+            check: None,
+        }
     }
 
     #[test]
@@ -183,7 +190,15 @@ mod tests {
             3,
         );
         assert_eq!(q.take_posted(&env(0, 0)), None);
-        assert_eq!(q.take_posted(&Envelope { ctx: 1, src: 0, tag: 0 }), Some(3));
+        assert_eq!(
+            q.take_posted(&Envelope {
+                ctx: 1,
+                src: 0,
+                tag: 0,
+                check: None
+            }),
+            Some(3)
+        );
     }
 
     #[test]

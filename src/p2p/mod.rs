@@ -42,6 +42,8 @@ pub struct Engine {
     seg: Segment,
     pids: Vec<i32>,
     pub single_copy: bool,
+    /// OXMPI_CHECK_TYPES: send type signatures and check them on receipt.
+    pub check_types: bool,
     /// A cross-memory read has worked once: the kernel lets us, so long
     /// messages may be split between receiver and sender.
     single_copy_works: bool,
@@ -61,6 +63,7 @@ pub struct Engine {
 }
 
 pub struct Config {
+    pub check_types: bool,
     pub eager_limit: usize,
     pub unexpected_budget: usize,
     pub single_copy: bool,
@@ -76,6 +79,11 @@ pub struct SendArgs {
     pub tag: i32,
     pub ctx: u32,
     pub mode: Mode,
+    /// Opaque label of the datatype, for type-mismatch reports.
+    pub label: u32,
+    /// The signature to announce, when the data travels re-typed (a
+    /// buffered send's packed copy); None: the signature of `ty` x `count`.
+    pub sig: Option<u32>,
 }
 
 impl Engine {
@@ -87,6 +95,7 @@ impl Engine {
             seg,
             pids,
             single_copy: cfg.single_copy,
+            check_types: cfg.check_types,
             single_copy_works: false,
             eager_limit,
             unexpected_budget: cfg.unexpected_budget,
@@ -129,6 +138,14 @@ impl Engine {
             flags: protocol::flags(a.mode),
             ..Default::default()
         };
+        if self.check_types && !crate::datatype::signature::is_packed(&a.ty) {
+            // Off by default: then this branch is the whole cost.
+            header.flags |= protocol::FLAG_SIG;
+            header.sig = a
+                .sig
+                .unwrap_or_else(|| crate::datatype::signature::of_message(&a.ty, a.count) as u32);
+            header.label = a.label;
+        }
         if proto != Protocol::Rta {
             header.kind = FrameKind::Eager as u32;
             header.frag_len = len as u32;
@@ -227,6 +244,7 @@ impl Engine {
     ///
     /// # Safety
     /// `buf` must stay writable over the items until the request completes.
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn irecv(
         &mut self,
         buf: *mut u8,
@@ -236,12 +254,14 @@ impl Engine {
         tag: Option<i32>,
         ctx: u32,
         group: Group,
+        label: u32,
     ) -> ReqId {
         let want = Want { ctx, src, tag };
         let req = RecvReq {
             buf: buf as usize,
             count,
             ty,
+            label,
             ctx,
             group,
             state: RecvState::Posted,
@@ -505,6 +525,7 @@ impl Engine {
         // SAFETY: the receive's buffer is writable over `capacity()` bytes
         // of items (irecv's contract) and n <= capacity.
         unsafe { pack::unpack(&r.ty, &data[..n], r.buf as *mut u8) };
+        verify_signature(r, env, data.len());
         finish_recv(r, env, data.len());
     }
 
@@ -519,6 +540,7 @@ impl Engine {
         let n = len.min(r.capacity());
         r.status.source = r.group.rank_of(env.src).map_or(-1, |x| x as i32);
         r.status.tag = env.tag;
+        verify_signature(r, env, len);
         if single_copy && split_ok && n == len && len >= SPLIT_MIN && r.ty.is_contiguous() {
             // Both copy at once: the sender writes the second half while
             // we read the first.
@@ -582,6 +604,7 @@ impl Engine {
             ctx: r.ctx,
             src,
             tag: r.status.tag,
+            check: None,
         };
         if !wrote {
             // SAFETY: the buffer is writable over `len` bytes.
@@ -627,6 +650,23 @@ pub fn empty_status() -> Status {
     }
 }
 
+/// With type checking on: compare the sender's signature with what this
+/// receive's type holds for the bytes that arrive; a mismatch fails the
+/// receive with MPI_ERR_TYPE naming both types.
+fn verify_signature(r: &mut RecvReq, env: &Envelope, len: usize) {
+    let Some((sig, label)) = env.check else { return };
+    // A truncated message is reported as truncated; MPI_PACKED matches all.
+    if len > r.capacity() || crate::datatype::signature::is_packed(&r.ty) {
+        return;
+    }
+    let mine = crate::datatype::signature::of_prefix(&r.ty, r.count, len.min(r.capacity()));
+    if mine.map(|h| h as u32) != Some(sig) {
+        r.status.error = crate::error::ErrorClass::Type.code();
+        r.status.peer_type = label;
+        r.status.own_type = r.label;
+    }
+}
+
 /// Fill in the status of a receive that got a message of `len` bytes.
 fn finish_recv(r: &mut RecvReq, env: &Envelope, len: usize) {
     let cap = r.capacity();
@@ -634,7 +674,7 @@ fn finish_recv(r: &mut RecvReq, env: &Envelope, len: usize) {
     r.status.tag = env.tag;
     r.status.bytes = len.min(cap);
     r.status.sent_bytes = len;
-    if len > cap {
+    if len > cap && r.status.error == 0 {
         r.status.error = crate::error::ErrorClass::Truncate.code();
     }
     r.state = RecvState::Done;

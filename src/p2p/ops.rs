@@ -99,6 +99,7 @@ impl Engine {
             buf: buf as usize,
             count,
             ty,
+            label: 0,
             ctx: u.env.ctx,
             group,
             state: RecvState::Posted,
@@ -182,6 +183,58 @@ impl Engine {
         matches!(self.requests.get(id), Some(Request::Persistent(_)))
     }
 
+    /// Start what a template describes (a persistent request's activation,
+    /// or a plain nonblocking operation).
+    pub fn start_template(&mut self, t: Template) -> MpiResult<ReqId> {
+        Ok(match t {
+            Template::Send {
+                buf,
+                count,
+                ty,
+                dst,
+                tag,
+                ctx,
+                mode,
+                label,
+            } => {
+                // SAFETY: the user keeps the buffer valid while the request
+                // is active (MPI's rule).
+                unsafe {
+                    self.isend(SendArgs {
+                        buf: buf as *const u8,
+                        count,
+                        ty,
+                        dst,
+                        tag,
+                        ctx,
+                        mode,
+                        label,
+                        sig: None,
+                    })?
+                }
+            }
+            Template::Recv { proc_null: true, .. } => self.null_request(Status {
+                source: PROC_NULL,
+                tag: ANY_TAG,
+                ..Default::default()
+            }),
+            Template::Recv {
+                buf,
+                count,
+                ty,
+                src,
+                tag,
+                ctx,
+                group,
+                label,
+                ..
+            } => {
+                // SAFETY: as above.
+                unsafe { self.irecv(buf as *mut u8, count, ty, src, tag, ctx, group, label) }
+            }
+        })
+    }
+
     /// A persistent request that has not been started (or has completed).
     pub fn is_inactive_persistent(&self, id: ReqId) -> bool {
         matches!(self.requests.get(id), Some(Request::Persistent(p)) if p.active.is_none())
@@ -201,50 +254,7 @@ impl Engine {
                 )
             }
         };
-        let inner = match template {
-            // SAFETY: the user keeps the buffer valid while the persistent
-            // request is active (MPI's rule for persistent requests).
-            Template::Send {
-                buf,
-                count,
-                ty,
-                dst,
-                tag,
-                ctx,
-                mode,
-            } => unsafe {
-                self.isend(SendArgs {
-                    buf: buf as *const u8,
-                    count,
-                    ty,
-                    dst,
-                    tag,
-                    ctx,
-                    mode,
-                })?
-            },
-            Template::Recv {
-                buf,
-                count,
-                ty,
-                src,
-                tag,
-                ctx,
-                group,
-                proc_null,
-            } => {
-                if proc_null {
-                    self.null_request(Status {
-                        source: PROC_NULL,
-                        tag: ANY_TAG,
-                        ..Default::default()
-                    })
-                } else {
-                    // SAFETY: as above.
-                    unsafe { self.irecv(buf as *mut u8, count, ty, src, tag, ctx, group) }
-                }
-            }
-        };
+        let inner = self.start_template(template)?;
         if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
             p.active = Some(inner);
         }

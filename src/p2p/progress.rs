@@ -2,7 +2,7 @@
 //! each frame, flush frames that waited for room, push rendezvous data.
 
 use super::matching::{Body, Envelope, Unexpected};
-use super::protocol::{FLAG_READY, FLAG_SYNC};
+use super::protocol::{FLAG_READY, FLAG_SIG, FLAG_SYNC};
 use super::request::{RecvState, Request, SendState};
 use super::{finish_recv, Engine};
 use crate::datatype::pack;
@@ -46,10 +46,12 @@ impl Engine {
     }
 
     fn handle(&mut self, h: FrameHeader, payload: &[u8]) {
+        let check = (h.flags & FLAG_SIG != 0).then_some((h.sig, h.label));
         let env = Envelope {
             ctx: h.ctx,
             src: h.src as usize,
             tag: h.tag,
+            check,
         };
         match FrameKind::from_u32(h.kind) {
             Some(FrameKind::Eager) => {
@@ -175,6 +177,7 @@ impl Engine {
             ctx: r.ctx,
             src: r.group.world_rank(r.status.source.max(0) as usize),
             tag: r.status.tag,
+            check: None,
         };
         finish_recv(r, &env, len);
     }

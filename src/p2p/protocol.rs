@@ -41,6 +41,8 @@ pub fn choose(len: usize, mode: Mode, eager_limit: usize) -> Protocol {
 /// Frame flags (FrameHeader::flags).
 pub const FLAG_SYNC: u32 = 1;
 pub const FLAG_READY: u32 = 2;
+/// The frame carries the sender's type signature (OXMPI_CHECK_TYPES=1).
+pub const FLAG_SIG: u32 = 4;
 
 pub fn flags(mode: Mode) -> u32 {
     match mode {

@@ -21,6 +21,10 @@ pub struct Status {
     /// 0, or the error class of a failed operation.
     pub error: i32,
     pub cancelled: bool,
+    /// On a type signature mismatch: the labels of the sender's and the
+    /// receiver's datatypes.
+    pub peer_type: u32,
+    pub own_type: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +83,8 @@ pub struct RecvReq {
     pub buf: usize,
     pub count: usize,
     pub ty: TypeRef,
+    /// Opaque label of the datatype, for type-mismatch reports.
+    pub label: u32,
     pub ctx: u32,
     pub group: Group,
     pub state: RecvState,
@@ -105,6 +111,7 @@ pub enum Template {
         tag: i32,
         ctx: u32,
         mode: Mode,
+        label: u32,
     },
     /// `src` None is any source; `proc_null` receives from MPI_PROC_NULL.
     Recv {
@@ -116,6 +123,7 @@ pub enum Template {
         ctx: u32,
         group: Group,
         proc_null: bool,
+        label: u32,
     },
 }
 

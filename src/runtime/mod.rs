@@ -126,6 +126,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
         eager_limit: eager,
         unexpected_budget: tunables::size("OXMPI_UNEXPECTED_BYTES"),
         single_copy: tunables::flag("OXMPI_SINGLE_COPY"),
+        check_types: tunables::flag("OXMPI_CHECK_TYPES"),
     };
     let engine = Engine::new(rank, size, seg, pids, cfg);
     // All ranks share this host (shm is the only transport so far).

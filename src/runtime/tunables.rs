@@ -31,6 +31,11 @@ pub const TUNABLES: &[Tunable] = &[
         meaning: "1: long messages are copied once by cross-memory attach; 0: pipelined through the shared slots",
     },
     Tunable {
+        name: "OXMPI_CHECK_TYPES",
+        default: "0",
+        meaning: "1: every message carries its type signature and a send/receive type mismatch is MPI_ERR_TYPE naming both types",
+    },
+    Tunable {
         name: "OXMPI_SLOTS",
         default: "8",
         meaning: "message slots per ordered pair of ranks in the shared segment (a power of two, 2..1024)",

@@ -52,7 +52,7 @@ impl FrameKind {
     }
 }
 
-/// The fixed 48-byte header before every frame's payload. `a` and `b`
+/// The fixed 56-byte header before every frame's payload. `a` and `b`
 /// carry what each kind needs:
 ///
 /// | kind | a | b |
@@ -84,7 +84,11 @@ pub struct FrameHeader {
     pub flags: u32,
     pub a: u64,
     pub b: u64,
+    /// With OXMPI_CHECK_TYPES: the sender's type signature hash and an
+    /// opaque label of its datatype (for the error message).
+    pub sig: u32,
+    pub label: u32,
 }
 
 pub const HEADER_BYTES: usize = std::mem::size_of::<FrameHeader>();
-const _: () = assert!(HEADER_BYTES == 48);
+const _: () = assert!(HEADER_BYTES == 56);

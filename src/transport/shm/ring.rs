@@ -184,7 +184,7 @@ mod tests {
 
     #[test]
     fn small_frames_fit_one_cache_line() {
-        assert_eq!(Ring::stride(16), 64);
+        assert_eq!(Ring::stride(8), 64);
         assert_eq!(Ring::stride(16384) % 64, 0);
     }
 
