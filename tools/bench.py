@@ -25,9 +25,9 @@ IMPLS = {
     "MPICH": ("mpicc.mpich", ["mpiexec.mpich", "-n"]),
     "Open MPI": ("mpicc.openmpi", ["mpirun.openmpi", "--oversubscribe", "--bind-to", "none", "-n"]),
 }
-PROGRAMS = ["pingpong", "exchange", "allreduce_loop"]
+PROGRAMS = ["pingpong", "exchange", "allreduce_loop", "ddt"]
 # (program, ranks, quick): quick divides the iteration counts by 20
-RUNS = [("pingpong", 2, False), ("exchange", 2, False), ("allreduce_loop", 2, False),
+RUNS = [("pingpong", 2, False), ("exchange", 2, False), ("allreduce_loop", 2, False), ("ddt", 2, False),
         ("pingpong", 4, True), ("allreduce_loop", 4, True)]
 TIMEOUT = 300
 
@@ -52,7 +52,7 @@ def run(impl, prog, n, quick):
     for line in r.stdout.splitlines():
         f = line.split()
         if len(f) >= 4 and f[0] == "RESULT":
-            out[int(f[2])] = float(f[3])
+            out[int(f[2]) if f[2].isdigit() else f[2]] = float(f[3])
     if r.returncode != 0 or not out:
         sys.stderr.write(f"bench: {impl} {prog} -n {n} failed:\n{r.stderr[-1500:]}\n")
         return None
@@ -60,6 +60,8 @@ def run(impl, prog, n, quick):
 
 
 def human(n):
+    if isinstance(n, str):
+        return n.replace("_", " ")
     for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return f"{n // size} {unit}"
@@ -98,12 +100,13 @@ def main():
              "microseconds (half round trip for ping-pong, one exchange, one allreduce);",
              "ratio = oxmpi / the better of MPICH and Open MPI (below 1: oxmpi is faster).", ""]
     for prog, n, quick in RUNS:
-        title = {"pingpong": "Ping-pong (COMMS1)", "exchange": "Exchange (COMMS2)", "allreduce_loop": "Allreduce loop"}[prog]
+        title = {"pingpong": "Ping-pong (COMMS1)", "exchange": "Exchange (COMMS2)", "allreduce_loop": "Allreduce loop",
+                 "ddt": "Derived datatypes: ping-pong (half round trip) and MPI_Pack of one item"}[prog]
         over = " (oversubscribed: 4 ranks on 2 cores; ranks 2-3 wait in a barrier)" if n > os.cpu_count() and prog == "pingpong" else \
             " (oversubscribed: 4 ranks on 2 cores)" if n > os.cpu_count() else ""
         lines += [f"## {title}, {n} ranks{over}", "",
-                  "| size | oxmpi us | MPICH us | Open MPI us | ratio |", "|---|---|---|---|---|"]
-        sizes = sorted(set().union(*[set((best.get((prog, n, i)) or {}).keys()) for i in IMPLS]))
+                  f"| {'case' if prog == 'ddt' else 'size'} | oxmpi us | MPICH us | Open MPI us | ratio |", "|---|---|---|---|---|"]
+        sizes = sorted(set().union(*[set((best.get((prog, n, i)) or {}).keys()) for i in IMPLS]), key=lambda k: (isinstance(k, str), str(k) if isinstance(k, str) else k))
         for s in sizes:
             vals = {i: (best.get((prog, n, i)) or {}).get(s) for i in IMPLS}
             peers = [v for i, v in vals.items() if i != "oxmpi" and v is not None]

@@ -114,6 +114,95 @@ pub unsafe fn unpack(ty: &TypeInfo, src: &[u8], dst: *mut u8) {
     }
 }
 
+/// Visit the memory pieces holding bytes `from..from + n` of the packed
+/// stream of items of `ty`: `f(memory offset, stream offset relative to
+/// from, length)`. Lets a long message be packed and unpacked piece by
+/// piece, straight between user memory and the transport's slots.
+fn for_range(ty: &TypeInfo, from: usize, n: usize, mut f: impl FnMut(isize, usize, usize)) {
+    if ty.size == 0 || n == 0 {
+        return;
+    }
+    let mut item = from / ty.size;
+    let mut within = from % ty.size;
+    let mut done = 0;
+    while done < n {
+        let base = item as isize * ty.extent;
+        match ty.class {
+            Class::Contiguous { offset } => {
+                let take = (ty.size - within).min(n - done);
+                f(base + offset + within as isize, done, take);
+                done += take;
+            }
+            Class::Strided {
+                offset,
+                count,
+                len,
+                stride,
+            } => {
+                let (mut k, mut inb) = (within / len, within % len);
+                while k < count && done < n {
+                    let take = (len - inb).min(n - done);
+                    f(base + offset + k as isize * stride + inb as isize, done, take);
+                    done += take;
+                    k += 1;
+                    inb = 0;
+                }
+            }
+            Class::Irregular => {
+                let mut skip = within;
+                for &(o, l) in &ty.blocks {
+                    if skip >= l {
+                        skip -= l;
+                        continue;
+                    }
+                    let take = (l - skip).min(n - done);
+                    f(base + o + skip as isize, done, take);
+                    done += take;
+                    skip = 0;
+                    if done == n {
+                        break;
+                    }
+                }
+            }
+        }
+        item += 1;
+        within = 0;
+    }
+}
+
+/// Pack bytes `from..from + dst.len()` of the packed stream of the items
+/// at `src`.
+///
+/// # Safety
+/// The items those bytes come from must be readable at `src`.
+pub unsafe fn pack_range(ty: &TypeInfo, src: *const u8, from: usize, dst: &mut [u8]) {
+    let out = dst.as_mut_ptr();
+    // SAFETY: each piece lies in a readable item (caller) and in `dst`.
+    for_range(ty, from, dst.len(), |mem, rel, len| unsafe {
+        copy(src.wrapping_offset(mem), out.add(rel), len)
+    });
+}
+
+/// Unpack `src` as bytes `from..from + src.len()` of the packed stream
+/// into the items at `dst`.
+///
+/// # Safety
+/// The items those bytes go to must be writable at `dst`.
+pub unsafe fn unpack_range(ty: &TypeInfo, src: &[u8], from: usize, dst: *mut u8) {
+    let inp = src.as_ptr();
+    // SAFETY: each piece lies in a writable item (caller) and in `src`.
+    for_range(ty, from, src.len(), |mem, rel, len| unsafe {
+        copy(inp.add(rel), dst.wrapping_offset(mem), len)
+    });
+}
+
+/// Whether a long message into this layout is better moved by the
+/// kernel's cross-memory copy (few, large blocks) than pushed through the
+/// slots: each block costs an iovec and every touched page a pin.
+pub fn coarse(ty: &TypeInfo) -> bool {
+    ty.is_contiguous() || (ty.blocks.len() <= 64 && ty.size / ty.blocks.len().max(1) >= 8192)
+}
+
 /// Whether the blocks of `count` items overlap: such a type may be sent
 /// from but not received into (MPI 4.0 §5.1.11).
 pub fn overlaps(ty: &TypeInfo, count: usize) -> bool {
@@ -285,6 +374,42 @@ mod tests {
             // SAFETY: as above, writable.
             unsafe { unpack(&t, &packed, back.as_mut_ptr().offset(base)) };
             assert_eq!(naive_pack(&t, count, &back, base), packed, "case {case}: unpack");
+        }
+    }
+
+    #[test]
+    fn packing_by_pieces_equals_packing_whole() {
+        let mut r = Rng(0x2545f4914f6cdd1d);
+        for case in 0..200 {
+            let t = random_type(&mut r, 3);
+            let count = r.below(3) as usize + 1;
+            if super::overlaps(&t, count) || t.size == 0 {
+                continue;
+            }
+            let lo = (t.true_lb.min(0) + (count as isize - 1) * t.extent.min(0)).min(0);
+            let hi = t.true_lb + t.true_extent + (count as isize - 1) * t.extent.max(0);
+            let base = -lo + 8;
+            let len = (base + hi + 8) as usize;
+            let buf: Vec<u8> = (0..len).map(|i| (i * 13 + case) as u8).collect();
+            let total = t.size * count;
+            let mut whole = vec![0u8; total];
+            // SAFETY: the buffer covers the items.
+            unsafe { pack(&t, count, buf.as_ptr().offset(base), &mut whole) };
+            let piece = r.below(40) as usize + 1;
+            let mut pieces = vec![0u8; total];
+            let mut back = vec![0u8; len];
+            let mut at = 0;
+            while at < total {
+                let n = piece.min(total - at);
+                // SAFETY: as above.
+                unsafe {
+                    pack_range(&t, buf.as_ptr().offset(base), at, &mut pieces[at..at + n]);
+                    unpack_range(&t, &whole[at..at + n], at, back.as_mut_ptr().offset(base));
+                }
+                at += n;
+            }
+            assert_eq!(pieces, whole, "case {case}: pack_range");
+            assert_eq!(naive_pack(&t, count, &back, base), whole, "case {case}: unpack_range");
         }
     }
 

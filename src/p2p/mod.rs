@@ -129,7 +129,7 @@ impl Engine {
             // SAFETY: forwarded from the caller.
             return unsafe { self.bsend_start(a, dst, len) };
         }
-        let proto = protocol::choose(len, a.mode, self.eager_limit);
+        let proto = protocol::choose(len, a.mode, self.eager_limit_for(&a.ty));
         let mut header = FrameHeader {
             ctx: a.ctx,
             src: self.rank as u32,
@@ -167,28 +167,36 @@ impl Engine {
             unsafe { self.send_eager(dst, header, &a.ty, a.count, a.buf) };
             return Ok(id.unwrap_or(SENT));
         }
-        // Rendezvous: the receiver reads from `addr` (our memory) or asks
-        // us to push. A non-contiguous buffer is packed once, here.
-        let packed = (!a.ty.is_contiguous()).then(|| {
-            let mut v = vec![0u8; len];
-            // SAFETY: as above.
-            unsafe { pack::pack(&a.ty, a.count, a.buf, &mut v) };
-            v
-        });
-        let addr = packed.as_ref().map_or(a.buf as usize, |v| v.as_ptr() as usize);
+        // Rendezvous. A contiguous message offers its address: the receiver
+        // may read it (RTA). A non-contiguous one offers address 0: the
+        // receiver asks us to push (RAT), and we pack piece by piece
+        // straight into the slots, no staging copy.
+        let layout = (!a.ty.is_contiguous()).then(|| a.ty.clone());
+        let addr = a.buf as usize;
+        let offered = if layout.is_some() { 0 } else { addr };
         let id = self.requests.insert(Request::Send(self.send_req(
             &a,
             dst,
             len,
-            packed,
+            layout,
             addr,
             SendState::AwaitingReceiver,
         )));
         header.kind = FrameKind::Rts as u32;
         header.a = id as u64;
-        header.b = addr as u64;
+        header.b = offered as u64;
         self.send_control(dst, header);
         Ok(id)
+    }
+
+    /// Non-contiguous messages above a few KiB go rendezvous: their data is
+    /// then packed and unpacked in pieces that overlap on the two sides.
+    fn eager_limit_for(&self, ty: &TypeInfo) -> usize {
+        if ty.is_contiguous() {
+            self.eager_limit
+        } else {
+            self.eager_limit.min(NONCONTIG_EAGER)
+        }
     }
 
     fn send_req(
@@ -196,7 +204,7 @@ impl Engine {
         a: &SendArgs,
         dst: usize,
         len: usize,
-        packed: Option<Vec<u8>>,
+        layout: Option<TypeRef>,
         addr: usize,
         state: SendState,
     ) -> SendReq {
@@ -205,7 +213,7 @@ impl Engine {
             tag: a.tag,
             ctx: a.ctx,
             mode: a.mode,
-            packed,
+            layout,
             addr,
             len,
             state,
@@ -265,7 +273,6 @@ impl Engine {
             ctx,
             group,
             state: RecvState::Posted,
-            staging: None,
             status: Status::default(),
         };
         let id = self.requests.insert(Request::Recv(req));
@@ -541,7 +548,8 @@ impl Engine {
         r.status.source = r.group.rank_of(env.src).map_or(-1, |x| x as i32);
         r.status.tag = env.tag;
         verify_signature(r, env, len);
-        if single_copy && split_ok && n == len && len >= SPLIT_MIN && r.ty.is_contiguous() {
+        let readable = single_copy && addr != 0 && pack::coarse(&r.ty);
+        if readable && split_ok && n == len && len >= SPLIT_MIN && r.ty.is_contiguous() {
             // Both copy at once: the sender writes the second half while
             // we read the first.
             let split = (len / 2).next_multiple_of(4096).min(len);
@@ -567,19 +575,19 @@ impl Engine {
         }
         // SAFETY: the receive buffer is writable over the items n bytes
         // cover (irecv's contract).
-        if single_copy && unsafe { crate::transport::shm::read_remote_into(pid, addr, n, &r.ty, r.buf as *mut u8) } {
+        if readable && unsafe { crate::transport::shm::read_remote_into(pid, addr, n, &r.ty, r.buf as *mut u8) } {
             finish_recv(r, env, len);
             self.single_copy_works = true;
             self.reply(env.src, FrameKind::Fin, sreq, 0);
             return;
         }
-        // Refused (ptrace policy, a container) or switched off: RAT, the
-        // sender pushes through the ring from now on.
-        self.single_copy = false;
-        r.state = RecvState::Receiving { got: 0, len };
-        if !r.ty.is_contiguous() {
-            r.staging = Some(vec![0u8; len]);
+        if readable {
+            // Refused (ptrace policy, a container): push from now on.
+            self.single_copy = false;
         }
+        // RAT: the sender pushes through the ring; pieces are unpacked
+        // straight into place as they arrive.
+        r.state = RecvState::Receiving { got: 0, len };
         let cts = FrameHeader {
             kind: FrameKind::Cts as u32,
             src: me,
@@ -629,6 +637,9 @@ impl Engine {
         }
     }
 }
+
+/// The eager limit for non-contiguous data (see `eager_limit_for`).
+const NONCONTIG_EAGER: usize = 4096;
 
 /// Long messages from this size on are copied by both sides at once.
 const SPLIT_MIN: usize = 128 * 1024;

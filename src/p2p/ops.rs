@@ -103,7 +103,6 @@ impl Engine {
             ctx: u.env.ctx,
             group,
             state: RecvState::Posted,
-            staging: None,
             status: Status::default(),
         };
         let id = self.requests.insert(Request::Recv(req));

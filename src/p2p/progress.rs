@@ -151,27 +151,18 @@ impl Engine {
             return;
         };
         let off = h.b as usize;
-        match &mut r.staging {
-            Some(stage) => stage[off..off + payload.len()].copy_from_slice(payload),
-            None => {
-                let cap = r.capacity();
-                if off < cap {
-                    let n = payload.len().min(cap - off);
-                    // SAFETY: the contiguous receive buffer is writable over
-                    // `cap` bytes and off + n <= cap.
-                    unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), (r.buf as *mut u8).add(off), n) };
-                }
-            }
+        let cap = r.capacity();
+        if off < cap {
+            // Bytes past the receive buffer (a truncated message) are dropped.
+            let n = payload.len().min(cap - off);
+            // SAFETY: the receive buffer's items are writable over `cap`
+            // bytes of stream and off + n <= cap.
+            unsafe { pack::unpack_range(&r.ty, &payload[..n], off, r.buf as *mut u8) };
         }
         let got = got + payload.len();
         if got < len {
             r.state = RecvState::Receiving { got, len };
             return;
-        }
-        if let Some(stage) = r.staging.take() {
-            let n = len.min(r.capacity());
-            // SAFETY: the buffer is writable over the items n bytes cover.
-            unsafe { pack::unpack(&r.ty, &stage[..n], r.buf as *mut u8) };
         }
         let env = Envelope {
             ctx: r.ctx,
@@ -201,7 +192,7 @@ impl Engine {
     }
 
     fn push_data(&mut self) {
-        let chunk = self.seg.payload();
+        let payload = self.seg.payload();
         let me = self.rank as u32;
         let mut i = 0;
         while i < self.pushing.len() {
@@ -220,6 +211,9 @@ impl Engine {
             }
             let ring = self.seg.ring(self.rank, s.dst);
             let mut pushed = false;
+            // Pieces of a quarter message (at least 4 KiB) let the two
+            // sides copy at the same time even for medium messages.
+            let chunk = payload.min((s.len / 8).max(1024).next_multiple_of(64));
             while sent < s.len {
                 let n = chunk.min(s.len - sent);
                 let h = FrameHeader {
@@ -230,10 +224,16 @@ impl Engine {
                     frag_len: n as u32,
                     ..Default::default()
                 };
-                // SAFETY: `addr` is the user's (or our packed) buffer, which
-                // stays readable until this send completes.
-                let src = unsafe { std::slice::from_raw_parts((s.addr + sent) as *const u8, n) };
-                if !ring.try_push(&h, n, |b| b.copy_from_slice(src)) {
+                let (addr, layout) = (s.addr, &s.layout);
+                // SAFETY: the user's buffer stays readable until this send
+                // completes; contiguous data is `len` bytes at `addr`.
+                let fill = |b: &mut [u8]| unsafe {
+                    match layout {
+                        Some(t) => pack::pack_range(t, addr as *const u8, sent, b),
+                        None => std::ptr::copy_nonoverlapping((addr + sent) as *const u8, b.as_mut_ptr(), b.len()),
+                    }
+                };
+                if !ring.try_push(&h, n, fill) {
                     break;
                 }
                 sent += n;

@@ -47,9 +47,9 @@ pub struct SendReq {
     pub tag: i32,
     pub ctx: u32,
     pub mode: Mode,
-    /// The packed message, when the user buffer was not one run of bytes;
-    /// otherwise the data is read from `addr`.
-    pub packed: Option<Vec<u8>>,
+    /// The datatype, when the data is not one run of bytes at `addr`: it
+    /// is then packed piece by piece as it is pushed.
+    pub layout: Option<TypeRef>,
     pub addr: usize,
     pub len: usize,
     pub state: SendState,
@@ -88,9 +88,6 @@ pub struct RecvReq {
     pub ctx: u32,
     pub group: Group,
     pub state: RecvState,
-    /// Staging for pushed pieces of a message bound for a non-contiguous
-    /// buffer.
-    pub staging: Option<Vec<u8>>,
     pub status: Status,
 }
 
