@@ -3,8 +3,5 @@
 fn main() {
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libmpi.so.12");
     println!("cargo:rerun-if-changed=csrc/longdouble.c");
-    cc::Build::new()
-        .file("csrc/longdouble.c")
-        .opt_level(2)
-        .compile("oxmpi_c");
+    cc::Build::new().file("csrc/longdouble.c").opt_level(2).compile("oxmpi_c");
 }

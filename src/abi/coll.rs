@@ -16,11 +16,7 @@ const IN_PLACE: usize = usize::MAX;
 
 fn check_root(size: usize, root: c_int) -> MpiResult<usize> {
     if root < 0 || root as usize >= size {
-        return err!(
-            Root,
-            "root {root} is out of range: the communicator has {size} ranks (0..{})",
-            size - 1
-        );
+        return err!(Root, "root {root} is out of range: the communicator has {size} ranks (0..{})", size - 1);
     }
     Ok(root as usize)
 }
@@ -88,13 +84,7 @@ fn unit(ty: &TypeInfo, op: crate::op::Op) -> MpiResult<TypeInfo> {
     let u = match ty.reduction_unit() {
         Some(u) => u,
         None if ty.size == 0 => return Ok(TypeInfo::basic(&ty.name, crate::datatype::Basic::Byte, 1)),
-        None => {
-            return err!(
-                Op,
-                "{} needs a datatype made of one predefined type; this one mixes several",
-                op.name()
-            )
-        }
+        None => return err!(Op, "{} needs a datatype made of one predefined type; this one mixes several", op.name()),
     };
     op.check(&u).map_err(|mut e| {
         if u.name != ty.name {

@@ -25,10 +25,7 @@ unsafe fn arr<T: Copy + Into<i64>>(p: *const T, n: usize, what: &str) -> MpiResu
         return err!(Arg, "{what} is a null pointer");
     }
     // SAFETY: per the caller's contract.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) }
-        .iter()
-        .map(|&x| x.into())
-        .collect())
+    Ok(unsafe { std::slice::from_raw_parts(p, n) }.iter().map(|&x| x.into()).collect())
 }
 
 fn count_of(n: i64) -> MpiResult<usize> {
@@ -107,12 +104,7 @@ unsafe fn indexed<B: Copy + Into<i64>, D: Copy + Into<i64>>(
 ) -> MpiResult<()> {
     let n = count_of(count)?;
     // SAFETY: per the caller's contract.
-    let (bl, d) = unsafe {
-        (
-            arr(bl, n, "array_of_blocklengths")?,
-            arr(d, n, "array_of_displacements")?,
-        )
-    };
+    let (bl, d) = unsafe { (arr(bl, n, "array_of_blocklengths")?, arr(d, n, "array_of_displacements")?) };
     emit(newtype, build::indexed(&bl, &as_isize(d), bytes, &old(oldtype)?)?)
 }
 
@@ -160,10 +152,7 @@ unsafe fn indexed_block<D: Copy + Into<i64>>(
     let n = count_of(count)?;
     // SAFETY: per the caller's contract.
     let d = unsafe { arr(d, n, "array_of_displacements")? };
-    emit(
-        newtype,
-        build::indexed_block(blocklength, &as_isize(d), bytes, &old(oldtype)?)?,
-    )
+    emit(newtype, build::indexed_block(blocklength, &as_isize(d), bytes, &old(oldtype)?)?)
 }
 
 mpi_fn! {
@@ -203,11 +192,7 @@ unsafe fn structure<B: Copy + Into<i64>>(
     let n = count_of(count)?;
     // SAFETY: per the caller's contract.
     let (bl, d, ts) = unsafe {
-        (
-            arr(bl, n, "array_of_blocklengths")?,
-            arr(d, n, "array_of_displacements")?,
-            arr(types, n, "array_of_types")?,
-        )
+        (arr(bl, n, "array_of_blocklengths")?, arr(d, n, "array_of_displacements")?, arr(types, n, "array_of_types")?)
     };
     let ts: Vec<TypeRef> = ts.iter().map(|&h| old(h as c_int)).collect::<MpiResult<_>>()?;
     emit(newtype, build::structure(&bl, &as_isize(d), &ts)?)
@@ -249,11 +234,7 @@ unsafe fn subarray<T: Copy + Into<i64>>(
     let n = ndims as usize;
     // SAFETY: per the caller's contract.
     let (a, b, c) = unsafe {
-        (
-            arr(sizes, n, "array_of_sizes")?,
-            arr(subsizes, n, "array_of_subsizes")?,
-            arr(starts, n, "array_of_starts")?,
-        )
+        (arr(sizes, n, "array_of_sizes")?, arr(subsizes, n, "array_of_subsizes")?, arr(starts, n, "array_of_starts")?)
     };
     emit(newtype, build::subarray(&a, &b, &c, order, &old(oldtype)?)?)
 }
@@ -301,10 +282,7 @@ unsafe fn darray<G: Copy + Into<i64>>(
     };
     let di: Vec<i32> = di.into_iter().map(|x| x as i32).collect();
     let da: Vec<i32> = da.into_iter().map(|x| x as i32).collect();
-    emit(
-        newtype,
-        build::darray(size as i64, rank as i64, &g, &di, &da, &p, order, &old(oldtype)?)?,
-    )
+    emit(newtype, build::darray(size as i64, rank as i64, &g, &di, &da, &p, order, &old(oldtype)?)?)
 }
 
 mpi_fn! {
@@ -388,9 +366,7 @@ fn int_or_undefined(v: usize) -> c_int {
     }
 }
 
-query!(MPI_Type_size / PMPI_Type_size, c_int, "size", |t| int_or_undefined(
-    t.size
-));
+query!(MPI_Type_size / PMPI_Type_size, c_int, "size", |t| int_or_undefined(t.size));
 query!(MPI_Type_size_x / PMPI_Type_size_x, i64, "size", |t| t.size as i64);
 query!(MPI_Type_size_c / PMPI_Type_size_c, i64, "size", |t| t.size as i64);
 query!(MPI_Type_extent / PMPI_Type_extent, isize, "extent", |t| t.extent);
@@ -414,24 +390,11 @@ macro_rules! query2 {
 }
 
 query2!(MPI_Type_get_extent / PMPI_Type_get_extent, isize, |t| (t.lb, t.extent));
-query2!(MPI_Type_get_extent_x / PMPI_Type_get_extent_x, i64, |t| (
-    t.lb, t.extent
-));
-query2!(MPI_Type_get_extent_c / PMPI_Type_get_extent_c, i64, |t| (
-    t.lb, t.extent
-));
-query2!(MPI_Type_get_true_extent / PMPI_Type_get_true_extent, isize, |t| (
-    t.true_lb,
-    t.true_extent
-));
-query2!(MPI_Type_get_true_extent_x / PMPI_Type_get_true_extent_x, i64, |t| (
-    t.true_lb,
-    t.true_extent
-));
-query2!(MPI_Type_get_true_extent_c / PMPI_Type_get_true_extent_c, i64, |t| (
-    t.true_lb,
-    t.true_extent
-));
+query2!(MPI_Type_get_extent_x / PMPI_Type_get_extent_x, i64, |t| (t.lb, t.extent));
+query2!(MPI_Type_get_extent_c / PMPI_Type_get_extent_c, i64, |t| (t.lb, t.extent));
+query2!(MPI_Type_get_true_extent / PMPI_Type_get_true_extent, isize, |t| (t.true_lb, t.true_extent));
+query2!(MPI_Type_get_true_extent_x / PMPI_Type_get_true_extent_x, i64, |t| (t.true_lb, t.true_extent));
+query2!(MPI_Type_get_true_extent_c / PMPI_Type_get_true_extent_c, i64, |t| (t.true_lb, t.true_extent));
 
 /// (integers, addresses, datatypes, combiner) of a type.
 fn envelope(t: &TypeInfo) -> (usize, usize, usize, c_int) {
@@ -595,12 +558,7 @@ fn f90(key: (c_int, c_int, c_int), base: c_int, combiner: i32, ints: Vec<i64>, n
     let h = *cache.get_or_insert_with(HashMap::new).entry(key).or_insert_with(|| {
         let b = handles::datatype(base).expect("predefined");
         let mut t = build::dup(&b);
-        t.contents = Some(Box::new(crate::datatype::Contents {
-            combiner,
-            ints,
-            addresses: vec![],
-            types: vec![],
-        }));
+        t.contents = Some(Box::new(crate::datatype::Contents { combiner, ints, addresses: vec![], types: vec![] }));
         t.committed = true;
         handles::new_datatype(t)
     });
@@ -627,9 +585,7 @@ mpi_fn! {
 fn real_kind(p: c_int, r: c_int) -> Option<usize> {
     let p = if p == UNDEFINED { 0 } else { p };
     let r = if r == UNDEFINED { 0 } else { r };
-    [(6, 37), (15, 307), (33, 4931)]
-        .iter()
-        .position(|&(mp, mr)| p <= mp && r <= mr)
+    [(6, 37), (15, 307), (33, 4931)].iter().position(|&(mp, mr)| p <= mp && r <= mr)
 }
 
 mpi_fn! {
@@ -758,10 +714,7 @@ unsafe fn unpack_from(
     let pos = unsafe { *position };
     let need = if external { t.external_size(n) } else { t.size * n };
     if pos < 0 || insize < 0 || pos as u64 + need as u64 > insize as u64 {
-        return err!(
-            Truncate,
-            "unpacking {need} bytes at position {pos} reads past the {insize}-byte input buffer"
-        );
+        return err!(Truncate, "unpacking {need} bytes at position {pos} reads past the {insize}-byte input buffer");
     }
     if need > 0 && (inbuf.is_null() || (outbuf.is_null() && t.contents.is_none())) {
         return err!(Buffer, "a buffer is a null pointer");
@@ -862,11 +815,7 @@ fn check_datarep(datarep: *const c_char) -> MpiResult<()> {
     // SAFETY: a C string per the standard.
     let d = unsafe { std::ffi::CStr::from_ptr(datarep) };
     if d.to_bytes() != b"external32" {
-        return err!(
-            Arg,
-            "data representation {:?} is not supported: MPI_Pack_external knows only \"external32\"",
-            d
-        );
+        return err!(Arg, "data representation {:?} is not supported: MPI_Pack_external knows only \"external32\"", d);
     }
     Ok(())
 }

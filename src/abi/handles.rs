@@ -199,11 +199,7 @@ pub fn datatype(h: i32) -> MpiResult<TypeRef> {
             .filter(|t| ((t.size as i32) << 8 | (h & 0xff)) == h & 0xffff || t.basic == Basic::Marker)
             .map(TypeRef::Builtin),
         0x8c if idx < FIRST_DERIVED => b.pairs.get(idx).map(TypeRef::Builtin),
-        0x8c => match DERIVED
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(idx - FIRST_DERIVED)
-        {
+        0x8c => match DERIVED.read().unwrap_or_else(|p| p.into_inner()).get(idx - FIRST_DERIVED) {
             Some(Some(t)) => Some(TypeRef::Derived(t.clone())),
             Some(None) => return err!(Type, "datatype handle 0x{h:08x} was freed (MPI_Type_free)"),
             None => None,
@@ -221,10 +217,7 @@ pub fn datatype(h: i32) -> MpiResult<TypeRef> {
 pub fn committed(h: i32) -> MpiResult<TypeRef> {
     let t = datatype(h)?;
     if !t.committed {
-        return err!(
-            Type,
-            "datatype 0x{h:08x} is not committed: call MPI_Type_commit before using it to communicate"
-        );
+        return err!(Type, "datatype 0x{h:08x} is not committed: call MPI_Type_commit before using it to communicate");
     }
     Ok(t)
 }

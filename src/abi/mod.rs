@@ -49,10 +49,7 @@ pub fn boundary(name: &'static str, when: When, comm: Option<c_int>, body: impl 
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(MpiError::new(
-                ErrorClass::Intern,
-                format!("internal error (a bug in oxmpi, please report it): {what}"),
-            ))
+            Err(MpiError::new(ErrorClass::Intern, format!("internal error (a bug in oxmpi, please report it): {what}")))
         }
     };
     match result {
@@ -71,28 +68,14 @@ pub fn raise(name: &str, comm: Option<c_int>, e: MpiError) -> c_int {
                 let c = comm.and_then(|h| handles::comm(st, h).ok()).unwrap_or(&st.world);
                 (c.errors, st.world.rank as i64)
             }
-            None => (
-                ErrorMode::Fatal,
-                std::env::var("PMI_RANK")
-                    .ok()
-                    .and_then(|r| r.parse().ok())
-                    .unwrap_or(-1),
-            ),
+            None => (ErrorMode::Fatal, std::env::var("PMI_RANK").ok().and_then(|r| r.parse().ok()).unwrap_or(-1)),
         }
     };
     if mode == ErrorMode::Return {
         return e.class.code();
     }
-    let who = if rank >= 0 {
-        format!("rank {rank}")
-    } else {
-        "process".to_string()
-    };
-    runtime::report(&format!(
-        "oxmpi: {who}: {name}: {} [{}]\n",
-        e.msg,
-        crate::error::class_text(e.class.code())
-    ));
+    let who = if rank >= 0 { format!("rank {rank}") } else { "process".to_string() };
+    runtime::report(&format!("oxmpi: {who}: {name}: {} [{}]\n", e.msg, crate::error::class_text(e.class.code())));
     runtime::abort_job(1, &format!("{name}: {}", e.msg))
 }
 

@@ -35,10 +35,7 @@ pub fn check_buffer(buf: *const c_void, count: i64, datatype: c_int) -> MpiResul
     if buf.is_null() && count > 0 && ty.size > 0 && ty.contents.is_none() {
         return err!(Buffer, "buffer is a null pointer but count is {count}");
     }
-    Ok(Checked {
-        ty,
-        count: count as usize,
-    })
+    Ok(Checked { ty, count: count as usize })
 }
 
 /// Who a message goes to or comes from.
@@ -57,11 +54,7 @@ pub fn check_peer(st: &State, comm: c_int, rank: c_int, receiving: bool) -> MpiR
         _ => {}
     }
     if rank < 0 || rank as usize >= c.size() {
-        let (what, extra) = if receiving {
-            ("source", ", MPI_ANY_SOURCE")
-        } else {
-            ("destination", "")
-        };
+        let (what, extra) = if receiving { ("source", ", MPI_ANY_SOURCE") } else { ("destination", "") };
         return err!(
             Rank,
             "{what} rank {rank} is out of range: {} has {} ranks (0..{}){extra} or MPI_PROC_NULL",
@@ -79,10 +72,7 @@ pub fn check_tag(tag: c_int, receiving: bool) -> MpiResult<Option<i32>> {
     }
     if !(0..=TAG_UB).contains(&tag) {
         let any = if receiving { " or are MPI_ANY_TAG" } else { "" };
-        return err!(
-            Tag,
-            "tag {tag} is invalid: tags run from 0 to MPI_TAG_UB ({TAG_UB}){any}"
-        );
+        return err!(Tag, "tag {tag} is invalid: tags run from 0 to MPI_TAG_UB ({TAG_UB}){any}");
     }
     Ok(Some(tag))
 }
@@ -105,16 +95,7 @@ fn send_template(
     };
     let tag = check_tag(tag, false)?.unwrap_or(0);
     let ctx = handles::comm(st, comm)?.ctx_p2p;
-    Ok(Template::Send {
-        buf: buf as usize,
-        count: b.count,
-        ty: b.ty,
-        dst,
-        tag,
-        ctx,
-        mode,
-        label: datatype as u32,
-    })
+    Ok(Template::Send { buf: buf as usize, count: b.count, ty: b.ty, dst, tag, ctx, mode, label: datatype as u32 })
 }
 
 /// What a receive will do, checked.
@@ -505,26 +486,10 @@ fn persistent(request: *mut c_int, template: impl FnOnce(&State) -> MpiResult<Te
     unsafe { out(request, "request", request_handle(id)) }
 }
 
-send_inits!(
-    Mode::Standard,
-    MPI_Send_init / PMPI_Send_init,
-    MPI_Send_init_c / PMPI_Send_init_c
-);
-send_inits!(
-    Mode::Buffered,
-    MPI_Bsend_init / PMPI_Bsend_init,
-    MPI_Bsend_init_c / PMPI_Bsend_init_c
-);
-send_inits!(
-    Mode::Synchronous,
-    MPI_Ssend_init / PMPI_Ssend_init,
-    MPI_Ssend_init_c / PMPI_Ssend_init_c
-);
-send_inits!(
-    Mode::Ready,
-    MPI_Rsend_init / PMPI_Rsend_init,
-    MPI_Rsend_init_c / PMPI_Rsend_init_c
-);
+send_inits!(Mode::Standard, MPI_Send_init / PMPI_Send_init, MPI_Send_init_c / PMPI_Send_init_c);
+send_inits!(Mode::Buffered, MPI_Bsend_init / PMPI_Bsend_init, MPI_Bsend_init_c / PMPI_Bsend_init_c);
+send_inits!(Mode::Synchronous, MPI_Ssend_init / PMPI_Ssend_init, MPI_Ssend_init_c / PMPI_Ssend_init_c);
+send_inits!(Mode::Ready, MPI_Rsend_init / PMPI_Rsend_init, MPI_Rsend_init_c / PMPI_Rsend_init_c);
 
 mpi_fn! {
     Initialized fn MPI_Recv_init / PMPI_Recv_init(buf: *mut c_void, count: c_int, datatype: c_int, source: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
@@ -545,31 +510,13 @@ fn probe_want(st: &State, source: c_int, tag: c_int, comm: c_int) -> MpiResult<O
     let c = handles::comm(st, comm)?;
     Ok(match peer {
         Peer::Null => None,
-        Peer::Any => Some((
-            Want {
-                ctx: c.ctx_p2p,
-                src: None,
-                tag,
-            },
-            c.group.clone(),
-        )),
-        Peer::Rank(w) => Some((
-            Want {
-                ctx: c.ctx_p2p,
-                src: Some(w),
-                tag,
-            },
-            c.group.clone(),
-        )),
+        Peer::Any => Some((Want { ctx: c.ctx_p2p, src: None, tag }, c.group.clone())),
+        Peer::Rank(w) => Some((Want { ctx: c.ctx_p2p, src: Some(w), tag }, c.group.clone())),
     })
 }
 
 fn null_status() -> Status {
-    Status {
-        source: PROC_NULL,
-        tag: ANY_TAG,
-        ..Default::default()
-    }
+    Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() }
 }
 
 mpi_fn! {

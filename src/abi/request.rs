@@ -69,10 +69,7 @@ fn active(st: &State, h: c_int) -> MpiResult<Option<ReqId>> {
     }
     let id = request_id(h)?;
     if !st.engine.is_request(id) || st.engine.is_message(id) {
-        return err!(
-            Request,
-            "request handle 0x{h:08x} is not an active request (already completed or freed?)"
-        );
+        return err!(Request, "request handle 0x{h:08x} is not an active request (already completed or freed?)");
     }
     if st.engine.is_inactive_persistent(id) {
         // An inactive persistent request: it completes at once, empty.
@@ -111,10 +108,7 @@ fn array_error(done: &[Status]) -> MpiResult<()> {
         None => Ok(()),
         Some(s) => {
             let e = status_error(s).err().map_or_else(String::new, |e| e.msg);
-            Err(MpiError::new(
-                ErrorClass::InStatus,
-                format!("a request failed, see each status's MPI_ERROR: {e}"),
-            ))
+            Err(MpiError::new(ErrorClass::InStatus, format!("a request failed, see each status's MPI_ERROR: {e}")))
         }
     }
 }
@@ -267,9 +261,7 @@ fn any(count: c_int, requests: *mut c_int, block: bool) -> MpiResult<Option<(c_i
             Some(st.engine.wait_any(&ids))
         } else {
             st.engine.progress();
-            ids.iter()
-                .position(|&id| st.engine.peek_done(id))
-                .map(|p| (p, st.engine.test(ids[p]).unwrap_or_default()))
+            ids.iter().position(|&id| st.engine.peek_done(id)).map(|p| (p, st.engine.test(ids[p]).unwrap_or_default()))
         };
         Ok(got.map(|(p, s)| {
             release_handle(st, &mut hs[slots[p]]);
@@ -339,11 +331,7 @@ unsafe fn some(
         if ids.is_empty() {
             return Ok(None);
         }
-        let got = if block {
-            st.engine.wait_some(&ids)
-        } else {
-            st.engine.test_some(&ids)
-        };
+        let got = if block { st.engine.wait_some(&ids) } else { st.engine.test_some(&ids) };
         let done: Vec<(usize, Status)> = got.into_iter().map(|(p, s)| (slots[p], s)).collect();
         for &(k, _) in &done {
             release_handle(st, &mut hs[k]);
@@ -458,10 +446,7 @@ mpi_fn! {
 fn start_one(st: &mut State, h: c_int) -> MpiResult<()> {
     let id = request_id(h)?;
     if !st.engine.is_persistent(id) {
-        return err!(
-            Request,
-            "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)"
-        );
+        return err!(Request, "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)");
     }
     st.engine.start(id)
 }
@@ -569,18 +554,8 @@ mod tests {
 
     #[test]
     fn statuses_carry_large_counts_and_the_cancelled_bit() {
-        let mut c = CStatus {
-            count_lo: 0,
-            count_hi_and_cancelled: 0,
-            source: 0,
-            tag: 0,
-            error: 0,
-        };
-        let s = Status {
-            bytes: (5u64 << 32 | 7) as usize,
-            cancelled: true,
-            ..Default::default()
-        };
+        let mut c = CStatus { count_lo: 0, count_hi_and_cancelled: 0, source: 0, tag: 0, error: 0 };
+        let s = Status { bytes: (5u64 << 32 | 7) as usize, cancelled: true, ..Default::default() };
         // SAFETY: a valid status on the stack.
         unsafe { write_status(&mut c, &s) };
         assert_eq!(status_bytes(&c), 5u64 << 32 | 7);

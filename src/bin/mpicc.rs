@@ -9,16 +9,12 @@ use std::process::Command;
 
 fn prefix() -> PathBuf {
     let exe = std::env::current_exe().ok().and_then(|p| p.canonicalize().ok());
-    exe.and_then(|p| p.parent()?.parent().map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("/usr/local"))
+    exe.and_then(|p| p.parent()?.parent().map(PathBuf::from)).unwrap_or_else(|| PathBuf::from("/usr/local"))
 }
 
 fn main() {
     let argv0 = std::env::args().next().unwrap_or_default();
-    let name = std::path::Path::new(&argv0)
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = std::path::Path::new(&argv0).file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let cxx = name.contains("cxx") || name.contains("c++") || name.contains("CC");
     let compiler = if cxx {
         std::env::var("OXMPI_CXX").unwrap_or_else(|_| "c++".into())
@@ -28,11 +24,7 @@ fn main() {
     let p = prefix();
     let inc = format!("-I{}", p.join("include").display());
     let lib = p.join("lib");
-    let link = vec![
-        format!("-L{}", lib.display()),
-        format!("-Wl,-rpath,{}", lib.display()),
-        "-lmpi".to_string(),
-    ];
+    let link = vec![format!("-L{}", lib.display()), format!("-Wl,-rpath,{}", lib.display()), "-lmpi".to_string()];
 
     let mut show = None;
     let mut args = Vec::new();
@@ -46,9 +38,7 @@ fn main() {
             _ => args.push(a),
         }
     }
-    let compile_only = args
-        .iter()
-        .any(|a| matches!(a.as_str(), "-c" | "-E" | "-S" | "-M" | "-MM"));
+    let compile_only = args.iter().any(|a| matches!(a.as_str(), "-c" | "-E" | "-S" | "-M" | "-MM"));
     let mut cmd: Vec<String> = vec![compiler.clone()];
     match show {
         Some("compile") => cmd.extend([inc.clone()].into_iter().chain(args.clone())),

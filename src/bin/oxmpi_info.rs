@@ -14,11 +14,7 @@ fn main() {
     }
     println!("oxmpi {}", env!("CARGO_PKG_VERSION"));
     println!("MPI standard: 4.0; ABI: MPICH (libmpi.so.12)");
-    println!(
-        "build: {} {}",
-        std::env::consts::ARCH,
-        if cfg!(debug_assertions) { "debug" } else { "release" }
-    );
+    println!("build: {} {}", std::env::consts::ARCH, if cfg!(debug_assertions) { "debug" } else { "release" });
     println!("thread support: up to MPI_THREAD_SERIALIZED");
     println!("transports: shm (shared segment, cross-memory attach)");
     println!();

@@ -93,9 +93,6 @@ mod tests {
         let w = Group::World(4);
         assert_eq!((w.world_rank(3), w.rank_of(3), w.rank_of(4)), (3, Some(3), None));
         let s = Comm::self_(2);
-        assert_eq!(
-            (s.size(), s.group.world_rank(0), s.group.rank_of(2), s.group.rank_of(0)),
-            (1, 2, Some(0), None)
-        );
+        assert_eq!((s.size(), s.group.world_rank(0), s.group.rank_of(2), s.group.rank_of(0)), (1, 2, Some(0), None));
     }
 }

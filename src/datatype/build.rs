@@ -69,10 +69,7 @@ impl Layout {
         let (lo, hi) = (disp + t.lb + span.min(0), disp + t.lb + t.extent + span.max(0));
         self.bounds = Some(self.bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
         if t.size > 0 {
-            let (lo, hi) = (
-                disp + t.true_lb + span.min(0),
-                disp + t.true_lb + t.true_extent + span.max(0),
-            );
+            let (lo, hi) = (disp + t.true_lb + span.min(0), disp + t.true_lb + t.true_extent + span.max(0));
             self.true_bounds = Some(self.true_bounds.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
         }
         if n > 0 {
@@ -94,10 +91,7 @@ impl Layout {
                     }
                 }
             }
-            self.size = self
-                .size
-                .checked_add(t.size.checked_mul(n).ok_or_else(too_big)?)
-                .ok_or_else(too_big)?;
+            self.size = self.size.checked_add(t.size.checked_mul(n).ok_or_else(too_big)?).ok_or_else(too_big)?;
             for (e, _) in &t.elems {
                 self.align = self.align.max(alignment(e));
             }
@@ -141,12 +135,7 @@ impl Layout {
             blocks: self.blocks,
             basic: Basic::Derived,
             elems: self.elems,
-            contents: Some(Box::new(Contents {
-                combiner,
-                ints,
-                addresses,
-                types,
-            })),
+            contents: Some(Box::new(Contents { combiner, ints, addresses, types })),
             committed: false,
             class: Class::Irregular,
         };
@@ -189,12 +178,7 @@ pub fn vector(n: i64, blocklen: i64, stride: isize, bytes: bool, old: &TypeRef) 
     Ok(if bytes {
         l.finish(combiner::HVECTOR, vec![n, blocklen], vec![stride], vec![old.clone()])
     } else {
-        l.finish(
-            combiner::VECTOR,
-            vec![n, blocklen, stride as i64],
-            vec![],
-            vec![old.clone()],
-        )
+        l.finish(combiner::VECTOR, vec![n, blocklen, stride as i64], vec![], vec![old.clone()])
     })
 }
 
@@ -208,12 +192,7 @@ pub fn indexed(blocklens: &[i64], disps: &[isize], bytes: bool, old: &TypeRef) -
     }
     let n = blocklens.len() as i64;
     Ok(if bytes {
-        l.finish(
-            combiner::HINDEXED,
-            [vec![n], blocklens.to_vec()].concat(),
-            disps.to_vec(),
-            vec![old.clone()],
-        )
+        l.finish(combiner::HINDEXED, [vec![n], blocklens.to_vec()].concat(), disps.to_vec(), vec![old.clone()])
     } else {
         let ints = [vec![n], blocklens.to_vec(), disps.iter().map(|&d| d as i64).collect()].concat();
         l.finish(combiner::INDEXED, ints, vec![], vec![old.clone()])
@@ -229,12 +208,7 @@ pub fn indexed_block(blocklen: i64, disps: &[isize], bytes: bool, old: &TypeRef)
     }
     let n = disps.len() as i64;
     Ok(if bytes {
-        l.finish(
-            combiner::HINDEXED_BLOCK,
-            vec![n, blocklen],
-            disps.to_vec(),
-            vec![old.clone()],
-        )
+        l.finish(combiner::HINDEXED_BLOCK, vec![n, blocklen], disps.to_vec(), vec![old.clone()])
     } else {
         let ints = [vec![n, blocklen], disps.iter().map(|&d| d as i64).collect()].concat();
         l.finish(combiner::INDEXED_BLOCK, ints, vec![], vec![old.clone()])
@@ -255,12 +229,7 @@ pub fn structure(blocklens: &[i64], disps: &[isize], types: &[TypeRef]) -> MpiRe
         l.bounds = Some((lb, lb + padded.max(ext)));
     }
     let n = blocklens.len() as i64;
-    Ok(l.finish(
-        combiner::STRUCT,
-        [vec![n], blocklens.to_vec()].concat(),
-        disps.to_vec(),
-        types.to_vec(),
-    ))
+    Ok(l.finish(combiner::STRUCT, [vec![n], blocklens.to_vec()].concat(), disps.to_vec(), types.to_vec()))
 }
 
 /// MPI_Type_create_resized.
@@ -274,12 +243,8 @@ pub fn resized(old: &TypeRef, lb: isize, extent: isize) -> MpiResult<TypeInfo> {
 pub fn dup(old: &TypeRef) -> TypeInfo {
     let mut t = (**old).clone();
     t.name = String::new();
-    t.contents = Some(Box::new(Contents {
-        combiner: combiner::DUP,
-        ints: vec![],
-        addresses: vec![],
-        types: vec![old.clone()],
-    }));
+    t.contents =
+        Some(Box::new(Contents { combiner: combiner::DUP, ints: vec![], addresses: vec![], types: vec![old.clone()] }));
     t
 }
 
@@ -368,14 +333,7 @@ pub fn subarray(sizes: &[i64], subsizes: &[i64], starts: &[i64], ord: i32, old: 
     let us: Vec<usize> = sizes.iter().map(|&x| x as usize).collect();
     let l = array_layout(&lists, &us, fortran, old)?;
     let n = sizes.len() as i64;
-    let ints = [
-        vec![n],
-        sizes.to_vec(),
-        subsizes.to_vec(),
-        starts.to_vec(),
-        vec![ord as i64],
-    ]
-    .concat();
+    let ints = [vec![n], sizes.to_vec(), subsizes.to_vec(), starts.to_vec(), vec![ord as i64]].concat();
     Ok(l.finish(combiner::SUBARRAY, ints, vec![], vec![old.clone()]))
 }
 
@@ -416,10 +374,7 @@ pub fn darray(
     for d in 0..nd {
         let (g, p, c) = (gsizes[d], psizes[d], coords[d]);
         if g < 1 || p < 1 {
-            return err!(
-                Arg,
-                "dimension {d}: global size {g} and process count {p} must be positive"
-            );
+            return err!(Arg, "dimension {d}: global size {g} and process count {p} must be positive");
         }
         let list: Vec<usize> = match distribs[d] {
             DISTRIBUTE_NONE => {
@@ -429,27 +384,16 @@ pub fn darray(
                 (0..g as usize).collect()
             }
             DISTRIBUTE_BLOCK => {
-                let b = if dargs[d] == DISTRIBUTE_DFLT_DARG {
-                    (g + p - 1) / p
-                } else {
-                    dargs[d] as i64
-                };
+                let b = if dargs[d] == DISTRIBUTE_DFLT_DARG { (g + p - 1) / p } else { dargs[d] as i64 };
                 if b * p < g || b < 1 {
-                    return err!(
-                        Arg,
-                        "dimension {d}: block size {b} times {p} processes does not cover {g} elements"
-                    );
+                    return err!(Arg, "dimension {d}: block size {b} times {p} processes does not cover {g} elements");
                 }
                 let lo = (c * b).min(g);
                 let hi = ((c + 1) * b).min(g);
                 (lo as usize..hi as usize).collect()
             }
             DISTRIBUTE_CYCLIC => {
-                let b = if dargs[d] == DISTRIBUTE_DFLT_DARG {
-                    1
-                } else {
-                    dargs[d] as i64
-                };
+                let b = if dargs[d] == DISTRIBUTE_DFLT_DARG { 1 } else { dargs[d] as i64 };
                 if b < 1 {
                     return err!(Arg, "dimension {d}: cyclic block size {b} must be positive");
                 }
@@ -461,12 +405,7 @@ pub fn darray(
                 }
                 v
             }
-            x => {
-                return err!(
-                    Arg,
-                    "dimension {d}: distribution {x} is not MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE"
-                )
-            }
+            x => return err!(Arg, "dimension {d}: distribution {x} is not MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE"),
         };
         lists.push(list);
     }
@@ -500,20 +439,27 @@ mod tests {
         let v = vector(3, 2, 5, false, &int()).unwrap();
         assert_eq!(v.blocks, vec![(0, 8), (20, 8), (40, 8)]);
         assert_eq!((v.size, v.lb, v.extent), (24, 0, 48));
-        assert_eq!(
-            v.class,
-            Class::Strided {
-                offset: 0,
-                count: 3,
-                len: 8,
-                stride: 20
-            }
-        );
+        assert_eq!(v.class, Class::Strided { offset: 0, count: 3, len: 8, stride: 20 });
         let c = contiguous(4, &int()).unwrap();
         assert_eq!(c.blocks, vec![(0, 16)]);
         assert!(matches!(c.class, Class::Contiguous { offset: 0 }));
         assert_eq!(c.elems.len(), 1);
         assert_eq!(c.elems[0].1, 4);
+    }
+
+    #[test]
+    fn nested_vectors_and_3d_faces_are_recognised() {
+        let v = TypeRef::Derived(std::sync::Arc::new(vector(3, 1, 4, false, &int()).unwrap()));
+        let vv = vector(2, 1, 10, true, &v).unwrap();
+        assert_eq!(vv.class, Class::Nested { offset: 0, outer: 2, outer_stride: 10, count: 3, len: 4, stride: 16 });
+        // a 4x3x1 block of a 4x5x6 array: 4 groups of 3 single elements
+        let face = subarray(&[4, 5, 6], &[4, 3, 1], &[0, 0, 0], ORDER_C, &int()).unwrap();
+        assert_eq!(face.class, Class::Nested { offset: 0, outer: 4, outer_stride: 120, count: 3, len: 4, stride: 24 });
+        // the whole z = 0 face is one stride: (i, j, 0) at 120 i + 24 j = 24 (5 i + j)
+        let z0 = subarray(&[4, 5, 6], &[4, 5, 1], &[0, 0, 0], ORDER_C, &int()).unwrap();
+        assert_eq!(z0.class, Class::Strided { offset: 0, count: 20, len: 4, stride: 24 });
+        let rows = subarray(&[4, 5, 6], &[4, 1, 6], &[0, 2, 0], ORDER_C, &int()).unwrap();
+        assert!(matches!(rows.class, Class::Strided { count: 4, len: 24, .. }));
     }
 
     #[test]
@@ -526,11 +472,7 @@ mod tests {
 
     #[test]
     fn struct_extent_is_padded_like_c() {
-        let dbl = TypeRef::Derived(std::sync::Arc::new(TypeInfo::basic(
-            "MPI_DOUBLE",
-            Basic::Float { bytes: 8 },
-            8,
-        )));
+        let dbl = TypeRef::Derived(std::sync::Arc::new(TypeInfo::basic("MPI_DOUBLE", Basic::Float { bytes: 8 }, 8)));
         let ch = TypeRef::Derived(std::sync::Arc::new(TypeInfo::basic("MPI_CHAR", Basic::Char, 1)));
         let s = structure(&[1, 1], &[0, 8], &[dbl, ch]).unwrap();
         assert_eq!((s.size, s.extent), (9, 16));

@@ -99,19 +99,10 @@ fn convert(e: &Elem, src: &[u8], dst: &mut [u8], out: bool) {
             let (idx, int_index) = index_ext(kind);
             let (vn, vx) = (e.first, e.ext - idx);
             let (sv, dv) = if out { (vn, vx) } else { (vx, vn) };
-            let value = Elem {
-                basic: pair_value(kind),
-                size: vn,
-                first: vn,
-                ext: vx,
-            };
+            let value = Elem { basic: pair_value(kind), size: vn, first: vn, ext: vx };
             convert(&value, &src[..sv], &mut dst[..dv], out);
             let index = Elem {
-                basic: if int_index {
-                    Basic::Int { bytes: 4, signed: true }
-                } else {
-                    pair_value(kind)
-                },
+                basic: if int_index { Basic::Int { bytes: 4, signed: true } } else { pair_value(kind) },
                 size: idx,
                 first: idx,
                 ext: idx,
@@ -197,10 +188,7 @@ mod tests {
         assert_eq!(ext, vec![5, 6, 7, 8], "as MPICH packs it");
         assert_eq!(round_trip(&long, &(-3i64).to_le_bytes()), vec![0xff, 0xff, 0xff, 0xfd]);
         let dbl = TypeInfo::basic("MPI_DOUBLE", Basic::Float { bytes: 8 }, 8);
-        assert_eq!(
-            round_trip(&dbl, &1.0f64.to_le_bytes()),
-            vec![0x3f, 0xf0, 0, 0, 0, 0, 0, 0]
-        );
+        assert_eq!(round_trip(&dbl, &1.0f64.to_le_bytes()), vec![0x3f, 0xf0, 0, 0, 0, 0, 0, 0]);
     }
 
     #[test]

@@ -90,12 +90,10 @@ pub enum Class {
     /// One run of `size` bytes at `offset`, items back to back.
     Contiguous { offset: isize },
     /// `count` runs of `len` bytes, `stride` apart, from `offset`.
-    Strided {
-        offset: isize,
-        count: usize,
-        len: usize,
-        stride: isize,
-    },
+    Strided { offset: isize, count: usize, len: usize, stride: isize },
+    /// `outer` groups `outer_stride` apart, each a Strided layout of
+    /// `count` runs (a vector of vectors: a face of a 3-D array).
+    Nested { offset: isize, outer: usize, outer_stride: isize, count: usize, len: usize, stride: isize },
     /// Any other layout: the blocks as they are.
     Irregular,
 }
@@ -156,19 +154,7 @@ impl TypeInfo {
     /// A basic type of `size` bytes: one contiguous element.
     pub fn basic(name: &str, basic: Basic, size: usize) -> TypeInfo {
         let blocks = if size == 0 { vec![] } else { vec![(0, size)] };
-        let elems = if size == 0 {
-            vec![]
-        } else {
-            vec![(
-                Elem {
-                    basic,
-                    size,
-                    first: size,
-                    ext: size,
-                },
-                1,
-            )]
-        };
+        let elems = if size == 0 { vec![] } else { vec![(Elem { basic, size, first: size, ext: size }, 1)] };
         TypeInfo {
             name: name.to_string(),
             size,
@@ -190,22 +176,10 @@ impl TypeInfo {
         let idx_off = value.div_ceil(index) * index;
         let align = value_align.max(index);
         let extent = (idx_off + index).div_ceil(align) * align;
-        let blocks = if idx_off == value {
-            vec![(0, value + index)]
-        } else {
-            vec![(0, value), (idx_off as isize, index)]
-        };
-        let ext = if matches!(kind, PairKind::LongInt) {
-            8
-        } else {
-            value + index
-        };
-        let elem = Elem {
-            basic: Basic::Pair(kind),
-            size: value + index,
-            first: value,
-            ext,
-        };
+        let blocks =
+            if idx_off == value { vec![(0, value + index)] } else { vec![(0, value), (idx_off as isize, index)] };
+        let ext = if matches!(kind, PairKind::LongInt) { 8 } else { value + index };
+        let elem = Elem { basic: Basic::Pair(kind), size: value + index, first: value, ext };
         let mut t = TypeInfo {
             name: name.to_string(),
             size: value + index,
@@ -226,16 +200,8 @@ impl TypeInfo {
 
     /// The same pair without holes: how pairs travel packed.
     pub fn packed_pair(kind: PairKind, value: usize, index: usize) -> TypeInfo {
-        let elem = Elem {
-            basic: Basic::Pair(kind),
-            size: value + index,
-            first: value,
-            ext: value + index,
-        };
-        TypeInfo {
-            elems: vec![(elem, 1)],
-            ..TypeInfo::basic("packed pair", Basic::Pair(kind), value + index)
-        }
+        let elem = Elem { basic: Basic::Pair(kind), size: value + index, first: value, ext: value + index };
+        TypeInfo { elems: vec![(elem, 1)], ..TypeInfo::basic("packed pair", Basic::Pair(kind), value + index) }
     }
 
     /// True when `count` items are one run of `count * size` bytes.
@@ -268,28 +234,46 @@ impl TypeInfo {
 
     /// Decide the copy loop from the blocks (at commit).
     pub fn classify(&self) -> Class {
-        match self.blocks.as_slice() {
+        let b = &self.blocks;
+        match b.as_slice() {
             [] => Class::Contiguous { offset: 0 },
             [(o, l)] if *l as isize == self.extent => Class::Contiguous { offset: *o },
-            [(o0, l0), (o1, _), ..] => {
-                let stride = o1 - o0;
-                let regular = self
-                    .blocks
-                    .iter()
-                    .enumerate()
-                    .all(|(i, &(o, l))| l == *l0 && o == o0 + i as isize * stride);
-                if regular && stride > 0 {
-                    Class::Strided {
-                        offset: *o0,
-                        count: self.blocks.len(),
-                        len: *l0,
-                        stride,
+            [(o, l)] => Class::Strided { offset: *o, count: 1, len: *l, stride: *l as isize },
+            _ => {
+                let (o0, l0) = b[0];
+                if b.iter().any(|&(_, l)| l != l0) {
+                    return Class::Irregular;
+                }
+                let s1 = b[1].0 - o0;
+                // the first run of equally spaced blocks
+                let n1 = 1 + b.windows(2).take_while(|w| w[1].0 - w[0].0 == s1).count();
+                if s1 <= 0 {
+                    Class::Irregular
+                } else if n1 == b.len() {
+                    Class::Strided { offset: o0, count: n1, len: l0, stride: s1 }
+                } else if b.len() % n1 == 0 {
+                    // runs repeated at a second stride: a nested vector
+                    let s2 = b[n1].0 - o0;
+                    let grid = b
+                        .iter()
+                        .enumerate()
+                        .all(|(k, &(o, _))| o == o0 + (k / n1) as isize * s2 + (k % n1) as isize * s1);
+                    if grid && s2 > 0 {
+                        Class::Nested {
+                            offset: o0,
+                            outer: b.len() / n1,
+                            outer_stride: s2,
+                            count: n1,
+                            len: l0,
+                            stride: s1,
+                        }
+                    } else {
+                        Class::Irregular
                     }
                 } else {
                     Class::Irregular
                 }
             }
-            _ => Class::Irregular,
         }
     }
 

@@ -35,18 +35,25 @@ pub unsafe fn pack(ty: &TypeInfo, count: usize, src: *const u8, dst: &mut [u8]) 
             Class::Contiguous { offset } if ty.extent == ty.size as isize => {
                 std::ptr::copy_nonoverlapping(src.wrapping_offset(offset), out, dst.len());
             }
-            Class::Strided {
-                offset,
-                count: n,
-                len,
-                stride,
-            } => {
+            Class::Strided { offset, count: n, len, stride } => {
                 let mut o = 0;
                 for i in 0..count {
                     let base = src.wrapping_offset(i as isize * ty.extent + offset);
                     for k in 0..n {
                         copy(base.wrapping_offset(k as isize * stride), out.add(o), len);
                         o += len;
+                    }
+                }
+            }
+            Class::Nested { offset, outer, outer_stride, count: n, len, stride } => {
+                let mut o = 0;
+                for i in 0..count {
+                    for g in 0..outer {
+                        let base = src.wrapping_offset(i as isize * ty.extent + offset + g as isize * outer_stride);
+                        for k in 0..n {
+                            copy(base.wrapping_offset(k as isize * stride), out.add(o), len);
+                            o += len;
+                        }
                     }
                 }
             }
@@ -79,12 +86,21 @@ pub unsafe fn unpack(ty: &TypeInfo, src: &[u8], dst: *mut u8) {
             Class::Contiguous { offset } if ty.extent == ty.size as isize => {
                 std::ptr::copy_nonoverlapping(inp, dst.wrapping_offset(offset), n);
             }
-            Class::Strided {
-                offset,
-                count: nb,
-                len,
-                stride,
-            } if ty.size > 0 && n % ty.size == 0 => {
+            Class::Nested { offset, outer, outer_stride, count: nb, len, stride }
+                if ty.size > 0 && n % ty.size == 0 =>
+            {
+                let mut o = 0;
+                for i in 0..n / ty.size {
+                    for g in 0..outer {
+                        let base = dst.wrapping_offset(i as isize * ty.extent + offset + g as isize * outer_stride);
+                        for k in 0..nb {
+                            copy(inp.add(o), base.wrapping_offset(k as isize * stride), len);
+                            o += len;
+                        }
+                    }
+                }
+            }
+            Class::Strided { offset, count: nb, len, stride } if ty.size > 0 && n % ty.size == 0 => {
                 let mut o = 0;
                 for i in 0..n / ty.size {
                     let base = dst.wrapping_offset(i as isize * ty.extent + offset);
@@ -133,16 +149,22 @@ fn for_range(ty: &TypeInfo, from: usize, n: usize, mut f: impl FnMut(isize, usiz
                 f(base + offset + within as isize, done, take);
                 done += take;
             }
-            Class::Strided {
-                offset,
-                count,
-                len,
-                stride,
-            } => {
+            Class::Strided { offset, count, len, stride } => {
                 let (mut k, mut inb) = (within / len, within % len);
                 while k < count && done < n {
                     let take = (len - inb).min(n - done);
                     f(base + offset + k as isize * stride + inb as isize, done, take);
+                    done += take;
+                    k += 1;
+                    inb = 0;
+                }
+            }
+            Class::Nested { offset, outer, outer_stride, count, len, stride } => {
+                let (mut k, mut inb) = (within / len, within % len);
+                while k < outer * count && done < n {
+                    let take = (len - inb).min(n - done);
+                    let at = offset + (k / count) as isize * outer_stride + (k % count) as isize * stride;
+                    f(base + at + inb as isize, done, take);
                     done += take;
                     k += 1;
                     inb = 0;
@@ -178,9 +200,7 @@ fn for_range(ty: &TypeInfo, from: usize, n: usize, mut f: impl FnMut(isize, usiz
 pub unsafe fn pack_range(ty: &TypeInfo, src: *const u8, from: usize, dst: &mut [u8]) {
     let out = dst.as_mut_ptr();
     // SAFETY: each piece lies in a readable item (caller) and in `dst`.
-    for_range(ty, from, dst.len(), |mem, rel, len| unsafe {
-        copy(src.wrapping_offset(mem), out.add(rel), len)
-    });
+    for_range(ty, from, dst.len(), |mem, rel, len| unsafe { copy(src.wrapping_offset(mem), out.add(rel), len) });
 }
 
 /// Unpack `src` as bytes `from..from + src.len()` of the packed stream
@@ -191,9 +211,7 @@ pub unsafe fn pack_range(ty: &TypeInfo, src: *const u8, from: usize, dst: &mut [
 pub unsafe fn unpack_range(ty: &TypeInfo, src: &[u8], from: usize, dst: *mut u8) {
     let inp = src.as_ptr();
     // SAFETY: each piece lies in a writable item (caller) and in `src`.
-    for_range(ty, from, src.len(), |mem, rel, len| unsafe {
-        copy(inp.add(rel), dst.wrapping_offset(mem), len)
-    });
+    for_range(ty, from, src.len(), |mem, rel, len| unsafe { copy(inp.add(rel), dst.wrapping_offset(mem), len) });
 }
 
 /// Whether a long message into this layout is better moved by the
@@ -243,10 +261,7 @@ mod tests {
         let mut packed = vec![0u8; 18];
         // SAFETY: 3 items of extent 8 = 24 readable bytes.
         unsafe { pack(&si, 3, src.as_ptr(), &mut packed) };
-        assert_eq!(
-            packed,
-            vec![0, 1, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 16, 17, 20, 21, 22, 23]
-        );
+        assert_eq!(packed, vec![0, 1, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 16, 17, 20, 21, 22, 23]);
         let mut back = vec![0xffu8; 24];
         // SAFETY: 24 writable bytes.
         unsafe { unpack(&si, &packed, back.as_mut_ptr()) };
@@ -274,14 +289,7 @@ mod tests {
     fn leaf(r: &mut Rng) -> TypeRef {
         let sizes = [1usize, 2, 4, 8];
         let s = sizes[r.below(4) as usize];
-        TypeRef::Derived(Arc::new(TypeInfo::basic(
-            "leaf",
-            Basic::Int {
-                bytes: s as u8,
-                signed: true,
-            },
-            s,
-        )))
+        TypeRef::Derived(Arc::new(TypeInfo::basic("leaf", Basic::Int { bytes: s as u8, signed: true }, s)))
     }
 
     /// A random type of nesting depth up to `depth`, with non-negative
@@ -323,11 +331,7 @@ mod tests {
                 &[3, 4],
                 &[2, 2],
                 &[r.below(2), r.below(3)],
-                if r.below(2) == 0 {
-                    build::ORDER_C
-                } else {
-                    build::ORDER_FORTRAN
-                },
+                if r.below(2) == 0 { build::ORDER_C } else { build::ORDER_FORTRAN },
                 &old,
             ),
         };
@@ -364,12 +368,7 @@ mod tests {
             let mut packed = vec![0u8; t.size * count];
             // SAFETY: the buffer covers every block of the items (bounds above).
             unsafe { pack(&t, count, buf.as_ptr().offset(base), &mut packed) };
-            assert_eq!(
-                packed,
-                naive_pack(&t, count, &buf, base),
-                "case {case}: pack of {:?}",
-                t.blocks
-            );
+            assert_eq!(packed, naive_pack(&t, count, &buf, base), "case {case}: pack of {:?}", t.blocks);
             let mut back = vec![0u8; len];
             // SAFETY: as above, writable.
             unsafe { unpack(&t, &packed, back.as_mut_ptr().offset(base)) };
@@ -415,11 +414,7 @@ mod tests {
 
     #[test]
     fn overlapping_layouts_are_detected() {
-        let int = TypeRef::Derived(Arc::new(TypeInfo::basic(
-            "MPI_INT",
-            Basic::Int { bytes: 4, signed: true },
-            4,
-        )));
+        let int = TypeRef::Derived(Arc::new(TypeInfo::basic("MPI_INT", Basic::Int { bytes: 4, signed: true }, 4)));
         let t = build::indexed(&[2, 1], &[0, 1], false, &int).unwrap();
         assert!(overlaps(&t, 1));
         let ok = build::vector(2, 1, 2, false, &int).unwrap();

@@ -14,10 +14,7 @@ struct Hasher {
 
 impl Hasher {
     fn new() -> Hasher {
-        Hasher {
-            h: 0xcbf29ce484222325,
-            run: None,
-        }
+        Hasher { h: 0xcbf29ce484222325, run: None }
     }
 
     fn mix(&mut self, v: u64) {

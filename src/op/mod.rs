@@ -203,22 +203,10 @@ pub fn apply(op: Op, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) -> MpiResult<(
             Int { bytes: 8, signed: true } | FortranInt { bytes: 8 } => arith!(i64, op, inp, inout),
             FortranInt { bytes: 1 } => arith!(i8, op, inp, inout),
             FortranInt { bytes: 2 } => arith!(i16, op, inp, inout),
-            Int {
-                bytes: 1,
-                signed: false,
-            } => arith!(u8, op, inp, inout),
-            Int {
-                bytes: 2,
-                signed: false,
-            } => arith!(u16, op, inp, inout),
-            Int {
-                bytes: 4,
-                signed: false,
-            } => arith!(u32, op, inp, inout),
-            Int {
-                bytes: 8,
-                signed: false,
-            } => arith!(u64, op, inp, inout),
+            Int { bytes: 1, signed: false } => arith!(u8, op, inp, inout),
+            Int { bytes: 2, signed: false } => arith!(u16, op, inp, inout),
+            Int { bytes: 4, signed: false } => arith!(u32, op, inp, inout),
+            Int { bytes: 8, signed: false } => arith!(u64, op, inp, inout),
             Float { bytes: 4 } => arith!(f32, op, inp, inout),
             Float { bytes: 8 } => arith!(f64, op, inp, inout),
             _ => return err!(Op, "{} is not supported for datatype {}", op.name(), ty.name),
@@ -235,12 +223,7 @@ pub fn apply(op: Op, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) -> MpiResult<(
                 _ => bits!(u64, op, inp, inout),
             }
         }
-        (
-            Complex {
-                bytes: bytes @ (8 | 16),
-            },
-            Op::Sum | Op::Prod,
-        ) => complex(op, bytes, inp, inout),
+        (Complex { bytes: bytes @ (8 | 16) }, Op::Sum | Op::Prod) => complex(op, bytes, inp, inout),
         (LongDouble, _) => {
             // SAFETY: both buffers hold whole long doubles (16 bytes each).
             unsafe { oxmpi_long_double_op(c_code(op), inp.as_ptr(), inout.as_mut_ptr(), inout.len() / 16) };
@@ -262,11 +245,7 @@ fn complex(op: Op, bytes: u8, a: &[u8], b: &mut [u8]) {
             for i in 0..n {
                 let (ar, ai) = (read::<$t>(a, 2 * i), read::<$t>(a, 2 * i + 1));
                 let (br, bi) = (read::<$t>(b, 2 * i), read::<$t>(b, 2 * i + 1));
-                let (r, im) = if op == Op::Sum {
-                    (ar + br, ai + bi)
-                } else {
-                    (ar * br - ai * bi, ar * bi + ai * br)
-                };
+                let (r, im) = if op == Op::Sum { (ar + br, ai + bi) } else { (ar * br - ai * bi, ar * bi + ai * br) };
                 write::<$t>(b, 2 * i, r);
                 write::<$t>(b, 2 * i + 1, im);
             }

@@ -57,12 +57,7 @@ impl Engine {
                 self.bsend.size
             );
         }
-        self.bsend = Attached {
-            base,
-            size,
-            attached: true,
-            used: Vec::new(),
-        };
+        self.bsend = Attached { base, size, attached: true, used: Vec::new() };
         Ok(())
     }
 
@@ -103,12 +98,7 @@ impl Engine {
         // SAFETY: the block lies inside the attached buffer, which the user
         // keeps valid until detach; `a.buf` is readable (caller).
         unsafe {
-            crate::datatype::pack::pack(
-                &a.ty,
-                a.count,
-                a.buf,
-                std::slice::from_raw_parts_mut(copy as *mut u8, len),
-            )
+            crate::datatype::pack::pack(&a.ty, a.count, a.buf, std::slice::from_raw_parts_mut(copy as *mut u8, len))
         };
         let inner = SendArgs {
             buf: copy as *const u8,
@@ -120,9 +110,7 @@ impl Engine {
             mode: Mode::Standard,
             label: a.label,
             // the packed copy travels as bytes but carries the original's signature
-            sig: self
-                .check_types
-                .then(|| crate::datatype::signature::of_message(&a.ty, a.count) as u32),
+            sig: self.check_types.then(|| crate::datatype::signature::of_message(&a.ty, a.count) as u32),
         };
         // SAFETY: the copy stays valid until the block is released, which
         // happens only when the inner send completes.
@@ -151,12 +139,7 @@ mod tests {
 
     #[test]
     fn first_fit_reuses_released_space() {
-        let mut a = Attached {
-            base: 0,
-            size: 100,
-            attached: true,
-            used: Vec::new(),
-        };
+        let mut a = Attached { base: 0, size: 100, attached: true, used: Vec::new() };
         assert_eq!(a.alloc(40), Some(0));
         assert_eq!(a.alloc(40), Some(40));
         assert_eq!(a.alloc(40), None);

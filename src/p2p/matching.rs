@@ -137,41 +137,15 @@ mod tests {
     use super::*;
 
     fn env(src: usize, tag: i32) -> Envelope {
-        Envelope {
-            ctx: 0,
-            src,
-            tag,
-            check: None,
-        }
+        Envelope { ctx: 0, src, tag, check: None }
     }
 
     #[test]
     fn first_posted_match_wins_in_order() {
         let mut q = Queues::default();
-        q.post(
-            Want {
-                ctx: 0,
-                src: Some(1),
-                tag: Some(5),
-            },
-            10,
-        );
-        q.post(
-            Want {
-                ctx: 0,
-                src: None,
-                tag: None,
-            },
-            11,
-        );
-        q.post(
-            Want {
-                ctx: 0,
-                src: Some(1),
-                tag: None,
-            },
-            12,
-        );
+        q.post(Want { ctx: 0, src: Some(1), tag: Some(5) }, 10);
+        q.post(Want { ctx: 0, src: None, tag: None }, 11);
+        q.post(Want { ctx: 0, src: Some(1), tag: None }, 12);
         assert_eq!(q.take_posted(&env(2, 5)), Some(11));
         assert_eq!(q.take_posted(&env(1, 7)), Some(12));
         assert_eq!(q.take_posted(&env(1, 5)), Some(10));
@@ -181,24 +155,9 @@ mod tests {
     #[test]
     fn contexts_never_match_each_other() {
         let mut q = Queues::default();
-        q.post(
-            Want {
-                ctx: 1,
-                src: None,
-                tag: None,
-            },
-            3,
-        );
+        q.post(Want { ctx: 1, src: None, tag: None }, 3);
         assert_eq!(q.take_posted(&env(0, 0)), None);
-        assert_eq!(
-            q.take_posted(&Envelope {
-                ctx: 1,
-                src: 0,
-                tag: 0,
-                check: None
-            }),
-            Some(3)
-        );
+        assert_eq!(q.take_posted(&Envelope { ctx: 1, src: 0, tag: 0, check: None }), Some(3));
     }
 
     #[test]
@@ -207,23 +166,12 @@ mod tests {
         for (i, tag) in [(0u8, 4), (1, 5), (2, 4)] {
             q.push_unexpected(Unexpected {
                 env: env(1, tag),
-                body: Body::Eager {
-                    data: vec![i],
-                    ack: Some(i as u64),
-                },
+                body: Body::Eager { data: vec![i], ack: Some(i as u64) },
             });
         }
         assert_eq!(q.unexpected_bytes, 3);
-        let any_tag = Want {
-            ctx: 0,
-            src: Some(1),
-            tag: None,
-        };
-        let tag4 = Want {
-            ctx: 0,
-            src: None,
-            tag: Some(4),
-        };
+        let any_tag = Want { ctx: 0, src: Some(1), tag: None };
+        let tag4 = Want { ctx: 0, src: None, tag: Some(4) };
         let first = |u: Option<Unexpected>| match u.unwrap().body {
             Body::Eager { data, .. } => data[0],
             _ => panic!(),
@@ -238,33 +186,13 @@ mod tests {
     #[test]
     fn cancel_takes_back_only_the_named_message() {
         let mut q = Queues::default();
-        q.push_unexpected(Unexpected {
-            env: env(1, 0),
-            body: Body::Eager {
-                data: vec![1, 2],
-                ack: Some(7),
-            },
-        });
-        q.push_unexpected(Unexpected {
-            env: env(1, 0),
-            body: Body::Rts {
-                len: 100,
-                sreq: 8,
-                addr: 0,
-            },
-        });
+        q.push_unexpected(Unexpected { env: env(1, 0), body: Body::Eager { data: vec![1, 2], ack: Some(7) } });
+        q.push_unexpected(Unexpected { env: env(1, 0), body: Body::Rts { len: 100, sreq: 8, addr: 0 } });
         assert!(!q.cancel_unexpected(2, 7), "another sender's id");
         assert!(q.cancel_unexpected(1, 8));
         assert!(q.cancel_unexpected(1, 7));
         assert_eq!(q.unexpected_bytes, 0);
-        q.post(
-            Want {
-                ctx: 0,
-                src: None,
-                tag: None,
-            },
-            4,
-        );
+        q.post(Want { ctx: 0, src: None, tag: None }, 4);
         assert!(q.cancel_posted(4) && !q.cancel_posted(4));
         assert_eq!(q.take_posted(&env(0, 0)), None);
     }
@@ -273,23 +201,9 @@ mod tests {
     fn wants_from_sees_wildcards() {
         let mut q = Queues::default();
         assert!(!q.wants_from(3));
-        q.post(
-            Want {
-                ctx: 0,
-                src: Some(2),
-                tag: None,
-            },
-            1,
-        );
+        q.post(Want { ctx: 0, src: Some(2), tag: None }, 1);
         assert!(!q.wants_from(3) && q.wants_from(2));
-        q.post(
-            Want {
-                ctx: 0,
-                src: None,
-                tag: None,
-            },
-            2,
-        );
+        q.post(Want { ctx: 0, src: None, tag: None }, 2);
         assert!(q.wants_from(3));
     }
 }

@@ -141,23 +141,15 @@ impl Engine {
         if self.check_types && !crate::datatype::signature::is_packed(&a.ty) {
             // Off by default: then this branch is the whole cost.
             header.flags |= protocol::FLAG_SIG;
-            header.sig = a
-                .sig
-                .unwrap_or_else(|| crate::datatype::signature::of_message(&a.ty, a.count) as u32);
+            header.sig = a.sig.unwrap_or_else(|| crate::datatype::signature::of_message(&a.ty, a.count) as u32);
             header.label = a.label;
         }
         if proto != Protocol::Rta {
             header.kind = FrameKind::Eager as u32;
             header.frag_len = len as u32;
             let id = if proto == Protocol::TA {
-                let id = self.requests.insert(Request::Send(self.send_req(
-                    &a,
-                    dst,
-                    len,
-                    None,
-                    0,
-                    SendState::AwaitingAck,
-                )));
+                let id =
+                    self.requests.insert(Request::Send(self.send_req(&a, dst, len, None, 0, SendState::AwaitingAck)));
                 header.a = id as u64;
                 Some(id)
             } else {
@@ -174,14 +166,8 @@ impl Engine {
         let layout = (!a.ty.is_contiguous()).then(|| a.ty.clone());
         let addr = a.buf as usize;
         let offered = if layout.is_some() { 0 } else { addr };
-        let id = self.requests.insert(Request::Send(self.send_req(
-            &a,
-            dst,
-            len,
-            layout,
-            addr,
-            SendState::AwaitingReceiver,
-        )));
+        let id =
+            self.requests.insert(Request::Send(self.send_req(&a, dst, len, layout, addr, SendState::AwaitingReceiver)));
         header.kind = FrameKind::Rts as u32;
         header.a = id as u64;
         header.b = offered as u64;
@@ -218,11 +204,7 @@ impl Engine {
             len,
             state,
             cancel_pending: false,
-            status: Status {
-                source: PROC_NULL,
-                tag: ANY_TAG,
-                ..Default::default()
-            },
+            status: Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() },
             bsend_block: None,
         }
     }
@@ -322,9 +304,7 @@ impl Engine {
     pub fn peek_done(&self, id: ReqId) -> bool {
         match self.requests.get(id) {
             None => true,
-            Some(Request::Persistent(p)) => p
-                .active
-                .is_none_or(|a| self.requests.get(a).is_none_or(|r| r.is_done())),
+            Some(Request::Persistent(p)) => p.active.is_none_or(|a| self.requests.get(a).is_none_or(|r| r.is_done())),
             Some(r) => r.is_done(),
         }
     }
@@ -332,10 +312,9 @@ impl Engine {
     /// The status of a request known to be done, without freeing it.
     pub fn done_status(&self, id: ReqId) -> Status {
         match self.requests.get(id) {
-            Some(Request::Persistent(p)) => p
-                .active
-                .and_then(|a| self.requests.get(a))
-                .map_or(empty_status(), |r| r.status()),
+            Some(Request::Persistent(p)) => {
+                p.active.and_then(|a| self.requests.get(a)).map_or(empty_status(), |r| r.status())
+            }
             Some(r) => r.status(),
             None => empty_status(),
         }
@@ -453,10 +432,7 @@ impl Engine {
         for (w, id) in self.queues.posted() {
             let src = w.src.map_or("any".to_string(), |s| s.to_string());
             let tag = w.tag.map_or("any".to_string(), |t| t.to_string());
-            out.push(format!(
-                "pending receive #{id}: from world rank {src}, tag {tag}, context {}",
-                w.ctx
-            ));
+            out.push(format!("pending receive #{id}: from world rank {src}, tag {tag}, context {}", w.ctx));
         }
         for (id, r) in self.requests.live() {
             match r {
@@ -474,10 +450,7 @@ impl Engine {
                 }
                 Request::Recv(r) => {
                     if let RecvState::Receiving { got, len } = r.state {
-                        out.push(format!(
-                            "receive #{id}: context {}, {got} of {len} bytes pushed so far",
-                            r.ctx
-                        ));
+                        out.push(format!("receive #{id}: context {}, {got} of {len} bytes pushed so far", r.ctx));
                     }
                 }
                 _ => {}
@@ -504,23 +477,14 @@ impl Engine {
         if self.outbox[dst].is_empty() && self.seg.ring(self.rank, dst).try_push(&header, 0, |_| {}) {
             self.seg.ring_bell(dst);
         } else {
-            self.outbox[dst].push_back(Outgoing {
-                header,
-                payload: Vec::new(),
-            });
+            self.outbox[dst].push_back(Outgoing { header, payload: Vec::new() });
             self.outbox_frames += 1;
         }
     }
 
     /// A control frame about sender request `sreq` (Ack, Nack, Fin, ...).
     fn reply(&mut self, dst: usize, kind: FrameKind, sreq: u64, result: u64) {
-        let h = FrameHeader {
-            kind: kind as u32,
-            src: self.rank as u32,
-            a: sreq,
-            b: result,
-            ..Default::default()
-        };
+        let h = FrameHeader { kind: kind as u32, src: self.rank as u32, a: sreq, b: result, ..Default::default() };
         self.send_control(dst, h);
     }
 
@@ -588,13 +552,7 @@ impl Engine {
         // RAT: the sender pushes through the ring; pieces are unpacked
         // straight into place as they arrive.
         r.state = RecvState::Receiving { got: 0, len };
-        let cts = FrameHeader {
-            kind: FrameKind::Cts as u32,
-            src: me,
-            a: sreq,
-            b: id as u64,
-            ..Default::default()
-        };
+        let cts = FrameHeader { kind: FrameKind::Cts as u32, src: me, a: sreq, b: id as u64, ..Default::default() };
         self.send_control(env.src, cts);
     }
 
@@ -608,12 +566,7 @@ impl Engine {
         let RecvState::Split { split, len, sreq, addr } = r.state else {
             return;
         };
-        let env = Envelope {
-            ctx: r.ctx,
-            src,
-            tag: r.status.tag,
-            check: None,
-        };
+        let env = Envelope { ctx: r.ctx, src, tag: r.status.tag, check: None };
         if !wrote {
             // SAFETY: the buffer is writable over `len` bytes.
             let dst = unsafe { (r.buf as *mut u8).add(split) };
@@ -646,19 +599,11 @@ const SPLIT_MIN: usize = 128 * 1024;
 
 /// The status of a completed send.
 fn sent_status() -> Status {
-    Status {
-        source: PROC_NULL,
-        tag: ANY_TAG,
-        ..Default::default()
-    }
+    Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() }
 }
 
 pub fn empty_status() -> Status {
-    Status {
-        source: ANY_SOURCE,
-        tag: ANY_TAG,
-        ..Default::default()
-    }
+    Status { source: ANY_SOURCE, tag: ANY_TAG, ..Default::default() }
 }
 
 /// With type checking on: compare the sender's signature with what this

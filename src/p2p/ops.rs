@@ -55,10 +55,9 @@ impl Engine {
             self.reply(u.env.src, FrameKind::Ack, sreq, 0);
         }
         let u = match u.body {
-            Body::Eager { data, .. } => super::matching::Unexpected {
-                env: u.env,
-                body: Body::Eager { data, ack: None },
-            },
+            Body::Eager { data, .. } => {
+                super::matching::Unexpected { env: u.env, body: Body::Eager { data, ack: None } }
+            }
             body => super::matching::Unexpected { env: u.env, body },
         };
         Some((self.requests.insert(Request::Message(u, group.clone())), status))
@@ -90,10 +89,7 @@ impl Engine {
         ty: crate::datatype::TypeRef,
     ) -> MpiResult<ReqId> {
         let Some(Request::Message(u, group)) = self.requests.remove(msg) else {
-            return err!(
-                Request,
-                "the message handle does not come from MPI_Mprobe or was already received"
-            );
+            return err!(Request, "the message handle does not come from MPI_Mprobe or was already received");
         };
         let req = super::request::RecvReq {
             buf: buf as usize,
@@ -174,8 +170,7 @@ impl Engine {
 
     /// MPI_Send_init and friends: an inactive persistent request.
     pub fn persistent(&mut self, template: Template) -> ReqId {
-        self.requests
-            .insert(Request::Persistent(Persistent { template, active: None }))
+        self.requests.insert(Request::Persistent(Persistent { template, active: None }))
     }
 
     pub fn is_persistent(&self, id: ReqId) -> bool {
@@ -186,48 +181,17 @@ impl Engine {
     /// or a plain nonblocking operation).
     pub fn start_template(&mut self, t: Template) -> MpiResult<ReqId> {
         Ok(match t {
-            Template::Send {
-                buf,
-                count,
-                ty,
-                dst,
-                tag,
-                ctx,
-                mode,
-                label,
-            } => {
+            Template::Send { buf, count, ty, dst, tag, ctx, mode, label } => {
                 // SAFETY: the user keeps the buffer valid while the request
                 // is active (MPI's rule).
                 unsafe {
-                    self.isend(SendArgs {
-                        buf: buf as *const u8,
-                        count,
-                        ty,
-                        dst,
-                        tag,
-                        ctx,
-                        mode,
-                        label,
-                        sig: None,
-                    })?
+                    self.isend(SendArgs { buf: buf as *const u8, count, ty, dst, tag, ctx, mode, label, sig: None })?
                 }
             }
-            Template::Recv { proc_null: true, .. } => self.null_request(Status {
-                source: PROC_NULL,
-                tag: ANY_TAG,
-                ..Default::default()
-            }),
-            Template::Recv {
-                buf,
-                count,
-                ty,
-                src,
-                tag,
-                ctx,
-                group,
-                label,
-                ..
-            } => {
+            Template::Recv { proc_null: true, .. } => {
+                self.null_request(Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() })
+            }
+            Template::Recv { buf, count, ty, src, tag, ctx, group, label, .. } => {
                 // SAFETY: as above.
                 unsafe { self.irecv(buf as *mut u8, count, ty, src, tag, ctx, group, label) }
             }
@@ -246,12 +210,7 @@ impl Engine {
                 return err!(Request, "MPI_Start on a persistent request that is already active")
             }
             Some(Request::Persistent(p)) => p.template.clone(),
-            _ => {
-                return err!(
-                    Request,
-                    "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)"
-                )
-            }
+            _ => return err!(Request, "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)"),
         };
         let inner = self.start_template(template)?;
         if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {

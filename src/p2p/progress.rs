@@ -47,12 +47,7 @@ impl Engine {
 
     fn handle(&mut self, h: FrameHeader, payload: &[u8]) {
         let check = (h.flags & FLAG_SIG != 0).then_some((h.sig, h.label));
-        let env = Envelope {
-            ctx: h.ctx,
-            src: h.src as usize,
-            tag: h.tag,
-            check,
-        };
+        let env = Envelope { ctx: h.ctx, src: h.src as usize, tag: h.tag, check };
         match FrameKind::from_u32(h.kind) {
             Some(FrameKind::Eager) => {
                 let ack = (h.flags & (FLAG_SYNC | FLAG_READY) != 0).then_some(h.a);
@@ -64,13 +59,9 @@ impl Engine {
                         }
                     }
                     None if h.flags & FLAG_READY != 0 => self.reply(env.src, FrameKind::Nack, h.a, 0),
-                    None => self.queues.push_unexpected(Unexpected {
-                        env,
-                        body: Body::Eager {
-                            data: payload.to_vec(),
-                            ack,
-                        },
-                    }),
+                    None => self
+                        .queues
+                        .push_unexpected(Unexpected { env, body: Body::Eager { data: payload.to_vec(), ack } }),
                 }
             }
             Some(FrameKind::Rts) => {
@@ -78,10 +69,7 @@ impl Engine {
                 match self.queues.take_posted(&env) {
                     Some(id) => self.match_rts(id, &env, len, sreq, addr),
                     None if h.flags & FLAG_READY != 0 => self.reply(env.src, FrameKind::Nack, sreq, 0),
-                    None => self.queues.push_unexpected(Unexpected {
-                        env,
-                        body: Body::Rts { len, sreq, addr },
-                    }),
+                    None => self.queues.push_unexpected(Unexpected { env, body: Body::Rts { len, sreq, addr } }),
                 }
             }
             Some(FrameKind::Fin | FrameKind::Ack) => self.send_done(h.a, 0),

@@ -199,10 +199,7 @@ impl Slab {
     }
 
     pub fn live(&self) -> impl Iterator<Item = (ReqId, &Request)> {
-        self.items
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| r.as_ref().map(|r| (i as ReqId, r)))
+        self.items.iter().enumerate().filter_map(|(i, r)| r.as_ref().map(|r| (i as ReqId, r)))
     }
 }
 

@@ -14,10 +14,7 @@ static SPIN: AtomicU32 = AtomicU32::new(SPIN_POLLS);
 
 /// Called at init with whether this host runs more ranks than it has cores.
 pub fn set_oversubscribed(yes: bool) {
-    SPIN.store(
-        if yes { SPIN_POLLS_OVERSUBSCRIBED } else { SPIN_POLLS },
-        Ordering::Relaxed,
-    );
+    SPIN.store(if yes { SPIN_POLLS_OVERSUBSCRIBED } else { SPIN_POLLS }, Ordering::Relaxed);
 }
 const YIELD_FOR: Duration = Duration::from_micros(200);
 /// A sleeping rank also wakes this often on its own, as a safety net.

@@ -69,10 +69,7 @@ pub fn hostname() -> String {
 /// MPI_Init_thread: join the job. Returns the provided thread level.
 pub fn init(required: i32) -> MpiResult<i32> {
     if phase() != Phase::Before {
-        return err!(
-            Other,
-            "MPI is already initialized (MPI_Init may be called once per process)"
-        );
+        return err!(Other, "MPI is already initialized (MPI_Init may be called once per process)");
     }
     let start = Instant::now();
     let mut pmi = Pmi::connect()?;
@@ -151,12 +148,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     });
     PHASE.store(Phase::Running as u8, Ordering::Release);
     // SAFETY: the handler only stores to an atomic.
-    unsafe {
-        libc::signal(
-            libc::SIGUSR2,
-            on_dump_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
-        )
-    };
+    unsafe { libc::signal(libc::SIGUSR2, on_dump_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
     Ok(provided)
 }
 

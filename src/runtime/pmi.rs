@@ -43,29 +43,17 @@ impl Wire {
 
 /// `cmd=get_result rc=0 value=x` -> {cmd: get_result, rc: 0, value: x}
 pub fn parse(line: &str) -> HashMap<String, String> {
-    line.split_whitespace()
-        .filter_map(|w| w.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
+    line.split_whitespace().filter_map(|w| w.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
 impl Pmi {
     pub fn connect() -> MpiResult<Pmi> {
         let fd = match std::env::var("PMI_FD") {
             Ok(v) => v.parse::<i32>().map_err(|_| {
-                MpiError::new(
-                    crate::error::ErrorClass::Other,
-                    format!("PMI_FD={v} is not a descriptor"),
-                )
+                MpiError::new(crate::error::ErrorClass::Other, format!("PMI_FD={v} is not a descriptor"))
             })?,
             Err(_) => {
-                return Ok(Pmi {
-                    rank: 0,
-                    size: 1,
-                    wire: None,
-                    local: HashMap::new(),
-                    kvsname: "singleton".into(),
-                });
+                return Ok(Pmi { rank: 0, size: 1, wire: None, local: HashMap::new(), kvsname: "singleton".into() });
             }
         };
         // SAFETY: the launcher passed this descriptor to us for PMI alone;
@@ -74,13 +62,9 @@ impl Pmi {
         // The descriptor must not leak into programs this rank execs.
         // SAFETY: plain fcntl on a descriptor we own.
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-        let writer = stream
-            .try_clone()
-            .map_err(|e| MpiError::new(crate::error::ErrorClass::Other, format!("PMI: {e}")))?;
-        let mut wire = Wire {
-            reader: BufReader::new(stream),
-            writer,
-        };
+        let writer =
+            stream.try_clone().map_err(|e| MpiError::new(crate::error::ErrorClass::Other, format!("PMI: {e}")))?;
+        let mut wire = Wire { reader: BufReader::new(stream), writer };
         let r = wire.call("cmd=init pmi_version=1 pmi_subversion=1\n")?;
         if r.get("rc").map(String::as_str) != Some("0") {
             return err!(Other, "PMI: the launcher refused init ({r:?})");
@@ -89,13 +73,7 @@ impl Pmi {
         let size = env_num("PMI_SIZE")?;
         let r = wire.call("cmd=get_my_kvsname\n")?;
         let kvsname = r.get("kvsname").cloned().unwrap_or_default();
-        Ok(Pmi {
-            rank,
-            size,
-            wire: Some(wire),
-            local: HashMap::new(),
-            kvsname,
-        })
+        Ok(Pmi { rank, size, wire: Some(wire), local: HashMap::new(), kvsname })
     }
 
     pub fn kvsname(&self) -> &str {
@@ -174,10 +152,7 @@ pub fn decode(s: &str) -> String {
 
 fn env_num(name: &str) -> MpiResult<usize> {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).ok_or_else(|| {
-        MpiError::new(
-            crate::error::ErrorClass::Other,
-            format!("PMI: {name} is not set by the launcher"),
-        )
+        MpiError::new(crate::error::ErrorClass::Other, format!("PMI: {name} is not set by the launcher"))
     })
 }
 

@@ -49,10 +49,7 @@ pub const TUNABLES: &[Tunable] = &[
 
 /// Current value of a registered tunable: the environment, else the default.
 pub fn value(name: &str) -> String {
-    let t = TUNABLES
-        .iter()
-        .find(|t| t.name == name)
-        .expect("tunable not registered");
+    let t = TUNABLES.iter().find(|t| t.name == name).expect("tunable not registered");
     std::env::var(name).unwrap_or_else(|_| t.default.to_string())
 }
 
@@ -61,11 +58,7 @@ pub fn value(name: &str) -> String {
 pub fn size(name: &str) -> usize {
     let v = value(name);
     parse_size(&v).unwrap_or_else(|| {
-        let d = TUNABLES
-            .iter()
-            .find(|t| t.name == name)
-            .map(|t| t.default)
-            .unwrap_or("0");
+        let d = TUNABLES.iter().find(|t| t.name == name).map(|t| t.default).unwrap_or("0");
         eprintln!("oxmpi: {name}={v} is not a size; using {d}");
         parse_size(d).unwrap_or(0)
     })

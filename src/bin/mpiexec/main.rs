@@ -40,13 +40,7 @@ fn die(msg: &str) -> ! {
 
 fn parse_args() -> Options {
     let mut args = std::env::args().skip(1);
-    let mut o = Options {
-        n: 1,
-        label: false,
-        timeout: None,
-        env: Vec::new(),
-        program: Vec::new(),
-    };
+    let mut o = Options { n: 1, label: false, timeout: None, env: Vec::new(), program: Vec::new() };
     o.timeout = std::env::var("MPIEXEC_TIMEOUT").ok().and_then(|v| v.parse().ok());
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -59,11 +53,8 @@ fn parse_args() -> Options {
             }
             "-l" | "--label" | "-prepend-rank" => o.label = true,
             "--timeout" | "-timeout" => {
-                o.timeout = Some(
-                    args.next()
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or_else(|| die("--timeout needs seconds")),
-                )
+                o.timeout =
+                    Some(args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| die("--timeout needs seconds")))
             }
             "-env" | "-genv" | "--env" => {
                 let (k, v) = (args.next(), args.next());
@@ -222,11 +213,7 @@ fn main() {
             Event::Abort { rank, code, msg } => {
                 eprintln!(
                     "mpiexec: rank {rank} aborted the job with code {code}{}",
-                    if msg.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {msg}")
-                    }
+                    if msg.is_empty() { String::new() } else { format!(": {msg}") }
                 );
                 end_job(&pids, &shm_prefix, if code == 0 { 1 } else { code });
             }
@@ -254,11 +241,7 @@ fn main() {
                     if let Ok(Event::Abort { rank: r, code: c, msg }) = rx.recv_timeout(Duration::from_millis(100)) {
                         eprintln!(
                             "mpiexec: rank {r} aborted the job with code {c}{}",
-                            if msg.is_empty() {
-                                String::new()
-                            } else {
-                                format!(": {msg}")
-                            }
+                            if msg.is_empty() { String::new() } else { format!(": {msg}") }
                         );
                         end_job(&pids, &shm_prefix, if c == 0 { 1 } else { c });
                     }

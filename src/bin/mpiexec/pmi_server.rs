@@ -60,10 +60,8 @@ impl Server {
                 Some("get_my_kvsname") => format!("cmd=my_kvsname rc=0 kvsname={}\n", self.kvsname),
                 Some("get_universe_size") => format!("cmd=universe_size rc=0 size={}\n", self.size),
                 Some("put") => {
-                    let (k, v) = (
-                        f.get("key").cloned().unwrap_or_default(),
-                        f.get("value").cloned().unwrap_or_default(),
-                    );
+                    let (k, v) =
+                        (f.get("key").cloned().unwrap_or_default(), f.get("value").cloned().unwrap_or_default());
                     self.store.lock().unwrap().kvs.insert(k, v);
                     "cmd=put_result rc=0\n".into()
                 }

@@ -67,11 +67,7 @@ impl Segment {
         let base = unsafe {
             let fd = libc::shm_open(cname.as_ptr(), libc::O_RDWR | libc::O_CREAT | libc::O_EXCL, 0o600);
             if fd < 0 {
-                return err!(
-                    Other,
-                    "cannot create shared segment /dev/shm{name}: {}",
-                    std::io::Error::last_os_error()
-                );
+                return err!(Other, "cannot create shared segment /dev/shm{name}: {}", std::io::Error::last_os_error());
             }
             if libc::ftruncate(fd, bytes as libc::off_t) != 0 {
                 let e = std::io::Error::last_os_error();
@@ -103,11 +99,7 @@ impl Segment {
         unsafe {
             let fd = libc::shm_open(cname.as_ptr(), libc::O_RDWR, 0);
             if fd < 0 {
-                return err!(
-                    Other,
-                    "cannot open shared segment /dev/shm{name}: {}",
-                    std::io::Error::last_os_error()
-                );
+                return err!(Other, "cannot open shared segment /dev/shm{name}: {}", std::io::Error::last_os_error());
             }
             let mut st: libc::stat = std::mem::zeroed();
             libc::fstat(fd, &mut st);
@@ -127,23 +119,14 @@ impl Segment {
     fn with_rings(base: *mut u8, bytes: usize, nranks: usize, me: usize) -> Segment {
         // SAFETY: the header was written by `create` before the magic.
         let h = unsafe { &*(base as *const SegHeader) };
-        let g = Geometry {
-            nslots: h.nslots as usize,
-            payload: h.payload as usize,
-        };
+        let g = Geometry { nslots: h.nslots as usize, payload: h.payload as usize };
         let (header, ring) = layout(nranks, &g);
         let rings = (0..nranks * nranks)
             // SAFETY: each ring lies inside the mapping at its own offset,
             // 64-aligned, zero-filled by ftruncate.
             .map(|i| unsafe { Ring::new(base.add(header + i * ring), g.nslots, g.payload) })
             .collect();
-        Segment {
-            base,
-            bytes,
-            nranks,
-            me,
-            rings,
-        }
+        Segment { base, bytes, nranks, me, rings }
     }
 
     pub fn unlink(name: &str) {
@@ -204,41 +187,20 @@ impl Drop for Segment {
 /// `fd` must be an open shared-memory descriptor at least `bytes` long.
 unsafe fn map(fd: i32, bytes: usize) -> MpiResult<*mut u8> {
     // SAFETY: per the caller's contract.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            bytes,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED,
-            fd,
-            0,
-        )
-    };
+    let p =
+        unsafe { libc::mmap(std::ptr::null_mut(), bytes, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
     if p == libc::MAP_FAILED {
-        return err!(
-            NoMem,
-            "cannot map {bytes} bytes of shared memory: {}",
-            std::io::Error::last_os_error()
-        );
+        return err!(NoMem, "cannot map {bytes} bytes of shared memory: {}", std::io::Error::last_os_error());
     }
     Ok(p as *mut u8)
 }
 
 fn futex_wait(word: &AtomicU32, expected: u32, timeout_us: u64) {
-    let ts = libc::timespec {
-        tv_sec: (timeout_us / 1_000_000) as _,
-        tv_nsec: ((timeout_us % 1_000_000) * 1000) as _,
-    };
+    let ts = libc::timespec { tv_sec: (timeout_us / 1_000_000) as _, tv_nsec: ((timeout_us % 1_000_000) * 1000) as _ };
     // SAFETY: FUTEX_WAIT on a valid, aligned u32 in a shared mapping (hence
     // not FUTEX_PRIVATE); it returns on wake, timeout, or value change.
     unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT,
-            expected,
-            &ts as *const libc::timespec,
-        );
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAIT, expected, &ts as *const libc::timespec);
     }
 }
 
@@ -269,10 +231,8 @@ pub unsafe fn read_remote_into(
     let mut done = 0usize;
     let mut batch_start = 0usize;
     let flush = |local: &mut Vec<libc::iovec>, from: usize, to: usize| -> bool {
-        let mut remote = libc::iovec {
-            iov_base: (remote_addr as usize + from) as *mut libc::c_void,
-            iov_len: to - from,
-        };
+        let mut remote =
+            libc::iovec { iov_base: (remote_addr as usize + from) as *mut libc::c_void, iov_len: to - from };
         let mut iov = local.as_mut_slice();
         // The kernel may copy less than asked; advance and retry.
         while remote.iov_len > 0 {
@@ -300,10 +260,7 @@ pub unsafe fn read_remote_into(
         true
     };
     if ty.is_contiguous() {
-        local.push(libc::iovec {
-            iov_base: dst as *mut libc::c_void,
-            iov_len: n,
-        });
+        local.push(libc::iovec { iov_base: dst as *mut libc::c_void, iov_len: n });
         return n == 0 || flush(&mut local, 0, n);
     }
     let mut item = 0;
@@ -312,10 +269,7 @@ pub unsafe fn read_remote_into(
             let take = len.min(n - done);
             // SAFETY: inside the receive buffer's items (caller's contract).
             let base = dst.wrapping_offset(item as isize * ty.extent + off);
-            local.push(libc::iovec {
-                iov_base: base as *mut libc::c_void,
-                iov_len: take,
-            });
+            local.push(libc::iovec { iov_base: base as *mut libc::c_void, iov_len: take });
             done += take;
             if local.len() == IOV_MAX || done == n {
                 if !flush(&mut local, batch_start, done) {
@@ -337,14 +291,9 @@ pub unsafe fn read_remote_into(
 pub fn write_remote(pid: i32, remote_addr: u64, src: &[u8]) -> bool {
     let mut done = 0usize;
     while done < src.len() {
-        let local = libc::iovec {
-            iov_base: src[done..].as_ptr() as *mut libc::c_void,
-            iov_len: src.len() - done,
-        };
-        let remote = libc::iovec {
-            iov_base: (remote_addr as usize + done) as *mut libc::c_void,
-            iov_len: src.len() - done,
-        };
+        let local = libc::iovec { iov_base: src[done..].as_ptr() as *mut libc::c_void, iov_len: src.len() - done };
+        let remote =
+            libc::iovec { iov_base: (remote_addr as usize + done) as *mut libc::c_void, iov_len: src.len() - done };
         // SAFETY: `local` describes memory we own; the kernel checks the
         // remote range and our permission to write it.
         let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };

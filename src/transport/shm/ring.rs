@@ -146,22 +146,10 @@ mod tests {
         let mut mem = Vec::new();
         let r = ring(&mut mem, 4, 64);
         for i in 0..4u32 {
-            let h = FrameHeader {
-                kind: 1,
-                tag: i as i32,
-                frag_len: 4,
-                ..Default::default()
-            };
+            let h = FrameHeader { kind: 1, tag: i as i32, frag_len: 4, ..Default::default() };
             assert!(r.try_push(&h, 4, |b| b.copy_from_slice(&i.to_le_bytes())));
         }
-        assert!(!r.try_push(
-            &FrameHeader {
-                kind: 1,
-                ..Default::default()
-            },
-            0,
-            |_| {}
-        ));
+        assert!(!r.try_push(&FrameHeader { kind: 1, ..Default::default() }, 0, |_| {}));
         for i in 0..4u32 {
             let (h, p) = r.peek().unwrap();
             assert_eq!((h.kind, h.tag), (1, i as i32));
@@ -169,17 +157,7 @@ mod tests {
             r.pop();
         }
         assert!(r.peek().is_none() && r.is_empty());
-        assert!(
-            r.try_push(
-                &FrameHeader {
-                    kind: 2,
-                    ..Default::default()
-                },
-                0,
-                |_| {}
-            ),
-            "slots are reused"
-        );
+        assert!(r.try_push(&FrameHeader { kind: 2, ..Default::default() }, 0, |_| {}), "slots are reused");
     }
 
     #[test]
@@ -201,12 +179,7 @@ mod tests {
                 // SAFETY: the memory outlives the scope; this is the only producer.
                 let r = unsafe { Ring::new(base as *mut u8, 8, 64) };
                 for i in 0..N {
-                    let h = FrameHeader {
-                        kind: 1,
-                        tag: i as i32,
-                        frag_len: 8,
-                        ..Default::default()
-                    };
+                    let h = FrameHeader { kind: 1, tag: i as i32, frag_len: 8, ..Default::default() };
                     while !r.try_push(&h, 8, |b| b.copy_from_slice(&(i as u64 * 3).to_le_bytes())) {
                         std::hint::spin_loop();
                     }
