@@ -36,39 +36,12 @@ pub unsafe fn pack(ty: &TypeInfo, count: usize, src: *const u8, dst: &mut [u8]) 
                 std::ptr::copy_nonoverlapping(src.wrapping_offset(offset), out, dst.len());
             }
             Class::Strided { offset, count: n, len, stride } => {
-                // The block size is fixed: pick the copy once, outside the loop.
-                macro_rules! strided {
-                    ($t:ty) => {{
-                        let mut o = out as *mut $t;
-                        for i in 0..count {
-                            let mut p = src.wrapping_offset(i as isize * ty.extent + offset);
-                            for _ in 0..n {
-                                // Far-apart elements defeat the hardware
-                                // prefetcher (each may be on its own page).
-                                #[cfg(target_arch = "x86_64")]
-                                std::arch::x86_64::_mm_prefetch(
-                                    p.wrapping_offset(8 * stride) as *const i8,
-                                    std::arch::x86_64::_MM_HINT_T0,
-                                );
-                                o = o.add(1);
-                                p = p.wrapping_offset(stride);
-                            }
-                        }
-                    }};
-                }
-                match len {
-                    4 => strided!(u32),
-                    8 => strided!(u64),
-                    16 => strided!(u128),
-                    _ => {
-                        let mut o = 0;
-                        for i in 0..count {
-                            let base = src.wrapping_offset(i as isize * ty.extent + offset);
-                            for k in 0..n {
-                                copy(base.wrapping_offset(k as isize * stride), out.add(o), len);
-                                o += len;
-                            }
-                        }
+                let mut o = 0;
+                for i in 0..count {
+                    let base = src.wrapping_offset(i as isize * ty.extent + offset);
+                    for k in 0..n {
+                        copy(base.wrapping_offset(k as isize * stride), out.add(o), len);
+                        o += len;
                     }
                 }
             }
@@ -132,14 +105,7 @@ pub unsafe fn unpack(ty: &TypeInfo, src: &[u8], dst: *mut u8) {
                 for i in 0..n / ty.size {
                     let base = dst.wrapping_offset(i as isize * ty.extent + offset);
                     for k in 0..nb {
-                        let at = base.wrapping_offset(k as isize * stride);
-                        // as in `pack`: far-apart blocks defeat the hardware prefetcher
-                        #[cfg(target_arch = "x86_64")]
-                        std::arch::x86_64::_mm_prefetch(
-                            at.wrapping_offset(8 * stride) as *const i8,
-                            std::arch::x86_64::_MM_HINT_T0,
-                        );
-                        copy(inp.add(o), at, len);
+                        copy(inp.add(o), base.wrapping_offset(k as isize * stride), len);
                         o += len;
                     }
                 }
