@@ -74,7 +74,7 @@ mpi_fn! {
 
 mpi_fn! {
     Initialized fn MPI_Abort / PMPI_Abort(comm: c_int, errorcode: c_int) errors(None) {
-        let rank = with_state(|st| Ok(st.world.rank)).unwrap_or(0);
+        let rank = with_state(|st| Ok(st.world().rank)).unwrap_or(0);
         let _ = comm;
         crate::runtime::report(&format!("oxmpi: rank {rank}: MPI_Abort(errorcode {errorcode}) called; ending the job\n"));
         runtime::abort_job(errorcode, &format!("MPI_Abort({errorcode}) on rank {rank}"))
@@ -201,7 +201,7 @@ static APPNUM_VALUE: AtomicI32 = AtomicI32::new(0);
 
 mpi_fn! {
     Initialized fn MPI_Comm_get_attr / PMPI_Comm_get_attr(comm: c_int, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) errors(Some(comm)) {
-        let size = with_state(|st| Ok(handles::comm(st, comm).map(|_| st.world.size())?))?;
+        let size = with_state(|st| Ok(handles::comm(st, comm).map(|_| st.world().size())?))?;
         if attribute_val.is_null() || flag.is_null() {
             return err!(Arg, "attribute_val and flag must not be null pointers");
         }

@@ -23,22 +23,115 @@ pub const ERRORS_RETURN: i32 = 0x54000001;
 pub const ERRORS_ABORT: i32 = 0x54000003;
 pub const ERRHANDLER_NULL: i32 = 0x14000000;
 
-pub fn comm<'a>(st: &'a State, h: i32) -> MpiResult<&'a Comm> {
+const COMM_DIRECT: u32 = 0x8400_0000;
+
+/// The table index of a communicator handle.
+fn comm_index(h: i32) -> MpiResult<usize> {
     match h {
-        COMM_WORLD => Ok(&st.world),
-        COMM_SELF => Ok(&st.self_comm),
+        COMM_WORLD => Ok(0),
+        COMM_SELF => Ok(1),
         COMM_NULL => err!(Comm, "the communicator is MPI_COMM_NULL"),
+        _ if (h as u32) & 0xfc00_0000 == COMM_DIRECT => Ok((h as u32 & 0x03ff_ffff) as usize),
         _ => err!(Comm, "invalid communicator handle 0x{h:08x}"),
     }
 }
 
-pub fn comm_mut(st: &mut State, h: i32) -> MpiResult<&mut Comm> {
-    match h {
-        COMM_WORLD => Ok(&mut st.world),
-        COMM_SELF => Ok(&mut st.self_comm),
-        COMM_NULL => err!(Comm, "the communicator is MPI_COMM_NULL"),
-        _ => err!(Comm, "invalid communicator handle 0x{h:08x}"),
+pub fn comm_handle(index: usize) -> i32 {
+    match index {
+        0 => COMM_WORLD,
+        1 => COMM_SELF,
+        i => (COMM_DIRECT | i as u32) as i32,
     }
+}
+
+pub fn comm(st: &State, h: i32) -> MpiResult<&Comm> {
+    match st.comms.get(comm_index(h)?) {
+        Some(Some(c)) => Ok(c),
+        Some(None) => err!(Comm, "communicator 0x{h:08x} was freed (MPI_Comm_free)"),
+        None => err!(Comm, "invalid communicator handle 0x{h:08x}"),
+    }
+}
+
+pub fn comm_mut(st: &mut State, h: i32) -> MpiResult<&mut Comm> {
+    match st.comms.get_mut(comm_index(h)?) {
+        Some(Some(c)) => Ok(c),
+        Some(None) => err!(Comm, "communicator 0x{h:08x} was freed (MPI_Comm_free)"),
+        None => err!(Comm, "invalid communicator handle 0x{h:08x}"),
+    }
+}
+
+/// Register a new communicator; its handle.
+pub fn new_comm(st: &mut State, c: Comm) -> i32 {
+    let i = match st.comms.iter().skip(2).position(|s| s.is_none()) {
+        Some(p) => p + 2,
+        None => {
+            st.comms.push(None);
+            st.comms.len() - 1
+        }
+    };
+    st.comms[i] = Some(c);
+    comm_handle(i)
+}
+
+/// Forget a communicator (MPI_Comm_free); the predefined ones stay.
+pub fn free_comm(st: &mut State, h: i32) -> MpiResult<Comm> {
+    let i = comm_index(h)?;
+    if i < 2 {
+        return err!(Comm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+    }
+    match st.comms.get_mut(i).and_then(|s| s.take()) {
+        Some(c) => Ok(c),
+        None => err!(Comm, "communicator 0x{h:08x} was already freed"),
+    }
+}
+
+pub const GROUP_NULL: i32 = 0x08000000;
+pub const GROUP_EMPTY: i32 = 0x48000000;
+const GROUP_DIRECT: u32 = 0x8800_0000;
+
+/// The members (world ranks) of a group handle.
+pub fn group(st: &State, h: i32) -> MpiResult<std::sync::Arc<[usize]>> {
+    match h {
+        GROUP_EMPTY => return Ok(std::sync::Arc::from(Vec::new())),
+        GROUP_NULL => return err!(Group, "the group is MPI_GROUP_NULL"),
+        _ => {}
+    }
+    if (h as u32) & 0xfc00_0000 != GROUP_DIRECT {
+        return err!(Group, "invalid group handle 0x{h:08x}");
+    }
+    match st.groups.get((h as u32 & 0x03ff_ffff) as usize) {
+        Some(Some(g)) => Ok(g.clone()),
+        Some(None) => err!(Group, "group 0x{h:08x} was freed (MPI_Group_free)"),
+        None => err!(Group, "invalid group handle 0x{h:08x}"),
+    }
+}
+
+/// Register a group; its handle (MPI_GROUP_EMPTY for no members).
+pub fn new_group(st: &mut State, members: Vec<usize>) -> i32 {
+    if members.is_empty() {
+        return GROUP_EMPTY;
+    }
+    let g = Some(std::sync::Arc::from(members));
+    let i = match st.groups.iter().position(|s| s.is_none()) {
+        Some(i) => {
+            st.groups[i] = g;
+            i
+        }
+        None => {
+            st.groups.push(g);
+            st.groups.len() - 1
+        }
+    };
+    (GROUP_DIRECT | i as u32) as i32
+}
+
+pub fn free_group(st: &mut State, h: i32) -> MpiResult<()> {
+    if h == GROUP_EMPTY {
+        return Ok(());
+    }
+    group(st, h)?;
+    st.groups[(h as u32 & 0x03ff_ffff) as usize] = None;
+    Ok(())
 }
 
 pub fn request_handle(id: ReqId) -> i32 {

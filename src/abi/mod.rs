@@ -5,6 +5,7 @@
 //! communicator's error handler.
 
 pub mod coll;
+pub mod comm;
 pub mod data;
 pub mod datatype;
 pub mod env;
@@ -65,8 +66,8 @@ pub fn raise(name: &str, comm: Option<c_int>, e: MpiError) -> c_int {
         let g = runtime::lock();
         match g.as_ref() {
             Some(st) => {
-                let c = comm.and_then(|h| handles::comm(st, h).ok()).unwrap_or(&st.world);
-                (c.errors, st.world.rank as i64)
+                let c = comm.and_then(|h| handles::comm(st, h).ok()).unwrap_or(st.world());
+                (c.errors, st.world().rank as i64)
             }
             None => (ErrorMode::Fatal, std::env::var("PMI_RANK").ok().and_then(|r| r.parse().ok()).unwrap_or(-1)),
         }

@@ -144,3 +144,23 @@ pub fn allreduce(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: O
     }
     Ok(())
 }
+
+const TAG_ALLGATHER: i32 = 5;
+
+/// Everyone's `mine` (all the same length), in rank order: gathered at
+/// rank 0, then broadcast. Used when communicators are made, not on hot
+/// paths.
+pub fn allgather_bytes(e: &mut Engine, c: &Comm, mine: &[u8]) -> MpiResult<Vec<u8>> {
+    let (n, me, k) = (c.size(), c.rank, mine.len());
+    let mut all = vec![0u8; n * k];
+    if me == 0 {
+        all[..k].copy_from_slice(mine);
+        for r in 1..n {
+            recv(e, c, all[r * k..].as_mut_ptr(), k, r, TAG_ALLGATHER);
+        }
+    } else {
+        send(e, c, mine.as_ptr(), k, 0, TAG_ALLGATHER)?;
+    }
+    bcast(e, c, &mut all, 0)?;
+    Ok(all)
+}

@@ -2,6 +2,8 @@
 //! context ids (point-to-point and collective) so the two traffics never
 //! match each other. So far only MPI_COMM_WORLD and MPI_COMM_SELF exist.
 
+pub mod group;
+
 use std::sync::Arc;
 
 /// The world ranks of a communicator's members, in communicator order.
@@ -56,9 +58,38 @@ pub struct Comm {
     pub errors: ErrorMode,
 }
 
+impl Group {
+    /// The members as a list of world ranks.
+    pub fn members(&self) -> Vec<usize> {
+        match self {
+            Group::World(n) => (0..*n).collect(),
+            Group::List(l) => l.to_vec(),
+        }
+    }
+}
+
 impl Comm {
     pub fn size(&self) -> usize {
         self.group.size()
+    }
+
+    /// The context id (see `group::ContextIds`).
+    pub fn cid(&self) -> u32 {
+        self.ctx_p2p / 2
+    }
+
+    /// A communicator over `members` (world ranks, in rank order) using
+    /// context id `cid`; `me` is this process's world rank.
+    pub fn new(members: Vec<usize>, me: usize, cid: u32, errors: ErrorMode) -> Option<Comm> {
+        let rank = members.iter().position(|&w| w == me)?;
+        Some(Comm {
+            name: String::new(),
+            group: Group::List(Arc::from(members)),
+            rank,
+            ctx_p2p: 2 * cid,
+            ctx_coll: 2 * cid + 1,
+            errors,
+        })
     }
 
     pub fn world(rank: usize, size: usize) -> Comm {

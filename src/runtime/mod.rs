@@ -37,12 +37,21 @@ static STATE: Mutex<Option<State>> = Mutex::new(None);
 pub struct State {
     pub engine: Engine,
     pub pmi: Pmi,
-    pub world: Comm,
-    pub self_comm: Comm,
+    /// Communicators by handle index: 0 is MPI_COMM_WORLD, 1 MPI_COMM_SELF.
+    pub comms: Vec<Option<Comm>>,
+    /// Groups by handle index (lists of world ranks).
+    pub groups: Vec<Option<std::sync::Arc<[usize]>>>,
+    pub cids: crate::comm::group::ContextIds,
     pub thread_level: i32,
     pub main_thread: std::thread::ThreadId,
     pub hostname: String,
     pub start: Instant,
+}
+
+impl State {
+    pub fn world(&self) -> &Comm {
+        self.comms[0].as_ref().expect("MPI_COMM_WORLD is never freed")
+    }
 }
 
 pub fn phase() -> Phase {
@@ -139,8 +148,9 @@ pub fn init(required: i32) -> MpiResult<i32> {
     *lock() = Some(State {
         engine,
         pmi,
-        world: Comm::world(rank, size),
-        self_comm: Comm::self_(rank),
+        comms: vec![Some(Comm::world(rank, size)), Some(Comm::self_(rank))],
+        groups: Vec::new(),
+        cids: Default::default(),
         thread_level: provided,
         main_thread: std::thread::current().id(),
         hostname: hostname(),
@@ -158,7 +168,7 @@ pub fn finalize() -> MpiResult<()> {
     let Some(st) = guard.as_mut() else {
         return err!(Other, "MPI_Finalize called before MPI_Init or twice");
     };
-    let world = st.world.clone();
+    let world = st.world().clone();
     crate::coll::barrier(&mut st.engine, &world)?;
     st.pmi.barrier()?;
     st.pmi.finalize();

@@ -1,0 +1,419 @@
+//! Groups and intracommunicator management (MPI 4.0 chapter 7): group
+//! algebra, dup, create, split, free, compare, names.
+
+use super::handles::{self, GROUP_NULL};
+use super::{mpi_fn, out, with_state};
+use crate::comm::group::{self, ContextIds};
+use crate::comm::Comm;
+use crate::datatype::{Basic, TypeInfo};
+use crate::err;
+use crate::error::MpiResult;
+use crate::op::Op;
+use crate::runtime::State;
+use std::os::raw::{c_char, c_int};
+
+const UNDEFINED: c_int = -32766;
+const COMM_NULL: c_int = handles::COMM_NULL;
+const CONGRUENT: c_int = 1;
+
+/// Agree on a context id among the members of `parent` (collective).
+fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<u32> {
+    let mask = st.cids.mask();
+    let mut data: Vec<u8> = mask.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
+    crate::coll::allreduce(&mut st.engine, parent, &mut data, &word, Op::Band)?;
+    let agreed: Vec<u32> = data.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+    match ContextIds::lowest(&agreed) {
+        Some(id) => Ok(id),
+        None => err!(
+            Other,
+            "no context id is free on every member: {} communicators are alive; free some (MPI_Comm_free)",
+            crate::comm::group::MAX_CONTEXT_IDS
+        ),
+    }
+}
+
+/// Make the communicator of `members` (world ranks) with context `cid`,
+/// or MPI_COMM_NULL if this process is not a member.
+fn install(st: &mut State, members: Vec<usize>, cid: u32, parent: &Comm) -> c_int {
+    let me = st.world().rank;
+    match Comm::new(members, me, cid, parent.errors) {
+        Some(c) => {
+            st.cids.take(cid);
+            handles::new_comm(st, c)
+        }
+        None => COMM_NULL,
+    }
+}
+
+fn write_comm(newcomm: *mut c_int, h: c_int) -> MpiResult<()> {
+    // SAFETY: valid per the standard (checked non-null by `out`).
+    unsafe { out(newcomm, "newcomm", h) }
+}
+
+fn dup(comm: c_int, newcomm: *mut c_int) -> MpiResult<()> {
+    if newcomm.is_null() {
+        return err!(Arg, "newcomm is a null pointer");
+    }
+    let h = with_state(|st| {
+        let parent = handles::comm(st, comm)?.clone();
+        let cid = agree_cid(st, &parent)?;
+        Ok(install(st, parent.group.members(), cid, &parent))
+    })?;
+    write_comm(newcomm, h)
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_dup / PMPI_Comm_dup(comm: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        dup(comm, newcomm)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: c_int, _info: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        dup(comm, newcomm)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_create / PMPI_Comm_create(comm: c_int, group: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        if newcomm.is_null() {
+            return err!(Arg, "newcomm is a null pointer");
+        }
+        let h = with_state(|st| {
+            let parent = handles::comm(st, comm)?.clone();
+            let g = handles::group(st, group)?;
+            if g.iter().any(|w| parent.group.rank_of(*w).is_none()) {
+                return err!(Group, "the group has members outside the communicator");
+            }
+            let cid = agree_cid(st, &parent)?;
+            Ok(install(st, g.to_vec(), cid, &parent))
+        })?;
+        write_comm(newcomm, h)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_create_group / PMPI_Comm_create_group(comm: c_int, group: c_int, _tag: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        if newcomm.is_null() {
+            return err!(Arg, "newcomm is a null pointer");
+        }
+        let h = with_state(|st| {
+            let parent = handles::comm(st, comm)?.clone();
+            let g = handles::group(st, group)?;
+            let me = st.world().rank;
+            if !g.contains(&me) {
+                return err!(Group, "MPI_Comm_create_group must be called by the group's members only");
+            }
+            if g.iter().any(|w| parent.group.rank_of(*w).is_none()) {
+                return err!(Group, "the group has members outside the communicator");
+            }
+            // Agree among the group's members alone, on the parent's
+            // collective context.
+            let scratch = Comm { name: String::new(), ..Comm::new(g.to_vec(), me, parent.cid(), parent.errors).unwrap() };
+            let cid = agree_cid(st, &scratch)?;
+            Ok(install(st, g.to_vec(), cid, &parent))
+        })?;
+        write_comm(newcomm, h)
+    }
+}
+
+/// Split `parent` by color (processes giving MPI_UNDEFINED get
+/// MPI_COMM_NULL), ordering each part by (key, rank in parent).
+fn split(st: &mut State, parent: &Comm, color: c_int, key: c_int) -> MpiResult<c_int> {
+    if color < 0 && color != UNDEFINED {
+        return err!(Arg, "color {color} must be non-negative or MPI_UNDEFINED");
+    }
+    let mine: Vec<u8> = [color.to_ne_bytes(), key.to_ne_bytes()].concat();
+    let all = crate::coll::allgather_bytes(&mut st.engine, parent, &mine)?;
+    let pairs: Vec<(c_int, c_int)> = all
+        .chunks(8)
+        .map(|c| (c_int::from_ne_bytes(c[0..4].try_into().unwrap()), c_int::from_ne_bytes(c[4..8].try_into().unwrap())))
+        .collect();
+    let cid = agree_cid(st, parent)?;
+    if color == UNDEFINED {
+        return Ok(COMM_NULL);
+    }
+    let mut part: Vec<(c_int, usize)> =
+        pairs.iter().enumerate().filter(|(_, p)| p.0 == color).map(|(r, p)| (p.1, r)).collect();
+    part.sort();
+    let members = part.into_iter().map(|(_, r)| parent.group.world_rank(r)).collect();
+    Ok(install(st, members, cid, parent))
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_split / PMPI_Comm_split(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        if newcomm.is_null() {
+            return err!(Arg, "newcomm is a null pointer");
+        }
+        let h = with_state(|st| {
+            let parent = handles::comm(st, comm)?.clone();
+            split(st, &parent, color, key)
+        })?;
+        write_comm(newcomm, h)
+    }
+}
+
+/// MPI_COMM_TYPE_SHARED and the hardware types: processes on one host.
+const COMM_TYPE_SHARED: c_int = 1;
+const COMM_TYPE_HW_GUIDED: c_int = 2;
+const COMM_TYPE_HW_UNGUIDED: c_int = 3;
+const COMMX_TYPE_NEIGHBORHOOD: c_int = 4;
+
+mpi_fn! {
+    Initialized fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: c_int, split_type: c_int, key: c_int, _info: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        if newcomm.is_null() {
+            return err!(Arg, "newcomm is a null pointer");
+        }
+        let h = with_state(|st| {
+            let parent = handles::comm(st, comm)?.clone();
+            let color = match split_type {
+                UNDEFINED => UNDEFINED,
+                COMM_TYPE_SHARED | COMM_TYPE_HW_GUIDED | COMM_TYPE_HW_UNGUIDED | COMMX_TYPE_NEIGHBORHOOD => {
+                    // one color per host: a hash of the host name
+                    let h = st.hostname.bytes().fold(17u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32));
+                    (h & 0x3fff_ffff) as c_int
+                }
+                t => return err!(Arg, "split type {t} is not MPI_COMM_TYPE_SHARED, a hardware type or MPI_UNDEFINED"),
+            };
+            split(st, &parent, color, key)
+        })?;
+        write_comm(newcomm, h)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_free / PMPI_Comm_free(comm: *mut c_int) errors(None) {
+        if comm.is_null() {
+            return err!(Arg, "comm is a null pointer");
+        }
+        // SAFETY: checked non-null.
+        let h = unsafe { *comm };
+        with_state(|st| {
+            let c = handles::free_comm(st, h)?;
+            st.cids.release(c.cid());
+            Ok(())
+        })?;
+        // SAFETY: checked non-null.
+        unsafe { *comm = COMM_NULL };
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_compare / PMPI_Comm_compare(comm1: c_int, comm2: c_int, result: *mut c_int) errors(Some(comm1)) {
+        let r = with_state(|st| {
+            let (a, b) = (handles::comm(st, comm1)?, handles::comm(st, comm2)?);
+            if a.ctx_p2p == b.ctx_p2p && comm1 == comm2 {
+                return Ok(group::IDENT);
+            }
+            let (ga, gb) = (a.group.members(), b.group.members());
+            Ok(match group::compare(&ga, &gb) {
+                group::IDENT => CONGRUENT,
+                x => x,
+            })
+        })?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(result, "result", r) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_test_inter / PMPI_Comm_test_inter(comm: c_int, flag: *mut c_int) errors(Some(comm)) {
+        with_state(|st| handles::comm(st, comm).map(|_| ()))?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(flag, "flag", 0) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_group / PMPI_Comm_group(comm: c_int, group: *mut c_int) errors(Some(comm)) {
+        let h = with_state(|st| {
+            let m = handles::comm(st, comm)?.group.members();
+            Ok(handles::new_group(st, m))
+        })?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(group, "group", h) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_set_name / PMPI_Comm_set_name(comm: c_int, comm_name: *const c_char) errors(Some(comm)) {
+        if comm_name.is_null() {
+            return err!(Arg, "comm_name is a null pointer");
+        }
+        // SAFETY: a C string per the standard.
+        let name: String = unsafe { std::ffi::CStr::from_ptr(comm_name) }.to_string_lossy().chars().take(127).collect();
+        with_state(|st| {
+            handles::comm_mut(st, comm)?.name = name;
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_get_name / PMPI_Comm_get_name(comm: c_int, comm_name: *mut c_char, resultlen: *mut c_int) errors(Some(comm)) {
+        if comm_name.is_null() {
+            return err!(Arg, "comm_name is a null pointer");
+        }
+        let name = with_state(|st| Ok(handles::comm(st, comm)?.name.clone()))?;
+        // SAFETY: the standard requires MPI_MAX_OBJECT_NAME bytes.
+        let n = unsafe { super::env::write_c_string(comm_name, 128, &name) };
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(resultlen, "resultlen", n as c_int) }
+    }
+}
+
+/// Define a group query or constructor over the state.
+fn group_out(group: *mut c_int, f: impl FnOnce(&State) -> MpiResult<Vec<usize>>) -> MpiResult<()> {
+    if group.is_null() {
+        return err!(Arg, "newgroup is a null pointer");
+    }
+    let h = with_state(|st| {
+        let m = f(st)?;
+        Ok(handles::new_group(st, m))
+    })?;
+    // SAFETY: checked non-null.
+    unsafe { *group = h };
+    Ok(())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Group_size / PMPI_Group_size(group: c_int, size: *mut c_int) errors(None) {
+        let n = with_state(|st| Ok(handles::group(st, group)?.len()))?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(size, "size", n as c_int) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Group_rank / PMPI_Group_rank(group: c_int, rank: *mut c_int) errors(None) {
+        let r = with_state(|st| {
+            let g = handles::group(st, group)?;
+            let me = st.world().rank;
+            Ok(g.iter().position(|&w| w == me).map_or(UNDEFINED, |p| p as c_int))
+        })?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(rank, "rank", r) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Group_free / PMPI_Group_free(group: *mut c_int) errors(None) {
+        if group.is_null() {
+            return err!(Arg, "group is a null pointer");
+        }
+        // SAFETY: checked non-null.
+        with_state(|st| handles::free_group(st, unsafe { *group }))?;
+        // SAFETY: as above.
+        unsafe { *group = GROUP_NULL };
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Group_compare / PMPI_Group_compare(group1: c_int, group2: c_int, result: *mut c_int) errors(None) {
+        let r = with_state(|st| Ok(group::compare(&handles::group(st, group1)?, &handles::group(st, group2)?)))?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(result, "result", r) }
+    }
+}
+
+/// Define a two-group set operation.
+macro_rules! set_op {
+    ($f:ident / $pf:ident, $op:path) => {
+        mpi_fn! {
+            Initialized fn $f / $pf(group1: c_int, group2: c_int, newgroup: *mut c_int) errors(None) {
+                group_out(newgroup, |st| Ok($op(&handles::group(st, group1)?, &handles::group(st, group2)?)))
+            }
+        }
+    };
+}
+
+set_op!(MPI_Group_union / PMPI_Group_union, group::union);
+set_op!(MPI_Group_intersection / PMPI_Group_intersection, group::intersection);
+set_op!(MPI_Group_difference / PMPI_Group_difference, group::difference);
+
+/// # Safety
+/// `p` holds `n` ints (n checked non-negative).
+unsafe fn ints(p: *const c_int, n: c_int) -> MpiResult<Vec<i64>> {
+    if n < 0 {
+        return err!(Arg, "count {n} is negative");
+    }
+    if n > 0 && p.is_null() {
+        return err!(Arg, "the rank array is a null pointer");
+    }
+    if n == 0 {
+        return Ok(vec![]);
+    }
+    // SAFETY: per the caller's contract.
+    Ok(unsafe { std::slice::from_raw_parts(p, n as usize) }.iter().map(|&x| x as i64).collect())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Group_incl / PMPI_Group_incl(group: c_int, n: c_int, ranks: *const c_int, newgroup: *mut c_int) errors(None) {
+        // SAFETY: `n` ranks per the standard.
+        let r = unsafe { ints(ranks, n)? };
+        group_out(newgroup, |st| group::incl(&handles::group(st, group)?, &r))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Group_excl / PMPI_Group_excl(group: c_int, n: c_int, ranks: *const c_int, newgroup: *mut c_int) errors(None) {
+        // SAFETY: `n` ranks per the standard.
+        let r = unsafe { ints(ranks, n)? };
+        group_out(newgroup, |st| group::excl(&handles::group(st, group)?, &r))
+    }
+}
+
+/// # Safety
+/// `ranges` holds `n` triplets.
+unsafe fn triplets(ranges: *const [c_int; 3], n: c_int) -> MpiResult<Vec<(i64, i64, i64)>> {
+    // SAFETY: 3n ints per the caller's contract.
+    let flat = unsafe { ints(ranges as *const c_int, n.saturating_mul(3))? };
+    Ok(flat.chunks(3).map(|t| (t[0], t[1], t[2])).collect())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Group_range_incl / PMPI_Group_range_incl(group: c_int, n: c_int, ranges: *const [c_int; 3], newgroup: *mut c_int) errors(None) {
+        // SAFETY: `n` triplets per the standard.
+        let t = unsafe { triplets(ranges, n)? };
+        group_out(newgroup, |st| {
+            let g = handles::group(st, group)?;
+            group::incl(&g, &group::expand_ranges(&t, g.len())?)
+        })
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Group_range_excl / PMPI_Group_range_excl(group: c_int, n: c_int, ranges: *const [c_int; 3], newgroup: *mut c_int) errors(None) {
+        // SAFETY: `n` triplets per the standard.
+        let t = unsafe { triplets(ranges, n)? };
+        group_out(newgroup, |st| {
+            let g = handles::group(st, group)?;
+            group::excl(&g, &group::expand_ranges(&t, g.len())?)
+        })
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Group_translate_ranks / PMPI_Group_translate_ranks(group1: c_int, n: c_int, ranks1: *const c_int, group2: c_int, ranks2: *mut c_int) errors(None) {
+        // SAFETY: `n` ranks per the standard.
+        let r = unsafe { ints(ranks1, n)? };
+        let t = with_state(|st| {
+            let (a, b) = (handles::group(st, group1)?, handles::group(st, group2)?);
+            // MPI_PROC_NULL translates to itself
+            let mut out = Vec::with_capacity(r.len());
+            for &x in &r {
+                out.push(if x == -1 { -1 } else { group::translate(&a, &[x], &b)?[0].map_or(UNDEFINED, |p| p as c_int) });
+            }
+            Ok(out)
+        })?;
+        if n > 0 && ranks2.is_null() {
+            return err!(Arg, "ranks2 is a null pointer");
+        }
+        // SAFETY: `n` ints per the standard (checked non-null).
+        unsafe { std::ptr::copy_nonoverlapping(t.as_ptr(), ranks2, t.len()) };
+        Ok(())
+    }
+}

@@ -1,0 +1,197 @@
+//! Group algebra (MPI 4.0 §7.3): groups are ordered lists of world ranks.
+//! Every operation keeps the order the standard prescribes.
+
+use crate::err;
+use crate::error::MpiResult;
+
+/// MPI_IDENT, MPI_SIMILAR, MPI_UNEQUAL.
+pub const IDENT: i32 = 0;
+pub const SIMILAR: i32 = 2;
+pub const UNEQUAL: i32 = 3;
+
+pub fn compare(a: &[usize], b: &[usize]) -> i32 {
+    if a == b {
+        return IDENT;
+    }
+    let (mut x, mut y) = (a.to_vec(), b.to_vec());
+    x.sort_unstable();
+    y.sort_unstable();
+    if x == y {
+        SIMILAR
+    } else {
+        UNEQUAL
+    }
+}
+
+/// All of `a`, then the members of `b` not in `a`, in their orders.
+pub fn union(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let mut out = a.to_vec();
+    out.extend(b.iter().filter(|x| !a.contains(x)));
+    out
+}
+
+/// The members of `a` that are in `b`, in `a`'s order.
+pub fn intersection(a: &[usize], b: &[usize]) -> Vec<usize> {
+    a.iter().copied().filter(|x| b.contains(x)).collect()
+}
+
+/// The members of `a` not in `b`, in `a`'s order.
+pub fn difference(a: &[usize], b: &[usize]) -> Vec<usize> {
+    a.iter().copied().filter(|x| !b.contains(x)).collect()
+}
+
+fn check_rank(r: i64, n: usize) -> MpiResult<usize> {
+    if r < 0 || r as usize >= n {
+        return err!(Rank, "group rank {r} is out of range 0..{}", n.saturating_sub(1));
+    }
+    Ok(r as usize)
+}
+
+/// MPI_Group_incl: ranks must be distinct and valid.
+pub fn incl(g: &[usize], ranks: &[i64]) -> MpiResult<Vec<usize>> {
+    let mut seen = vec![false; g.len()];
+    let mut out = Vec::with_capacity(ranks.len());
+    for &r in ranks {
+        let r = check_rank(r, g.len())?;
+        if std::mem::replace(&mut seen[r], true) {
+            return err!(Rank, "rank {r} appears twice in the list");
+        }
+        out.push(g[r]);
+    }
+    Ok(out)
+}
+
+/// MPI_Group_excl: ranks must be distinct and valid.
+pub fn excl(g: &[usize], ranks: &[i64]) -> MpiResult<Vec<usize>> {
+    let mut drop = vec![false; g.len()];
+    for &r in ranks {
+        let r = check_rank(r, g.len())?;
+        if std::mem::replace(&mut drop[r], true) {
+            return err!(Rank, "rank {r} appears twice in the list");
+        }
+    }
+    Ok(g.iter().enumerate().filter(|(i, _)| !drop[*i]).map(|(_, &w)| w).collect())
+}
+
+/// Expand (first, last, stride) triplets into ranks.
+pub fn expand_ranges(ranges: &[(i64, i64, i64)], n: usize) -> MpiResult<Vec<i64>> {
+    let mut out = Vec::new();
+    for &(first, last, stride) in ranges {
+        if stride == 0 {
+            return err!(Arg, "range ({first}, {last}, {stride}) has stride 0");
+        }
+        check_rank(first, n)?;
+        check_rank(last, n)?;
+        if (stride > 0 && first > last) || (stride < 0 && first < last) {
+            continue;
+        }
+        let mut r = first;
+        while (stride > 0 && r <= last) || (stride < 0 && r >= last) {
+            out.push(r);
+            r += stride;
+        }
+    }
+    Ok(out)
+}
+
+/// MPI_Group_translate_ranks: each rank of `a` as a rank of `b`, or None.
+pub fn translate(a: &[usize], ranks: &[i64], b: &[usize]) -> MpiResult<Vec<Option<usize>>> {
+    ranks
+        .iter()
+        .map(|&r| {
+            let w = a[check_rank(r, a.len())?];
+            Ok(b.iter().position(|&x| x == w))
+        })
+        .collect()
+}
+
+/// Context ids, agreed among the members of a communicator without a
+/// central server: each process keeps a bitmap of the ids it may use; a
+/// new communicator's members AND their bitmaps (an allreduce on the
+/// parent) and take the lowest id free everywhere. Ids come back on
+/// MPI_Comm_free. Id `c` owns contexts 2c (point-to-point) and 2c+1
+/// (collectives); 0 and 1 are MPI_COMM_WORLD's and MPI_COMM_SELF's.
+pub struct ContextIds {
+    free: Vec<u32>,
+}
+
+pub const MAX_CONTEXT_IDS: usize = 32768;
+
+impl Default for ContextIds {
+    fn default() -> Self {
+        let mut c = ContextIds { free: vec![u32::MAX; MAX_CONTEXT_IDS / 32] };
+        c.take(0);
+        c.take(1);
+        c
+    }
+}
+
+impl ContextIds {
+    /// The bitmap to AND with the other members'.
+    pub fn mask(&self) -> Vec<u32> {
+        self.free.clone()
+    }
+
+    /// The lowest id free in an agreed mask.
+    pub fn lowest(mask: &[u32]) -> Option<u32> {
+        mask.iter().enumerate().find(|(_, w)| **w != 0).map(|(i, w)| i as u32 * 32 + w.trailing_zeros())
+    }
+
+    pub fn take(&mut self, id: u32) {
+        self.free[id as usize / 32] &= !(1 << (id % 32));
+    }
+
+    pub fn release(&mut self, id: u32) {
+        if id > 1 {
+            self.free[id as usize / 32] |= 1 << (id % 32);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn set_operations_keep_the_standard_order() {
+        let a = [5, 1, 3];
+        let b = [3, 7, 5];
+        assert_eq!(union(&a, &b), vec![5, 1, 3, 7]);
+        assert_eq!(intersection(&a, &b), vec![5, 3]);
+        assert_eq!(difference(&a, &b), vec![1]);
+        assert_eq!(compare(&a, &[1, 3, 5]), SIMILAR);
+        assert_eq!(compare(&a, &a), IDENT);
+        assert_eq!(compare(&a, &b), UNEQUAL);
+    }
+
+    #[test]
+    fn incl_excl_and_ranges() {
+        let g = [10, 11, 12, 13, 14];
+        assert_eq!(incl(&g, &[4, 0]).unwrap(), vec![14, 10]);
+        assert!(incl(&g, &[1, 1]).is_err());
+        assert!(incl(&g, &[5]).is_err());
+        assert_eq!(excl(&g, &[0, 2]).unwrap(), vec![11, 13, 14]);
+        assert_eq!(expand_ranges(&[(0, 4, 2), (3, 1, -2)], 5).unwrap(), vec![0, 2, 4, 3, 1]);
+        assert!(expand_ranges(&[(0, 5, 1)], 5).is_err());
+        assert_eq!(translate(&g, &[1, 3], &[13, 11]).unwrap(), vec![Some(1), Some(0)]);
+    }
+
+    #[test]
+    fn context_ids_are_agreed_and_reused() {
+        let mut a = ContextIds::default();
+        let mut b = ContextIds::default();
+        b.take(2); // b already uses id 2
+        let agreed: Vec<u32> = a.mask().iter().zip(b.mask()).map(|(x, y)| x & y).collect();
+        let id = ContextIds::lowest(&agreed).unwrap();
+        assert_eq!(id, 3);
+        a.take(id);
+        b.take(id);
+        a.release(id);
+        assert_eq!(ContextIds::lowest(&a.mask()), Some(2));
+        let mut full = ContextIds::default();
+        for i in 2..MAX_CONTEXT_IDS as u32 {
+            full.take(i);
+        }
+        assert_eq!(ContextIds::lowest(&full.mask()), None);
+    }
+}
