@@ -28,6 +28,10 @@ pub enum ErrorClass {
     InStatus = 17,
     Pending = 18,
     Request = 19,
+    Info = 28,
+    InfoKey = 29,
+    InfoValue = 30,
+    InfoNoKey = 31,
     NoMem = 34,
     Keyval = 48,
 }

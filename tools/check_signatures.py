@@ -32,7 +32,8 @@ def c_class(param):
 
 def rust_class(ty):
     ty = ty.strip()
-    if ty.startswith("*"):
+    # raw pointers, and nullable C function pointers (Option<extern fn>)
+    if ty.startswith("*") or (ty.startswith("Option<") and ty.endswith("Fn>")):
         return "ptr"
     return {"c_int": "int", "i32": "int", "i64": "i64", "isize": "i64", "usize": "i64", "f64": "f64"}.get(ty, "?" + ty)
 

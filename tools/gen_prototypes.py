@@ -64,6 +64,7 @@ def block():
     lines = [BEGIN]
     for s in prototypes():
         s = s.replace("* ", " *").replace("\\ldots", "...")  # LaTeX leftovers
+        s = s.replace("char argv[]", "char *argv[]")  # MPI_Info_create_env, as MPICH declares it
         lines.append(s + ";\n")
         lines.append(s.replace(" MPI_", " PMPI_", 1) + ";\n")
     lines.append(END)

@@ -51,27 +51,51 @@ fn write_comm(newcomm: *mut c_int, h: c_int) -> MpiResult<()> {
     unsafe { out(newcomm, "newcomm", h) }
 }
 
-fn dup(comm: c_int, newcomm: *mut c_int) -> MpiResult<()> {
+/// MPI_Comm_dup: same group, error handler and hints (`hints` replaces
+/// them for MPI_Comm_dup_with_info); attributes are copied by their
+/// callbacks.
+fn dup(comm: c_int, newcomm: *mut c_int, hints: Option<Vec<(String, String)>>) -> MpiResult<()> {
     if newcomm.is_null() {
         return err!(Arg, "newcomm is a null pointer");
     }
     let h = with_state(|st| {
         let parent = handles::comm(st, comm)?.clone();
         let cid = agree_cid(st, &parent)?;
-        Ok(install(st, parent.group.members(), cid, &parent))
+        let h = install(st, parent.group.members(), cid, &parent);
+        handles::comm_mut(st, h)?.hints = hints.unwrap_or(parent.hints.clone());
+        Ok(h)
     })?;
+    super::attr::copy_all(super::attr::Kind::Comm, comm, h)?;
     write_comm(newcomm, h)
 }
 
 mpi_fn! {
     Initialized fn MPI_Comm_dup / PMPI_Comm_dup(comm: c_int, newcomm: *mut c_int) errors(Some(comm)) {
-        dup(comm, newcomm)
+        dup(comm, newcomm, None)
     }
 }
 
 mpi_fn! {
-    Initialized fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: c_int, _info: c_int, newcomm: *mut c_int) errors(Some(comm)) {
-        dup(comm, newcomm)
+    Initialized fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: c_int, info: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        dup(comm, newcomm, Some(super::info::pairs(info)?))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_set_info / PMPI_Comm_set_info(comm: c_int, info: c_int) errors(Some(comm)) {
+        let p = super::info::pairs(info)?;
+        with_state(|st| {
+            handles::comm_mut(st, comm)?.hints = p;
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_get_info / PMPI_Comm_get_info(comm: c_int, info_used: *mut c_int) errors(Some(comm)) {
+        let p = with_state(|st| Ok(handles::comm(st, comm)?.hints.clone()))?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(info_used, "info_used", super::info::new_info(p)) }
     }
 }
 
@@ -189,6 +213,12 @@ mpi_fn! {
         }
         // SAFETY: checked non-null.
         let h = unsafe { *comm };
+        with_state(|st| handles::comm(st, h).map(|_| ()))?;
+        if h == handles::COMM_WORLD || h == handles::COMM_SELF {
+            return err!(Comm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+        }
+        // Delete callbacks run first, and may still use the communicator.
+        super::attr::delete_all(super::attr::Kind::Comm, h)?;
         with_state(|st| {
             let c = handles::free_comm(st, h)?;
             st.cids.release(c.cid());

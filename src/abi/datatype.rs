@@ -311,7 +311,9 @@ mpi_fn! {
 
 mpi_fn! {
     Initialized fn MPI_Type_dup / PMPI_Type_dup(oldtype: c_int, newtype: *mut c_int) errors(None) {
-        emit(newtype, build::dup(&old(oldtype)?))
+        emit(newtype, build::dup(&old(oldtype)?))?;
+        // SAFETY: emit checked newtype non-null and wrote it.
+        super::attr::copy_all(super::attr::Kind::Type, oldtype, unsafe { *newtype })
     }
 }
 
@@ -338,7 +340,12 @@ mpi_fn! {
             return err!(Arg, "datatype is a null pointer");
         }
         // SAFETY: checked non-null.
-        handles::free_datatype(unsafe { *datatype })?;
+        let h = unsafe { *datatype };
+        handles::datatype(h)?;
+        if handles::datatype(h)?.contents.is_some() {
+            super::attr::delete_all(super::attr::Kind::Type, h)?;
+        }
+        handles::free_datatype(h)?;
         // SAFETY: as above.
         unsafe { *datatype = DATATYPE_NULL };
         Ok(())

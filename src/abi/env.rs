@@ -5,8 +5,7 @@ use super::handles;
 use super::{mpi_fn, out, with_state};
 use crate::err;
 use crate::runtime::{self, Phase};
-use std::os::raw::{c_char, c_int, c_void};
-use std::sync::atomic::AtomicI32;
+use std::os::raw::{c_char, c_int};
 use std::sync::OnceLock;
 
 /// The largest tag a message may carry (MPI_TAG_UB).
@@ -186,70 +185,5 @@ mpi_fn! {
         let r = with_state(|st| Ok(handles::comm(st, comm)?.rank))?;
         // SAFETY: valid int pointer (checked non-null).
         unsafe { out(rank, "rank", r as c_int) }
-    }
-}
-
-/// Storage of the predefined attributes' values: C callers receive
-/// pointers to these.
-static TAG_UB_VALUE: AtomicI32 = AtomicI32::new(TAG_UB);
-static HOST_VALUE: AtomicI32 = AtomicI32::new(-1);
-static IO_VALUE: AtomicI32 = AtomicI32::new(-2);
-static WTIME_IS_GLOBAL_VALUE: AtomicI32 = AtomicI32::new(0);
-static UNIVERSE_SIZE_VALUE: AtomicI32 = AtomicI32::new(1);
-static LASTUSEDCODE_VALUE: AtomicI32 = AtomicI32::new(LAST_CODE);
-static APPNUM_VALUE: AtomicI32 = AtomicI32::new(0);
-
-mpi_fn! {
-    Initialized fn MPI_Comm_get_attr / PMPI_Comm_get_attr(comm: c_int, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) errors(Some(comm)) {
-        let size = with_state(|st| Ok(handles::comm(st, comm).map(|_| st.world().size())?))?;
-        if attribute_val.is_null() || flag.is_null() {
-            return err!(Arg, "attribute_val and flag must not be null pointers");
-        }
-        let cell: &AtomicI32 = match keyval {
-            0x64400001 => &TAG_UB_VALUE,
-            0x64400003 => &HOST_VALUE,
-            0x64400005 => &IO_VALUE,
-            0x64400007 => &WTIME_IS_GLOBAL_VALUE,
-            0x64400009 => {
-                UNIVERSE_SIZE_VALUE.store(size as i32, std::sync::atomic::Ordering::Relaxed);
-                &UNIVERSE_SIZE_VALUE
-            }
-            0x6440000b => &LASTUSEDCODE_VALUE,
-            0x6440000d => &APPNUM_VALUE,
-            _ => return err!(Keyval, "invalid attribute key 0x{keyval:08x} (only the predefined keys exist so far)"),
-        };
-        // SAFETY: for C callers attribute_val is a `void **`; both pointers
-        // were checked non-null.
-        unsafe {
-            *(attribute_val as *mut *const AtomicI32) = cell as *const AtomicI32;
-            *flag = 1;
-        }
-        Ok(())
-    }
-}
-
-mpi_fn! {
-    Always fn MPI_Error_string / PMPI_Error_string(errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) errors(None) {
-        if string.is_null() {
-            return err!(Arg, "string is a null pointer");
-        }
-        if !(0..=LAST_CODE).contains(&errorcode) {
-            return err!(Arg, "{errorcode} is not an MPI error code");
-        }
-        let text = crate::error::class_text(errorcode);
-        // SAFETY: the standard requires MPI_MAX_ERROR_STRING bytes.
-        let n = unsafe { write_c_string(string, MAX_ERROR_STRING, text) };
-        // SAFETY: valid int pointer (checked non-null).
-        unsafe { out(resultlen, "resultlen", n as c_int) }
-    }
-}
-
-mpi_fn! {
-    Always fn MPI_Error_class / PMPI_Error_class(errorcode: c_int, errorclass: *mut c_int) errors(None) {
-        if !(0..=LAST_CODE).contains(&errorcode) {
-            return err!(Arg, "{errorcode} is not an MPI error code");
-        }
-        // SAFETY: valid int pointer (checked non-null).
-        unsafe { out(errorclass, "errorclass", errorcode) }
     }
 }

@@ -4,6 +4,7 @@
 //! checks that MPI is initialised, catches panics, and hands errors to the
 //! communicator's error handler.
 
+pub mod attr;
 pub mod coll;
 pub mod comm;
 pub mod data;
@@ -11,6 +12,7 @@ pub mod datatype;
 pub mod env;
 pub mod errhan;
 pub mod handles;
+pub mod info;
 pub mod pt2pt;
 pub mod request;
 
@@ -72,8 +74,10 @@ pub fn raise(name: &str, comm: Option<c_int>, e: MpiError) -> c_int {
             None => (ErrorMode::Fatal, std::env::var("PMI_RANK").ok().and_then(|r| r.parse().ok()).unwrap_or(-1)),
         }
     };
-    if mode == ErrorMode::Return {
-        return e.class.code();
+    match mode {
+        ErrorMode::Return => return e.class.code(),
+        ErrorMode::User(i) => return errhan::call_user(i, comm.unwrap_or(handles::COMM_WORLD), e.class.code()),
+        _ => {}
     }
     let who = if rank >= 0 { format!("rank {rank}") } else { "process".to_string() };
     runtime::report(&format!("oxmpi: {who}: {name}: {} [{}]\n", e.msg, crate::error::class_text(e.class.code())));

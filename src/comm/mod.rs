@@ -46,6 +46,8 @@ pub enum ErrorMode {
     Abort,
     /// MPI_ERRORS_RETURN: return the error code.
     Return,
+    /// A user handler (MPI_Comm_create_errhandler), by the boundary's index.
+    User(u32),
 }
 
 #[derive(Clone, Debug)]
@@ -56,6 +58,8 @@ pub struct Comm {
     pub ctx_p2p: u32,
     pub ctx_coll: u32,
     pub errors: ErrorMode,
+    /// Info hints set on the communicator (MPI_Comm_set_info).
+    pub hints: Vec<(String, String)>,
 }
 
 impl Group {
@@ -89,6 +93,7 @@ impl Comm {
             ctx_p2p: 2 * cid,
             ctx_coll: 2 * cid + 1,
             errors,
+            hints: Vec::new(),
         })
     }
 
@@ -100,6 +105,7 @@ impl Comm {
             ctx_p2p: 0,
             ctx_coll: 1,
             errors: ErrorMode::Fatal,
+            hints: Vec::new(),
         }
     }
 
@@ -111,6 +117,7 @@ impl Comm {
             ctx_p2p: 2,
             ctx_coll: 3,
             errors: ErrorMode::Fatal,
+            hints: Vec::new(),
         }
     }
 }
