@@ -62,7 +62,9 @@ fn dup(comm: c_int, newcomm: *mut c_int, hints: Option<Vec<(String, String)>>) -
         let parent = handles::comm(st, comm)?.clone();
         let cid = agree_cid(st, &parent)?;
         let h = install(st, parent.group.members(), cid, &parent);
-        handles::comm_mut(st, h)?.hints = hints.unwrap_or(parent.hints.clone());
+        let c = handles::comm_mut(st, h)?;
+        c.hints = hints.unwrap_or(parent.hints.clone());
+        c.topo = parent.topo.clone();
         Ok(h)
     })?;
     super::attr::copy_all(super::attr::Kind::Comm, comm, h)?;
@@ -176,6 +178,54 @@ mpi_fn! {
         })?;
         write_comm(newcomm, h)
     }
+}
+
+/// A new communicator over the members of `parent` for which `color_of`
+/// (their rank in parent) gives Some(0), in parent order, carrying `topo`
+/// (collective over the parent). The others get MPI_COMM_NULL.
+pub fn new_comm_from(
+    parent_h: c_int,
+    newcomm: *mut c_int,
+    color_of: impl Fn(usize) -> Option<c_int>,
+    topo: Option<crate::comm::topo::Topology>,
+) -> MpiResult<()> {
+    if newcomm.is_null() {
+        return err!(Arg, "newcomm is a null pointer");
+    }
+    let h = with_state(|st| {
+        let parent = handles::comm(st, parent_h)?.clone();
+        let cid = agree_cid(st, &parent)?;
+        let members: Vec<usize> =
+            (0..parent.size()).filter(|&r| color_of(r).is_some()).map(|r| parent.group.world_rank(r)).collect();
+        let h = install(st, members, cid, &parent);
+        if h != COMM_NULL {
+            handles::comm_mut(st, h)?.topo = topo;
+        }
+        Ok(h)
+    })?;
+    write_comm(newcomm, h)
+}
+
+/// MPI_Comm_split with a topology for the new communicators.
+pub fn split_with(
+    parent_h: c_int,
+    newcomm: *mut c_int,
+    color: c_int,
+    key: c_int,
+    topo: Option<crate::comm::topo::Topology>,
+) -> MpiResult<()> {
+    if newcomm.is_null() {
+        return err!(Arg, "newcomm is a null pointer");
+    }
+    let h = with_state(|st| {
+        let parent = handles::comm(st, parent_h)?.clone();
+        let h = split(st, &parent, color, key)?;
+        if h != COMM_NULL {
+            handles::comm_mut(st, h)?.topo = topo;
+        }
+        Ok(h)
+    })?;
+    write_comm(newcomm, h)
 }
 
 /// MPI_COMM_TYPE_SHARED and the hardware types: processes on one host.

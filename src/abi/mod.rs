@@ -15,6 +15,7 @@ pub mod handles;
 pub mod info;
 pub mod pt2pt;
 pub mod request;
+pub mod topo;
 
 use crate::comm::ErrorMode;
 use crate::error::{ErrorClass, MpiError, MpiResult};

@@ -164,3 +164,33 @@ pub fn allgather_bytes(e: &mut Engine, c: &Comm, mine: &[u8]) -> MpiResult<Vec<u
     bcast(e, c, &mut all, 0)?;
     Ok(all)
 }
+
+/// Everyone's `mine` (any lengths), in rank order: gathered at rank 0
+/// with their lengths, then broadcast.
+pub fn allgatherv_bytes(e: &mut Engine, c: &Comm, mine: &[u8]) -> MpiResult<Vec<Vec<u8>>> {
+    let lens = allgather_bytes(e, c, &(mine.len() as u64).to_ne_bytes())?;
+    let lens: Vec<usize> = lens.chunks(8).map(|b| u64::from_ne_bytes(b.try_into().unwrap()) as usize).collect();
+    let total: usize = lens.iter().sum();
+    let mut all = vec![0u8; total];
+    if c.rank == 0 {
+        let mut at = 0;
+        for (r, &l) in lens.iter().enumerate() {
+            if r == 0 {
+                all[..l].copy_from_slice(mine);
+            } else {
+                recv(e, c, all[at..].as_mut_ptr(), l, r, TAG_ALLGATHER);
+            }
+            at += l;
+        }
+    } else {
+        send(e, c, mine.as_ptr(), mine.len(), 0, TAG_ALLGATHER)?;
+    }
+    bcast(e, c, &mut all, 0)?;
+    let mut out = Vec::with_capacity(lens.len());
+    let mut at = 0;
+    for l in lens {
+        out.push(all[at..at + l].to_vec());
+        at += l;
+    }
+    Ok(out)
+}

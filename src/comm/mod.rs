@@ -3,6 +3,7 @@
 //! match each other. So far only MPI_COMM_WORLD and MPI_COMM_SELF exist.
 
 pub mod group;
+pub mod topo;
 
 use std::sync::Arc;
 
@@ -60,6 +61,7 @@ pub struct Comm {
     pub errors: ErrorMode,
     /// Info hints set on the communicator (MPI_Comm_set_info).
     pub hints: Vec<(String, String)>,
+    pub topo: Option<topo::Topology>,
 }
 
 impl Group {
@@ -94,6 +96,7 @@ impl Comm {
             ctx_coll: 2 * cid + 1,
             errors,
             hints: Vec::new(),
+            topo: None,
         })
     }
 
@@ -106,6 +109,7 @@ impl Comm {
             ctx_coll: 1,
             errors: ErrorMode::Fatal,
             hints: Vec::new(),
+            topo: None,
         }
     }
 
@@ -118,6 +122,7 @@ impl Comm {
             ctx_coll: 3,
             errors: ErrorMode::Fatal,
             hints: Vec::new(),
+            topo: None,
         }
     }
 }

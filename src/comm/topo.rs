@@ -1,0 +1,162 @@
+//! Process topologies (MPI 4.0 §8): Cartesian grids, graphs and
+//! distributed graphs attached to a communicator, and the arithmetic on
+//! them (coordinates, shifts, balanced dimensions).
+
+use crate::err;
+use crate::error::MpiResult;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Topology {
+    Cart {
+        dims: Vec<usize>,
+        periods: Vec<bool>,
+    },
+    /// MPI_Graph_create's arrays: `index[i]` is the end of node i's edges.
+    Graph {
+        index: Vec<usize>,
+        edges: Vec<usize>,
+    },
+    /// This process's neighbours with their weights (None: unweighted).
+    DistGraph {
+        sources: Vec<usize>,
+        source_weights: Vec<i32>,
+        dests: Vec<usize>,
+        dest_weights: Vec<i32>,
+        weighted: bool,
+    },
+}
+
+/// Row-major coordinates of `rank` in a grid of `dims`.
+pub fn cart_coords(dims: &[usize], rank: usize) -> Vec<usize> {
+    let mut c = vec![0; dims.len()];
+    let mut r = rank;
+    for d in (0..dims.len()).rev() {
+        c[d] = r % dims[d];
+        r /= dims[d];
+    }
+    c
+}
+
+/// The rank at `coords` (wrapped in periodic dimensions).
+pub fn cart_rank(dims: &[usize], periods: &[bool], coords: &[i64]) -> MpiResult<usize> {
+    let mut r = 0usize;
+    for d in 0..dims.len() {
+        let n = dims[d] as i64;
+        let mut c = coords[d];
+        if periods[d] {
+            c = c.rem_euclid(n);
+        } else if c < 0 || c >= n {
+            return err!(Rank, "coordinate {c} is outside dimension {d} (0..{}), which is not periodic", n - 1);
+        }
+        r = r * dims[d] + c as usize;
+    }
+    Ok(r)
+}
+
+/// MPI_Cart_shift: (source, destination) of a shift by `disp` along
+/// `dir`; None where a non-periodic edge is crossed (MPI_PROC_NULL).
+pub fn cart_shift(
+    dims: &[usize],
+    periods: &[bool],
+    rank: usize,
+    dir: usize,
+    disp: i64,
+) -> (Option<usize>, Option<usize>) {
+    let me: Vec<i64> = cart_coords(dims, rank).into_iter().map(|x| x as i64).collect();
+    let at = |delta: i64| {
+        let mut c = me.clone();
+        c[dir] += delta;
+        cart_rank(dims, periods, &c).ok()
+    };
+    (at(-disp), at(disp))
+}
+
+/// MPI_Dims_create: fill the zero entries of `dims` so their product with
+/// the given ones is `nnodes`, as balanced as possible, non-increasing.
+pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
+    let fixed: usize = dims.iter().filter(|&&d| d > 0).product();
+    let free = dims.iter().filter(|&&d| d == 0).count();
+    if fixed == 0 || nnodes % fixed != 0 {
+        return err!(Dims, "{nnodes} processes cannot be split over the fixed dimensions {dims:?}");
+    }
+    let mut left = nnodes / fixed;
+    if free == 0 {
+        if left != 1 {
+            return err!(Dims, "the dimensions {dims:?} multiply to {fixed}, not {nnodes}");
+        }
+        return Ok(());
+    }
+    // prime factors, largest first, each given to the currently smallest slot
+    let mut factors = Vec::new();
+    let mut p = 2;
+    while left > 1 {
+        while left % p == 0 {
+            factors.push(p);
+            left /= p;
+        }
+        p += 1;
+        if p * p > left && left > 1 {
+            factors.push(left);
+            left = 1;
+        }
+    }
+    factors.sort_unstable_by(|a, b| b.cmp(a));
+    let mut slots = vec![1usize; free];
+    for f in factors {
+        let i = (0..free).min_by_key(|&i| slots[i]).unwrap();
+        slots[i] *= f;
+    }
+    slots.sort_unstable_by(|a, b| b.cmp(a));
+    let mut it = slots.into_iter();
+    for d in dims.iter_mut().filter(|d| **d == 0) {
+        *d = it.next().unwrap();
+    }
+    Ok(())
+}
+
+/// The neighbours of `node` in a graph topology.
+pub fn graph_neighbors(index: &[usize], edges: &[usize], node: usize) -> Vec<usize> {
+    let start = if node == 0 { 0 } else { index[node - 1] };
+    edges[start..index[node]].to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coordinates_and_shifts() {
+        let dims = [2, 3];
+        assert_eq!(cart_coords(&dims, 4), vec![1, 1]);
+        assert_eq!(cart_rank(&dims, &[false, true], &[1, 4]).unwrap(), 4);
+        assert!(cart_rank(&dims, &[false, true], &[2, 0]).is_err());
+        assert_eq!(cart_shift(&dims, &[false, true], 0, 1, 1), (Some(2), Some(1)));
+        assert_eq!(cart_shift(&dims, &[false, true], 0, 0, 1), (None, Some(3)));
+    }
+
+    #[test]
+    fn dims_are_balanced_and_respect_fixed_entries() {
+        let mut d = [0, 0];
+        dims_create(6, &mut d).unwrap();
+        assert_eq!(d, [3, 2]);
+        let mut d = [0, 0, 0];
+        dims_create(8, &mut d).unwrap();
+        assert_eq!(d, [2, 2, 2]);
+        let mut d = [0, 3, 0];
+        dims_create(12, &mut d).unwrap();
+        assert_eq!(d, [2, 3, 2]);
+        let mut d = [0, 0];
+        dims_create(7, &mut d).unwrap();
+        assert_eq!(d, [7, 1]);
+        assert!(dims_create(10, &mut [3, 0]).is_err());
+        assert!(dims_create(4, &mut [3, 1]).is_err());
+    }
+
+    #[test]
+    fn graph_neighbours_from_index_arrays() {
+        let index = [2, 3, 4];
+        let edges = [1, 2, 0, 0];
+        assert_eq!(graph_neighbors(&index, &edges, 0), vec![1, 2]);
+        assert_eq!(graph_neighbors(&index, &edges, 2), vec![0]);
+    }
+}
