@@ -14,6 +14,18 @@ use std::os::raw::{c_int, c_void};
 /// MPI_IN_PLACE
 const IN_PLACE: usize = usize::MAX;
 
+/// The communicator of a collective: an intracommunicator.
+fn intra(st: &crate::runtime::State, comm: c_int) -> MpiResult<crate::comm::Comm> {
+    let c = handles::comm(st, comm)?;
+    if c.remote.is_some() {
+        return err!(
+            Comm,
+            "collectives on intercommunicators are not implemented yet; merge it first (MPI_Intercomm_merge)"
+        );
+    }
+    Ok(c.clone())
+}
+
 fn check_root(size: usize, root: c_int) -> MpiResult<usize> {
     if root < 0 || root as usize >= size {
         return err!(Root, "root {root} is out of range: the communicator has {size} ranks (0..{})", size - 1);
@@ -51,7 +63,7 @@ fn unpacked(buf: *mut c_void, ty: &TypeInfo, data: &[u8]) {
 mpi_fn! {
     Initialized fn MPI_Barrier / PMPI_Barrier(comm: c_int) errors(Some(comm)) {
         with_state(|st| {
-            let c = handles::comm(st, comm)?.clone();
+            let c = intra(st, comm)?;
             coll::barrier(&mut st.engine, &c)
         })
     }
@@ -60,7 +72,7 @@ mpi_fn! {
 mpi_fn! {
     Initialized fn MPI_Bcast / PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
         with_state(|st| {
-            let c = handles::comm(st, comm)?.clone();
+            let c = intra(st, comm)?;
             let (count, ty) = check_count(count, datatype)?;
             let root = check_root(c.size(), root)?;
             check_buf(buffer, count, &ty, "buffer")?;
@@ -102,7 +114,7 @@ fn unit(ty: &TypeInfo, op: crate::op::Op) -> MpiResult<TypeInfo> {
 mpi_fn! {
     Initialized fn MPI_Reduce / PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
         with_state(|st| {
-            let c = handles::comm(st, comm)?.clone();
+            let c = intra(st, comm)?;
             let (count, ty) = check_count(count, datatype)?;
             let op = handles::op(op)?;
             let u = unit(&ty, op)?;
@@ -131,7 +143,7 @@ mpi_fn! {
 mpi_fn! {
     Initialized fn MPI_Allreduce / PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
         with_state(|st| {
-            let c = handles::comm(st, comm)?.clone();
+            let c = intra(st, comm)?;
             let (count, ty) = check_count(count, datatype)?;
             let op = handles::op(op)?;
             let u = unit(&ty, op)?;

@@ -53,17 +53,18 @@ pub fn check_peer(st: &State, comm: c_int, rank: c_int, receiving: bool) -> MpiR
         ANY_SOURCE if receiving => return Ok(Peer::Any),
         _ => {}
     }
-    if rank < 0 || rank as usize >= c.size() {
+    let n = c.peers().size();
+    if rank < 0 || rank as usize >= n {
         let (what, extra) = if receiving { ("source", ", MPI_ANY_SOURCE") } else { ("destination", "") };
+        let remote = if c.remote.is_some() { "the remote group of " } else { "" };
         return err!(
             Rank,
-            "{what} rank {rank} is out of range: {} has {} ranks (0..{}){extra} or MPI_PROC_NULL",
-            c.name,
-            c.size(),
-            c.size() - 1
+            "{what} rank {rank} is out of range: {remote}{} has {n} ranks (0..{}){extra} or MPI_PROC_NULL",
+            if c.name.is_empty() { "the communicator" } else { &c.name },
+            n as i64 - 1
         );
     }
-    Ok(Peer::Rank(c.group.world_rank(rank as usize)))
+    Ok(Peer::Rank(c.peers().world_rank(rank as usize)))
 }
 
 pub fn check_tag(tag: c_int, receiving: bool) -> MpiResult<Option<i32>> {
@@ -123,7 +124,7 @@ fn recv_template(
         src,
         tag,
         ctx: c.ctx_p2p,
-        group: c.group.clone(),
+        group: c.peers().clone(),
         proc_null: peer == Peer::Null,
         label: datatype as u32,
     })
@@ -510,8 +511,8 @@ fn probe_want(st: &State, source: c_int, tag: c_int, comm: c_int) -> MpiResult<O
     let c = handles::comm(st, comm)?;
     Ok(match peer {
         Peer::Null => None,
-        Peer::Any => Some((Want { ctx: c.ctx_p2p, src: None, tag }, c.group.clone())),
-        Peer::Rank(w) => Some((Want { ctx: c.ctx_p2p, src: Some(w), tag }, c.group.clone())),
+        Peer::Any => Some((Want { ctx: c.ctx_p2p, src: None, tag }, c.peers().clone())),
+        Peer::Rank(w) => Some((Want { ctx: c.ctx_p2p, src: Some(w), tag }, c.peers().clone())),
     })
 }
 

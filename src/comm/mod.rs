@@ -62,6 +62,9 @@ pub struct Comm {
     /// Info hints set on the communicator (MPI_Comm_set_info).
     pub hints: Vec<(String, String)>,
     pub topo: Option<topo::Topology>,
+    /// For an intercommunicator: the remote group, which point-to-point
+    /// ranks name.
+    pub remote: Option<Group>,
 }
 
 impl Group {
@@ -77,6 +80,12 @@ impl Group {
 impl Comm {
     pub fn size(&self) -> usize {
         self.group.size()
+    }
+
+    /// The group point-to-point ranks refer to: the remote group of an
+    /// intercommunicator, else the communicator's own.
+    pub fn peers(&self) -> &Group {
+        self.remote.as_ref().unwrap_or(&self.group)
     }
 
     /// The context id (see `group::ContextIds`).
@@ -97,6 +106,7 @@ impl Comm {
             errors,
             hints: Vec::new(),
             topo: None,
+            remote: None,
         })
     }
 
@@ -110,6 +120,7 @@ impl Comm {
             errors: ErrorMode::Fatal,
             hints: Vec::new(),
             topo: None,
+            remote: None,
         }
     }
 
@@ -123,6 +134,7 @@ impl Comm {
             errors: ErrorMode::Fatal,
             hints: Vec::new(),
             topo: None,
+            remote: None,
         }
     }
 }
