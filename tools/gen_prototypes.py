@@ -23,7 +23,7 @@ END = "/* END GENERATED PROTOTYPES */\n"
 # In the MPI 4.1/5.0 standard but not in MPICH 4's mpi.h.
 NEWER_THAN_MPICH4 = re.compile(
     r"^MPI_(Abi_.*|.*_(toint|fromint)|Buffer_i?flush|(Comm|Session)_(attach|detach|i?flush)_buffer(_c)?|"
-    r"Get_hw_resource_info|Remove_error_(class|code|string)|Request_get_status_(all|any|some)|"
+    r"Get_hw_resource_info|Request_get_status_(all|any|some)|"
     r"Status_(get|set)_(error|source|tag)|Status_set_elements_c|Type_get_value_index)$")
 # MPICH defines these as macros (handles are ints), so they are not functions.
 C2F_MACROS = re.compile(r"^MPI_(Comm|Errhandler|Group|Info|Message|Op|Request|Session|Type|Win)_(c2f|f2c)$")

@@ -3,7 +3,8 @@
 
 Each test's first comment says how to run it:
   /* oxmpi-test: ranks=1,2,4 env=A=1 variants=B=0;B=0,C=2 expect=fail stderr="text" exit=N */
-`env` applies to every run; each variant (';'-separated, ','-joined
+`env` applies to every run; `mpich=no` skips the MPICH-built runs (for
+functions beyond MPICH 4's ABI); each variant (';'-separated, ','-joined
 settings) is one more run per rank count.
 A passing run exits 0 and prints "No Errors"; an expected failure exits
 non-zero (N if given), promptly, with `text` on stderr. After every run no
@@ -33,7 +34,7 @@ TIMEOUT = 120
 def directives(path):
     head = open(path).read(600)
     m = re.search(r"oxmpi-test:(.*)", head)
-    d = {"ranks": "1,2,4", "variants": "", "env": "", "expect": "pass", "stderr": "", "exit": ""}
+    d = {"ranks": "1,2,4", "variants": "", "env": "", "expect": "pass", "stderr": "", "exit": "", "mpich": "yes"}
     if m:
         for k, v in re.findall(r'(\w+)=("[^"]*"|\S+)', m.group(1)):
             d[k] = v.strip('"')
@@ -141,7 +142,7 @@ def main():
                         k, val = kv.split("=", 1)
                         env[k] = val
                 report(f"{name} -n {n}{' ' + v if v else ''}", run_one(mpiexec, exe, n, env, d))
-        if not mpich_cc:
+        if not mpich_cc or d["mpich"] == "no":
             continue
         mexe = os.path.join(bindir, "mpich", name)
         err = compile_test(mpich_cc, src, mexe)

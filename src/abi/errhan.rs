@@ -246,3 +246,48 @@ mpi_fn! {
         Ok(())
     }
 }
+
+mpi_fn! {
+    Initialized fn MPI_Remove_error_string / PMPI_Remove_error_string(errorcode: c_int) errors(None) {
+        if (0..=LAST_CODE).contains(&errorcode) || class_of(errorcode).is_none() {
+            return err!(Arg, "{errorcode} is not a user-defined error code or class");
+        }
+        with_registry(|r| r.strings.remove(&errorcode));
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Remove_error_code / PMPI_Remove_error_code(errorcode: c_int) errors(None) {
+        let is_code = with_registry(|r| r.classes.get(&errorcode).is_some_and(|&c| c != errorcode));
+        if !is_code {
+            return err!(Arg, "{errorcode} is not a user-defined error code (classes go with MPI_Remove_error_class)");
+        }
+        with_registry(|r| {
+            r.classes.remove(&errorcode);
+            r.strings.remove(&errorcode);
+        });
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Remove_error_class / PMPI_Remove_error_class(errorclass: c_int) errors(None) {
+        let state = with_registry(|r| {
+            let is_class = r.classes.get(&errorclass) == Some(&errorclass);
+            let in_use = r.classes.iter().any(|(&code, &class)| class == errorclass && code != errorclass);
+            (is_class, in_use)
+        });
+        match state {
+            (false, _) => err!(Arg, "{errorclass} is not a user-defined error class"),
+            (true, true) => err!(Arg, "error class {errorclass} still has error codes; remove them first (MPI_Remove_error_code)"),
+            (true, false) => {
+                with_registry(|r| {
+                    r.classes.remove(&errorclass);
+                    r.strings.remove(&errorclass);
+                });
+                Ok(())
+            }
+        }
+    }
+}
