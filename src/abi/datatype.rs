@@ -651,6 +651,41 @@ pub extern "C" fn MPI_Aint_diff(addr1: isize, addr2: isize) -> isize {
     PMPI_Aint_diff(addr1, addr2)
 }
 
+/// Checks shared by packing and unpacking: the type, the count, and that
+/// the packed bytes fit `size` from `*position`. Returns (type, count,
+/// position, bytes). `typed` is the user-layout buffer (may be
+/// MPI_BOTTOM for derived types), `packed` the byte buffer.
+///
+/// # Safety
+/// `position` null or valid.
+#[allow(clippy::too_many_arguments)]
+unsafe fn window(
+    count: i64,
+    datatype: c_int,
+    position: *mut i64,
+    size: i64,
+    external: bool,
+    what: &str,
+    typed: *const c_void,
+    packed: *const c_void,
+) -> MpiResult<(TypeRef, usize, i64, usize)> {
+    let n = count_of(count)?;
+    let t = handles::committed(datatype)?;
+    if position.is_null() {
+        return err!(Arg, "position is a null pointer");
+    }
+    // SAFETY: checked non-null.
+    let pos = unsafe { *position };
+    let need = if external { t.external_size(n) } else { t.size * n };
+    if pos < 0 || size < 0 || pos as u64 + need as u64 > size as u64 {
+        return err!(Truncate, "{what} {need} bytes at position {pos} runs past the {size}-byte packed buffer (size it with MPI_Pack_size)");
+    }
+    if need > 0 && (packed.is_null() || (typed.is_null() && t.contents.is_none())) {
+        return err!(Buffer, "a buffer is a null pointer");
+    }
+    Ok((t, n, pos, need))
+}
+
 /// Pack `count` items into `outbuf[*position..outsize]`, native or
 /// external32, advancing the position.
 ///
@@ -666,20 +701,8 @@ unsafe fn pack_into(
     position: *mut i64,
     external: bool,
 ) -> MpiResult<()> {
-    let n = count_of(count)?;
-    let t = handles::committed(datatype)?;
-    if position.is_null() {
-        return err!(Arg, "position is a null pointer");
-    }
-    // SAFETY: checked non-null.
-    let pos = unsafe { *position };
-    let need = if external { t.external_size(n) } else { t.size * n };
-    if pos < 0 || outsize < 0 || pos as u64 + need as u64 > outsize as u64 {
-        return err!(Truncate, "packing {need} bytes at position {pos} overflows the {outsize}-byte output buffer (size it with MPI_Pack_size)");
-    }
-    if need > 0 && (outbuf.is_null() || (inbuf.is_null() && t.contents.is_none())) {
-        return err!(Buffer, "a buffer is a null pointer");
-    }
+    // SAFETY: forwarded from the caller.
+    let (t, n, pos, need) = unsafe { window(count, datatype, position, outsize, external, "packing", inbuf, outbuf)? };
     if need > 0 {
         // SAFETY: pos + need <= outsize bytes of `outbuf`; `inbuf` holds the items.
         unsafe {
@@ -712,20 +735,8 @@ unsafe fn unpack_from(
     datatype: c_int,
     external: bool,
 ) -> MpiResult<()> {
-    let n = count_of(count)?;
-    let t = handles::committed(datatype)?;
-    if position.is_null() {
-        return err!(Arg, "position is a null pointer");
-    }
-    // SAFETY: checked non-null.
-    let pos = unsafe { *position };
-    let need = if external { t.external_size(n) } else { t.size * n };
-    if pos < 0 || insize < 0 || pos as u64 + need as u64 > insize as u64 {
-        return err!(Truncate, "unpacking {need} bytes at position {pos} reads past the {insize}-byte input buffer");
-    }
-    if need > 0 && (inbuf.is_null() || (outbuf.is_null() && t.contents.is_none())) {
-        return err!(Buffer, "a buffer is a null pointer");
-    }
+    // SAFETY: forwarded from the caller.
+    let (t, n, pos, need) = unsafe { window(count, datatype, position, insize, external, "unpacking", outbuf, inbuf)? };
     if need > 0 {
         // SAFETY: pos + need <= insize bytes; the output holds the items.
         unsafe {

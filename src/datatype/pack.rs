@@ -351,19 +351,26 @@ mod tests {
         out
     }
 
+    /// A random type and count, and the buffer geometry that covers them:
+    /// (type, count, offset of item 0, buffer length). None when the
+    /// layout overlaps itself or is empty.
+    fn random_case(r: &mut Rng) -> Option<(TypeRef, usize, isize, usize)> {
+        let t = random_type(r, 3);
+        let count = r.below(3) as usize + 1;
+        if super::overlaps(&t, count) || t.size == 0 {
+            return None;
+        }
+        let lo = (t.true_lb.min(0) + (count as isize - 1) * t.extent.min(0)).min(0);
+        let hi = t.true_lb + t.true_extent + (count as isize - 1) * t.extent.max(0);
+        let base = -lo + 8;
+        Some((t, count, base, (base + hi + 8) as usize))
+    }
+
     #[test]
     fn random_nested_types_pack_and_unpack_like_the_naive_reference() {
         let mut r = Rng(0x9e3779b97f4a7c15);
         for case in 0..400 {
-            let t = random_type(&mut r, 3);
-            let count = r.below(3) as usize + 1;
-            if super::overlaps(&t, count) || t.size == 0 {
-                continue;
-            }
-            let lo = (t.true_lb.min(0) + (count as isize - 1) * t.extent.min(0)).min(0);
-            let hi = t.true_lb + t.true_extent + (count as isize - 1) * t.extent.max(0);
-            let base = -lo + 8;
-            let len = (base + hi + 8) as usize;
+            let Some((t, count, base, len)) = random_case(&mut r) else { continue };
             let buf: Vec<u8> = (0..len).map(|i| (i * 31 + case) as u8).collect();
             let mut packed = vec![0u8; t.size * count];
             // SAFETY: the buffer covers every block of the items (bounds above).
@@ -380,15 +387,7 @@ mod tests {
     fn packing_by_pieces_equals_packing_whole() {
         let mut r = Rng(0x2545f4914f6cdd1d);
         for case in 0..200 {
-            let t = random_type(&mut r, 3);
-            let count = r.below(3) as usize + 1;
-            if super::overlaps(&t, count) || t.size == 0 {
-                continue;
-            }
-            let lo = (t.true_lb.min(0) + (count as isize - 1) * t.extent.min(0)).min(0);
-            let hi = t.true_lb + t.true_extent + (count as isize - 1) * t.extent.max(0);
-            let base = -lo + 8;
-            let len = (base + hi + 8) as usize;
+            let Some((t, count, base, len)) = random_case(&mut r) else { continue };
             let buf: Vec<u8> = (0..len).map(|i| (i * 13 + case) as u8).collect();
             let total = t.size * count;
             let mut whole = vec![0u8; total];
