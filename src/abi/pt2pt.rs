@@ -174,16 +174,8 @@ unsafe fn send_nonblocking(
     mode: Mode,
     request: *mut c_int,
 ) -> MpiResult<()> {
-    if request.is_null() {
-        return err!(Arg, "request is a null pointer");
-    }
-    let id = with_state(|st| {
-        let t = send_template(st, buf, count, dt, dest, tag, comm, mode)?;
-        // SAFETY: forwarded from the caller.
-        unsafe { start(st, t) }
-    })?;
-    // SAFETY: checked non-null.
-    unsafe { out(request, "request", request_handle(id)) }
+    // SAFETY: forwarded from the caller.
+    unsafe { nonblocking(request, |st| send_template(st, buf, count, dt, dest, tag, comm, mode)) }
 }
 
 /// A datatype handle as a reader knows it: its name if predefined.
@@ -193,6 +185,23 @@ fn describe_type(h: c_int, whose: &str) -> String {
         Ok(t) if !t.name.is_empty() => format!("{} (a derived datatype)", t.name),
         _ => format!("{whose} derived datatype 0x{:08x}", h as u32),
     }
+}
+
+/// Start the operation `make` describes and write its request handle.
+///
+/// # Safety
+/// The operation's buffer stays valid until the request completes.
+unsafe fn nonblocking(request: *mut c_int, make: impl FnOnce(&State) -> MpiResult<Template>) -> MpiResult<()> {
+    if request.is_null() {
+        return err!(Arg, "request is a null pointer");
+    }
+    let id = with_state(|st| {
+        let t = make(st)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { start(st, t) }
+    })?;
+    // SAFETY: checked non-null.
+    unsafe { out(request, "request", request_handle(id)) }
 }
 
 /// The error a completed operation carries, if any.
@@ -314,16 +323,8 @@ unsafe fn recv_nonblocking(
     comm: c_int,
     request: *mut c_int,
 ) -> MpiResult<()> {
-    if request.is_null() {
-        return err!(Arg, "request is a null pointer");
-    }
-    let id = with_state(|st| {
-        let t = recv_template(st, buf, count, dt, source, tag, comm)?;
-        // SAFETY: forwarded from the caller.
-        unsafe { start(st, t) }
-    })?;
-    // SAFETY: checked non-null.
-    unsafe { out(request, "request", request_handle(id)) }
+    // SAFETY: forwarded from the caller.
+    unsafe { nonblocking(request, |st| recv_template(st, buf, count, dt, source, tag, comm)) }
 }
 
 mpi_fn! {
