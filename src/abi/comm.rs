@@ -27,7 +27,7 @@ fn intra(st: &State, comm: c_int) -> MpiResult<Comm> {
 
 /// Agree on a context id among the members of `parent` (collective).
 fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<u32> {
-    let mask = st.cids.mask();
+    let mask = st.cids().mask();
     let mut data: Vec<u8> = mask.iter().flat_map(|w| w.to_ne_bytes()).collect();
     let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
     crate::coll::allreduce(&mut st.engine, parent, &mut data, &word, Op::Band)?;
@@ -48,7 +48,7 @@ fn install(st: &mut State, members: Vec<usize>, cid: u32, parent: &Comm) -> c_in
     let me = st.world().rank;
     match Comm::new(members, me, cid, parent.errors) {
         Some(c) => {
-            st.cids.take(cid);
+            st.cids().take(cid);
             handles::new_comm(st, c)
         }
         None => COMM_NULL,
@@ -287,7 +287,7 @@ mpi_fn! {
         super::attr::delete_all(super::attr::Kind::Comm, h)?;
         with_state(|st| {
             let c = handles::free_comm(st, h)?;
-            st.cids.release(c.cid());
+            st.cids().release(c.cid());
             Ok(())
         })?;
         // SAFETY: checked non-null.
@@ -575,7 +575,7 @@ fn bcast_var(st: &mut State, c: &Comm, root: usize, data: Vec<u8>) -> MpiResult<
 
 /// The AND of this group's free context ids (an allreduce on `local`).
 fn local_mask(st: &mut State, local: &Comm) -> MpiResult<Vec<u64>> {
-    let mask = st.cids.mask();
+    let mask = st.cids().mask();
     let mut data: Vec<u8> = mask.iter().flat_map(|w| w.to_ne_bytes()).collect();
     let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
     crate::coll::allreduce(&mut st.engine, local, &mut data, &word, Op::Band)?;
@@ -621,7 +621,7 @@ fn install_inter(st: &mut State, local: &Comm, remote: Vec<usize>, cid: u32) -> 
     let me = st.world().rank;
     let mut c = Comm::new(local.group.members(), me, cid, local.errors).expect("a member of its own group");
     c.remote = Some(crate::comm::Group::List(std::sync::Arc::from(remote)));
-    st.cids.take(cid);
+    st.cids().take(cid);
     handles::new_comm(st, c)
 }
 
@@ -704,5 +704,163 @@ mpi_fn! {
         })?;
         // SAFETY: valid per the standard (checked non-null).
         unsafe { out(group, "group", h) }
+    }
+}
+
+/// Context id placeholder of a communicator whose MPI_Comm_idup has not
+/// completed: it matches no traffic.
+const PENDING_CID: u32 = 0x7fff_fff0;
+
+/// Tags of MPI_Comm_idup agreements on the parent's collective context:
+/// one per outstanding idup of the same parent (the blocking collectives
+/// use 1..5).
+const TAG_IDUP: i32 = 100;
+const IDUP_TAGS: u32 = 1 << 20;
+
+/// The outcome of an agreement: the context id, or None if none was found.
+type Outcome = std::sync::Arc<std::sync::Mutex<Option<Option<u32>>>>;
+
+/// An MPI_Comm_idup's context-id agreement (MPI_Comm_idup never blocks, so
+/// it cannot take a snapshot of the free ids and decide later as the
+/// blocking calls do: agreements in flight would pick the same id). Each
+/// round, every member sets aside the ids of one word of the id space
+/// that are free for it (no other agreement can take them meanwhile), the
+/// sets meet by AND at rank 0 and come back; a common id is taken, the
+/// rest given back, and if there is none the next round tries the next
+/// word. The words visited start at a place derived from the parent and
+/// the idup's number, the same on every member.
+struct IdupPlan {
+    cids: std::sync::Arc<std::sync::Mutex<ContextIds>>,
+    /// World ranks of the parent's members; this process is `rank`.
+    members: Vec<usize>,
+    rank: usize,
+    first_word: usize,
+    outcome: Outcome,
+    /// The word and the bits this member set aside in the current round.
+    held: std::sync::Arc<std::sync::Mutex<(usize, u32)>>,
+}
+
+impl IdupPlan {
+    fn round(self: &std::sync::Arc<Self>, k: usize) -> Vec<crate::p2p::schedule::Step> {
+        use crate::p2p::schedule::{Step, Transfer};
+        let n = self.members.len();
+        let word = (self.first_word + k) % ContextIds::WORDS;
+        let me = self.clone();
+        let reserve: crate::p2p::schedule::Compute = Box::new(move |b: &mut [Vec<u8>]| {
+            let bits = me.cids.lock().unwrap_or_else(|p| p.into_inner()).reserve_word(word);
+            *me.held.lock().unwrap_or_else(|p| p.into_inner()) = (word, bits);
+            b[0].copy_from_slice(&bits.to_ne_bytes());
+            vec![]
+        });
+        let me = self.clone();
+        let at = usize::from(self.rank != 0);
+        let decide: crate::p2p::schedule::Compute = Box::new(move |b: &mut [Vec<u8>]| {
+            let common = u32::from_ne_bytes(b[at][..4].try_into().unwrap());
+            let (w, mine) = *me.held.lock().unwrap_or_else(|p| p.into_inner());
+            let mut ids = me.cids.lock().unwrap_or_else(|p| p.into_inner());
+            if common != 0 {
+                let id = w as u32 * 32 + common.trailing_zeros();
+                ids.take(id);
+                ids.unreserve(w, mine);
+                *me.outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(Some(id));
+                return vec![];
+            }
+            ids.unreserve(w, mine);
+            drop(ids);
+            if k + 1 >= 2 * ContextIds::WORDS {
+                *me.outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(None);
+                return vec![];
+            }
+            me.round(k + 1)
+        });
+        if self.rank == 0 {
+            let and: crate::p2p::schedule::Compute = Box::new(move |b: &mut [Vec<u8>]| {
+                let mut acc = u32::from_ne_bytes(b[0][..4].try_into().unwrap());
+                for other in &b[1..] {
+                    acc &= u32::from_ne_bytes(other[..4].try_into().unwrap());
+                }
+                b[0].copy_from_slice(&acc.to_ne_bytes());
+                vec![]
+            });
+            vec![
+                Step::Compute(reserve),
+                Step::Transfers((1..n).map(|r| Transfer::Recv { buf: r, from: self.members[r] }).collect()),
+                Step::Compute(and),
+                Step::Transfers((1..n).map(|r| Transfer::Send { buf: 0, to: self.members[r] }).collect()),
+                Step::Compute(decide),
+            ]
+        } else {
+            vec![
+                Step::Compute(reserve),
+                Step::Transfers(vec![
+                    Transfer::Send { buf: 0, to: self.members[0] },
+                    Transfer::Recv { buf: 1, from: self.members[0] },
+                ]),
+                Step::Compute(decide),
+            ]
+        }
+    }
+}
+
+/// Outstanding MPI_Comm_idup requests: (request id, new handle, outcome).
+static PENDING: std::sync::Mutex<Vec<(u32, c_int, Outcome)>> = std::sync::Mutex::new(Vec::new());
+
+/// Called when request `id` completes: if it is an MPI_Comm_idup, the new
+/// communicator gets its agreed context id.
+pub fn idup_complete(st: &mut State, id: u32) {
+    let found = {
+        let mut p = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        p.iter().position(|(r, _, _)| *r == id).map(|i| p.remove(i))
+    };
+    let Some((_, h, outcome)) = found else { return };
+    let cid = outcome.lock().unwrap_or_else(|e| e.into_inner()).take().flatten();
+    if let (Some(cid), Ok(c)) = (cid, handles::comm_mut(st, h)) {
+        c.ctx_p2p = 2 * cid;
+        c.ctx_coll = 2 * cid + 1;
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_idup / PMPI_Comm_idup(comm: c_int, newcomm: *mut c_int, request: *mut c_int) errors(Some(comm)) {
+        if newcomm.is_null() || request.is_null() {
+            return err!(Arg, "newcomm and request must not be null pointers");
+        }
+        let (h, req) = with_state(|st| {
+            let parent = intra(st, comm)?;
+            let count = {
+                let p = handles::comm_mut(st, comm)?;
+                p.idups = p.idups.wrapping_add(1);
+                p.idups
+            };
+            let me = st.world().rank;
+            // The handle exists at once; its context comes at completion.
+            let mut c = Comm::new(parent.group.members(), me, PENDING_CID, parent.errors).expect("a member of its own group");
+            c.hints = parent.hints.clone();
+            c.topo = parent.topo.clone();
+            let h = handles::new_comm(st, c);
+            let outcome: Outcome = Default::default();
+            let first_word = (parent.cid() as usize).wrapping_mul(7919).wrapping_add(count as usize * 104_729) % ContextIds::WORDS;
+            let plan = std::sync::Arc::new(IdupPlan {
+                cids: st.cids.clone(),
+                members: parent.group.members(),
+                rank: parent.rank,
+                first_word,
+                outcome: outcome.clone(),
+                held: Default::default(),
+            });
+            let bufs = if parent.rank == 0 { vec![vec![0u8; 4]; parent.size()] } else { vec![vec![0u8; 4]; 2] };
+            let tag = TAG_IDUP + (count % IDUP_TAGS) as i32;
+            let sched = crate::p2p::schedule::Schedule::new(bufs, plan.round(0), parent.ctx_coll, tag, parent.group.clone());
+            let req = st.engine.start_schedule(sched)?;
+            PENDING.lock().unwrap_or_else(|e| e.into_inner()).push((req, h, outcome));
+            Ok((h, req))
+        })?;
+        super::attr::copy_all(super::attr::Kind::Comm, comm, h)?;
+        // SAFETY: checked non-null.
+        unsafe {
+            *newcomm = h;
+            *request = handles::request_handle(req);
+        }
+        Ok(())
     }
 }

@@ -80,8 +80,12 @@ fn active(st: &State, h: c_int) -> MpiResult<Option<ReqId>> {
 
 /// After completion: a persistent request keeps its handle, others become
 /// MPI_REQUEST_NULL.
-fn release_handle(st: &State, h: &mut c_int) {
+fn release_handle(st: &mut State, h: &mut c_int) {
     if *h != REQUEST_NULL && request_id(*h).is_ok_and(|id| !st.engine.is_persistent(id)) {
+        if let Ok(id) = request_id(*h) {
+            // an MPI_Comm_idup completing: its communicator comes to life
+            super::comm::idup_complete(st, id);
+        }
         *h = REQUEST_NULL;
     }
 }

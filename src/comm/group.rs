@@ -113,13 +113,16 @@ pub fn translate(a: &[usize], ranks: &[i64], b: &[usize]) -> MpiResult<Vec<Optio
 /// (collectives); 0 and 1 are MPI_COMM_WORLD's and MPI_COMM_SELF's.
 pub struct ContextIds {
     free: Vec<u32>,
+    /// Ids set aside by an agreement in flight (MPI_Comm_idup): not free
+    /// for anyone else until it decides.
+    reserved: Vec<u32>,
 }
 
 pub const MAX_CONTEXT_IDS: usize = 32768;
 
 impl Default for ContextIds {
     fn default() -> Self {
-        let mut c = ContextIds { free: vec![u32::MAX; MAX_CONTEXT_IDS / 32] };
+        let mut c = ContextIds { free: vec![u32::MAX; MAX_CONTEXT_IDS / 32], reserved: vec![0; MAX_CONTEXT_IDS / 32] };
         c.take(0);
         c.take(1);
         c
@@ -129,7 +132,21 @@ impl Default for ContextIds {
 impl ContextIds {
     /// The bitmap to AND with the other members'.
     pub fn mask(&self) -> Vec<u32> {
-        self.free.clone()
+        self.free.iter().zip(&self.reserved).map(|(f, r)| f & !r).collect()
+    }
+
+    pub const WORDS: usize = MAX_CONTEXT_IDS / 32;
+
+    /// Set aside every id of word `w` that is free now; the bits taken.
+    pub fn reserve_word(&mut self, w: usize) -> u32 {
+        let bits = self.free[w] & !self.reserved[w];
+        self.reserved[w] |= bits;
+        bits
+    }
+
+    /// Give back ids of word `w` set aside by `reserve_word`.
+    pub fn unreserve(&mut self, w: usize, bits: u32) {
+        self.reserved[w] &= !bits;
     }
 
     /// The lowest id free in an agreed mask.
@@ -138,11 +155,15 @@ impl ContextIds {
     }
 
     pub fn take(&mut self, id: u32) {
+        if id as usize >= MAX_CONTEXT_IDS {
+            return;
+        }
         self.free[id as usize / 32] &= !(1 << (id % 32));
+        self.reserved[id as usize / 32] &= !(1 << (id % 32));
     }
 
     pub fn release(&mut self, id: u32) {
-        if id > 1 {
+        if id > 1 && (id as usize) < MAX_CONTEXT_IDS {
             self.free[id as usize / 32] |= 1 << (id % 32);
         }
     }
@@ -188,6 +209,15 @@ mod tests {
         b.take(id);
         a.release(id);
         assert_eq!(ContextIds::lowest(&a.mask()), Some(2));
+        // reserved ids are out of everyone else's reach until given back
+        let mut r = ContextIds::default();
+        let bits = r.reserve_word(0);
+        assert_eq!(bits, !0b11);
+        assert_eq!(r.mask()[0], 0);
+        assert_eq!(r.reserve_word(0), 0, "nothing left to reserve");
+        r.unreserve(0, bits & !0b100);
+        r.take(2);
+        assert_eq!(r.mask()[0], !0b111);
         let mut full = ContextIds::default();
         for i in 2..MAX_CONTEXT_IDS as u32 {
             full.take(i);

@@ -65,6 +65,9 @@ pub struct Comm {
     /// For an intercommunicator: the remote group, which point-to-point
     /// ranks name.
     pub remote: Option<Group>,
+    /// MPI_Comm_idup calls made on this communicator (they are ordered
+    /// alike on every member, so the count names each one everywhere).
+    pub idups: u32,
 }
 
 impl Group {
@@ -107,6 +110,7 @@ impl Comm {
             hints: Vec::new(),
             topo: None,
             remote: None,
+            idups: 0,
         })
     }
 
@@ -121,6 +125,7 @@ impl Comm {
             hints: Vec::new(),
             topo: None,
             remote: None,
+            idups: 0,
         }
     }
 
@@ -135,6 +140,7 @@ impl Comm {
             hints: Vec::new(),
             topo: None,
             remote: None,
+            idups: 0,
         }
     }
 }

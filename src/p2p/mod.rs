@@ -7,6 +7,7 @@ mod ops;
 mod progress;
 pub mod protocol;
 pub mod request;
+pub mod schedule;
 
 use crate::comm::Group;
 use crate::datatype::{pack, TypeInfo, TypeRef};
@@ -59,6 +60,8 @@ pub struct Engine {
     pushing: Vec<ReqId>,
     /// Requests freed by the user while still active: removed when done.
     orphans: Vec<ReqId>,
+    /// Live schedules, advanced by `progress`.
+    schedules: Vec<ReqId>,
     bsend: bsend::Attached,
 }
 
@@ -105,6 +108,7 @@ impl Engine {
             outbox_frames: 0,
             pushing: Vec::new(),
             orphans: Vec::new(),
+            schedules: Vec::new(),
             bsend: bsend::Attached::default(),
         }
     }

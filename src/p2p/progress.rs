@@ -21,6 +21,9 @@ impl Engine {
         if !self.pushing.is_empty() {
             self.push_data();
         }
+        if !self.schedules.is_empty() {
+            self.advance_schedules();
+        }
         if !self.orphans.is_empty() {
             self.reap_orphans();
         }

@@ -139,6 +139,8 @@ pub enum Request {
     /// A message taken by MPI_Mprobe, waiting for MPI_Mrecv; `group` maps
     /// its source to the communicator's ranks.
     Message(Unexpected, Group),
+    /// A nonblocking multi-step operation (see `schedule`).
+    Schedule(Box<super::schedule::Schedule>),
 }
 
 impl Request {
@@ -148,6 +150,7 @@ impl Request {
             Request::Recv(r) => matches!(r.state, RecvState::Done),
             Request::Done(_) => true,
             Request::Persistent(_) | Request::Message(..) => false,
+            Request::Schedule(s) => s.is_done(),
         }
     }
 
@@ -157,6 +160,7 @@ impl Request {
             Request::Recv(r) => r.status,
             Request::Done(s) => *s,
             Request::Persistent(_) | Request::Message(..) => Status::default(),
+            Request::Schedule(_) => super::schedule::schedule_status(),
         }
     }
 }

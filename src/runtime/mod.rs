@@ -41,7 +41,8 @@ pub struct State {
     pub comms: Vec<Option<Comm>>,
     /// Groups by handle index (lists of world ranks).
     pub groups: Vec<Option<std::sync::Arc<[usize]>>>,
-    pub cids: crate::comm::group::ContextIds,
+    /// Shared with agreements in flight (MPI_Comm_idup's schedule).
+    pub cids: std::sync::Arc<Mutex<crate::comm::group::ContextIds>>,
     pub thread_level: i32,
     pub main_thread: std::thread::ThreadId,
     pub hostname: String,
@@ -49,6 +50,10 @@ pub struct State {
 }
 
 impl State {
+    pub fn cids(&self) -> std::sync::MutexGuard<'_, crate::comm::group::ContextIds> {
+        self.cids.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     pub fn world(&self) -> &Comm {
         self.comms[0].as_ref().expect("MPI_COMM_WORLD is never freed")
     }
