@@ -61,6 +61,19 @@ int main(int argc, char **argv)
     }
 
     MPI_Comm_dup(inter, &inter2);
+    /* a nonblocking copy of the intercommunicator talks like the original */
+    MPI_Comm inter3;
+    MPI_Request ir;
+    MPI_Comm_idup(inter, &inter3, &ir);
+    MPI_Wait(&ir, MPI_STATUS_IGNORE);
+    MPI_Comm_test_inter(inter3, &flag);
+    CHECK(flag, "idup of an intercommunicator is one");
+    if (lrank < rsize) {
+        int x = rank, y = -1;
+        MPI_Sendrecv(&x, 1, MPI_INT, peer, 8, &y, 1, MPI_INT, MPI_ANY_SOURCE, 8, inter3, MPI_STATUS_IGNORE);
+        CHECK(y >= 0, "across the idup'ed intercommunicator");
+    }
+    MPI_Comm_free(&inter3);
     MPI_Comm_test_inter(inter2, &flag);
     CHECK(flag, "dup of an intercommunicator is one");
 

@@ -738,6 +738,9 @@ struct IdupPlan {
     outcome: Outcome,
     /// The word and the bits this member set aside in the current round.
     held: std::sync::Arc<std::sync::Mutex<(usize, u32)>>,
+    /// For an intercommunicator: the other group's leader (world rank),
+    /// whose group's sets our leader meets halfway.
+    remote_leader: Option<usize>,
 }
 
 impl IdupPlan {
@@ -774,21 +777,38 @@ impl IdupPlan {
             me.round(k + 1)
         });
         if self.rank == 0 {
-            let and: crate::p2p::schedule::Compute = Box::new(move |b: &mut [Vec<u8>]| {
-                let mut acc = u32::from_ne_bytes(b[0][..4].try_into().unwrap());
-                for other in &b[1..] {
-                    acc &= u32::from_ne_bytes(other[..4].try_into().unwrap());
-                }
-                b[0].copy_from_slice(&acc.to_ne_bytes());
-                vec![]
-            });
-            vec![
+            // AND buffers 1..=last into buffer 0
+            let and = |last: usize| -> crate::p2p::schedule::Compute {
+                Box::new(move |b: &mut [Vec<u8>]| {
+                    let mut acc = u32::from_ne_bytes(b[0][..4].try_into().unwrap());
+                    for other in &b[1..=last] {
+                        acc &= u32::from_ne_bytes(other[..4].try_into().unwrap());
+                    }
+                    b[0].copy_from_slice(&acc.to_ne_bytes());
+                    vec![]
+                })
+            };
+            let mut steps = vec![
                 Step::Compute(reserve),
                 Step::Transfers((1..n).map(|r| Transfer::Recv { buf: r, from: self.members[r] }).collect()),
-                Step::Compute(and),
-                Step::Transfers((1..n).map(|r| Transfer::Send { buf: 0, to: self.members[r] }).collect()),
-                Step::Compute(decide),
-            ]
+                Step::Compute(and(n - 1)),
+            ];
+            if let Some(peer) = self.remote_leader {
+                // the two leaders swap their group's sets (buffer n holds the other's)
+                steps.push(Step::Transfers(vec![
+                    Transfer::Send { buf: 0, to: peer },
+                    Transfer::Recv { buf: n, from: peer },
+                ]));
+                steps.push(Step::Compute(Box::new(move |b: &mut [Vec<u8>]| {
+                    let acc = u32::from_ne_bytes(b[0][..4].try_into().unwrap())
+                        & u32::from_ne_bytes(b[n][..4].try_into().unwrap());
+                    b[0].copy_from_slice(&acc.to_ne_bytes());
+                    vec![]
+                })));
+            }
+            steps.push(Step::Transfers((1..n).map(|r| Transfer::Send { buf: 0, to: self.members[r] }).collect()));
+            steps.push(Step::Compute(decide));
+            steps
         } else {
             vec![
                 Step::Compute(reserve),
@@ -826,7 +846,7 @@ mpi_fn! {
             return err!(Arg, "newcomm and request must not be null pointers");
         }
         let (h, req) = with_state(|st| {
-            let parent = intra(st, comm)?;
+            let parent = handles::comm(st, comm)?.clone();
             let count = {
                 let p = handles::comm_mut(st, comm)?;
                 p.idups = p.idups.wrapping_add(1);
@@ -837,6 +857,7 @@ mpi_fn! {
             let mut c = Comm::new(parent.group.members(), me, PENDING_CID, parent.errors).expect("a member of its own group");
             c.hints = parent.hints.clone();
             c.topo = parent.topo.clone();
+            c.remote = parent.remote.clone();
             let h = handles::new_comm(st, c);
             let outcome: Outcome = Default::default();
             let first_word = (parent.cid() as usize).wrapping_mul(7919).wrapping_add(count as usize * 104_729) % ContextIds::WORDS;
@@ -847,8 +868,9 @@ mpi_fn! {
                 first_word,
                 outcome: outcome.clone(),
                 held: Default::default(),
+                remote_leader: parent.remote.as_ref().map(|g| g.world_rank(0)),
             });
-            let bufs = if parent.rank == 0 { vec![vec![0u8; 4]; parent.size()] } else { vec![vec![0u8; 4]; 2] };
+            let bufs = if parent.rank == 0 { vec![vec![0u8; 4]; parent.size() + 1] } else { vec![vec![0u8; 4]; 2] };
             let tag = TAG_IDUP + (count % IDUP_TAGS) as i32;
             let sched = crate::p2p::schedule::Schedule::new(bufs, plan.round(0), parent.ctx_coll, tag, parent.group.clone());
             let req = st.engine.start_schedule(sched)?;
