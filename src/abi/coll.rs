@@ -160,3 +160,451 @@ mpi_fn! {
         })
     }
 }
+
+/// Where one rank's part of a buffer lies: `count` items of `ty` starting
+/// `offset` bytes into the buffer.
+struct Part {
+    ty: TypeRef,
+    count: usize,
+    offset: isize,
+}
+
+impl Part {
+    fn bytes(&self) -> usize {
+        self.ty.size * self.count
+    }
+
+    fn pack(&self, buf: *const c_void) -> Vec<u8> {
+        packed((buf as *const u8).wrapping_offset(self.offset) as *const c_void, &self.ty, self.count)
+    }
+
+    fn unpack(&self, buf: *mut c_void, data: &[u8]) {
+        unpacked((buf as *mut u8).wrapping_offset(self.offset) as *mut c_void, &self.ty, data)
+    }
+}
+
+/// The integers of a per-rank argument array (`counts`, `displs`).
+fn ints<'a>(p: *const c_int, n: usize, name: &str) -> MpiResult<&'a [c_int]> {
+    if p.is_null() {
+        return err!(Arg, "{name} is a null pointer");
+    }
+    // SAFETY: the standard has the caller pass one entry per rank.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) })
+}
+
+/// Rank r's part is `counts[r]` items at `displs[r]` extents (or, with no
+/// displacements, packed one after another: `r * count` items).
+fn parts(
+    n: usize,
+    ty: &TypeRef,
+    counts: &[c_int],
+    displs: Option<&[c_int]>,
+    buf: *const c_void,
+    name: &str,
+) -> MpiResult<Vec<Part>> {
+    let mut out = Vec::with_capacity(n);
+    for r in 0..n {
+        let count = counts[if counts.len() == 1 { 0 } else { r }];
+        if count < 0 {
+            return err!(Count, "{name} count for rank {r} is {count}, negative");
+        }
+        let items = match displs {
+            Some(d) => d[r] as isize,
+            None => (r * count as usize) as isize,
+        };
+        check_buf(buf, count as usize, ty, name)?;
+        out.push(Part { ty: ty.clone(), count: count as usize, offset: items * ty.extent });
+    }
+    Ok(out)
+}
+
+/// The send (or receive) side of a rooted or all-to-all collective: a
+/// count and a committed datatype, checked.
+fn side(count: c_int, datatype: c_int, buf: *const c_void, name: &str) -> MpiResult<Part> {
+    let (count, ty) = check_count(count, datatype)?;
+    check_buf(buf, count, &ty, name)?;
+    Ok(Part { ty, count, offset: 0 })
+}
+
+fn is_in_place(p: *const c_void) -> bool {
+    p as usize == IN_PLACE
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gather_any(
+    st: &mut crate::runtime::State,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    counts: *const c_int,
+    displs: Option<*const c_int>,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let c = intra(st, comm)?;
+    let (n, me) = (c.size(), c.rank);
+    let root = check_root(n, root)?;
+    let in_place = is_in_place(sendbuf);
+    if in_place && me != root {
+        return err!(Buffer, "MPI_IN_PLACE is only allowed as sendbuf at the root");
+    }
+    let mine = if in_place { vec![] } else { side(sendcount, sendtype, sendbuf, "sendbuf")?.pack(sendbuf) };
+    if me != root {
+        coll::gather(&mut st.engine, &c, &mine, root, &[])?;
+        return Ok(());
+    }
+    let rty = handles::committed(recvtype)?;
+    let counts = ints(counts, if displs.is_some() { n } else { 1 }, "recvcounts")?;
+    let displs = match displs {
+        Some(d) => Some(ints(d, n, "displs")?),
+        None => None,
+    };
+    let layout = parts(n, &rty, counts, displs, recvbuf, "recvbuf")?;
+    let mut lens: Vec<usize> = layout.iter().map(Part::bytes).collect();
+    if !in_place && mine.len() > lens[me] {
+        return err!(Truncate, "the root sends {} bytes to itself but expects {}", mine.len(), lens[me]);
+    }
+    lens[me] = mine.len();
+    let got = coll::gather(&mut st.engine, &c, &mine, root, &lens)?;
+    for (r, data) in got.iter().enumerate() {
+        if !(in_place && r == me) {
+            layout[r].unpack(recvbuf, data);
+        }
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Gather / PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| gather_any(st, sendbuf, sendcount, sendtype, recvbuf, &recvcount, None, recvtype, root, comm))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Gatherv / PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| gather_any(st, sendbuf, sendcount, sendtype, recvbuf, recvcounts, Some(displs), recvtype, root, comm))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scatter_any(
+    st: &mut crate::runtime::State,
+    sendbuf: *const c_void,
+    counts: *const c_int,
+    displs: Option<*const c_int>,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcount: c_int,
+    recvtype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let c = intra(st, comm)?;
+    let (n, me) = (c.size(), c.rank);
+    let root = check_root(n, root)?;
+    let in_place = is_in_place(recvbuf);
+    if in_place && me != root {
+        return err!(Buffer, "MPI_IN_PLACE is only allowed as recvbuf at the root");
+    }
+    let recv = if in_place { None } else { Some(side(recvcount, recvtype, recvbuf, "recvbuf")?) };
+    if me != root {
+        let want = recv.as_ref().map_or(0, Part::bytes);
+        let data = coll::scatter(&mut st.engine, &c, &[], root, want)?;
+        if let Some(p) = recv {
+            p.unpack(recvbuf, &data);
+        }
+        return Ok(());
+    }
+    let sty = handles::committed(sendtype)?;
+    let counts = ints(counts, if displs.is_some() { n } else { 1 }, "sendcounts")?;
+    let displs = match displs {
+        Some(d) => Some(ints(d, n, "displs")?),
+        None => None,
+    };
+    let layout = parts(n, &sty, counts, displs, sendbuf, "sendbuf")?;
+    let out: Vec<Vec<u8>> =
+        layout.iter().enumerate().map(|(r, p)| if in_place && r == me { vec![] } else { p.pack(sendbuf) }).collect();
+    if let Some(p) = &recv {
+        if out[me].len() > p.bytes() {
+            return err!(Truncate, "the root sends {} bytes to itself but expects {}", out[me].len(), p.bytes());
+        }
+    }
+    let data = coll::scatter(&mut st.engine, &c, &out, root, 0)?;
+    if let Some(p) = recv {
+        p.unpack(recvbuf, &data);
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Scatter / PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| scatter_any(st, sendbuf, &sendcount, None, sendtype, recvbuf, recvcount, recvtype, root, comm))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Scatterv / PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| scatter_any(st, sendbuf, sendcounts, Some(displs), sendtype, recvbuf, recvcount, recvtype, root, comm))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn allgather_any(
+    st: &mut crate::runtime::State,
+    sendbuf: *const c_void,
+    sendcount: c_int,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    counts: *const c_int,
+    displs: Option<*const c_int>,
+    recvtype: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    let c = intra(st, comm)?;
+    let (n, me) = (c.size(), c.rank);
+    let rty = handles::committed(recvtype)?;
+    let counts = ints(counts, if displs.is_some() { n } else { 1 }, "recvcounts")?;
+    let displs = match displs {
+        Some(d) => Some(ints(d, n, "displs")?),
+        None => None,
+    };
+    let layout = parts(n, &rty, counts, displs, recvbuf, "recvbuf")?;
+    let mine = if is_in_place(sendbuf) {
+        layout[me].pack(recvbuf)
+    } else {
+        side(sendcount, sendtype, sendbuf, "sendbuf")?.pack(sendbuf)
+    };
+    if mine.len() != layout[me].bytes() {
+        return err!(
+            Truncate,
+            "rank {me} sends {} bytes but every rank expects {} from it",
+            mine.len(),
+            layout[me].bytes()
+        );
+    }
+    let lens: Vec<usize> = layout.iter().map(Part::bytes).collect();
+    let got = coll::allgather(&mut st.engine, &c, &mine, &lens)?;
+    for (r, data) in got.iter().enumerate() {
+        layout[r].unpack(recvbuf, data);
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Allgather / PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| allgather_any(st, sendbuf, sendcount, sendtype, recvbuf, &recvcount, None, recvtype, comm))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Allgatherv / PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| allgather_any(st, sendbuf, sendcount, sendtype, recvbuf, recvcounts, Some(displs), recvtype, comm))
+    }
+}
+
+/// All-to-all over explicit layouts; with MPI_IN_PLACE the send layout is
+/// the receive layout and the data is taken from `recvbuf` first.
+fn alltoall_layouts(
+    st: &mut crate::runtime::State,
+    c: &crate::comm::Comm,
+    sendbuf: *const c_void,
+    send: Option<Vec<Part>>,
+    recvbuf: *mut c_void,
+    recv: Vec<Part>,
+) -> MpiResult<()> {
+    let (src, send) = match send {
+        Some(s) => (sendbuf, s),
+        None => (recvbuf as *const c_void, recv.iter().map(|p| Part { ty: p.ty.clone(), ..*p }).collect()),
+    };
+    let out: Vec<Vec<u8>> = send.iter().map(|p| p.pack(src)).collect();
+    let lens: Vec<usize> = recv.iter().map(Part::bytes).collect();
+    if out[c.rank].len() > lens[c.rank] {
+        return err!(
+            Truncate,
+            "rank {} sends {} bytes to itself but expects {}",
+            c.rank,
+            out[c.rank].len(),
+            lens[c.rank]
+        );
+    }
+    let got = coll::alltoall(&mut st.engine, c, &out, &lens)?;
+    for (p, data) in recv.iter().zip(&got) {
+        p.unpack(recvbuf, data);
+    }
+    Ok(())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Alltoall / PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| {
+            let c = intra(st, comm)?;
+            let n = c.size();
+            let recv = parts(n, &handles::committed(recvtype)?, &[recvcount], None, recvbuf, "recvbuf")?;
+            let send = if is_in_place(sendbuf) {
+                None
+            } else {
+                Some(parts(n, &handles::committed(sendtype)?, &[sendcount], None, sendbuf, "sendbuf")?)
+            };
+            alltoall_layouts(st, &c, sendbuf, send, recvbuf, recv)
+        })
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Alltoallv / PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| {
+            let c = intra(st, comm)?;
+            let n = c.size();
+            let recv = parts(n, &handles::committed(recvtype)?, ints(recvcounts, n, "recvcounts")?, Some(ints(rdispls, n, "rdispls")?), recvbuf, "recvbuf")?;
+            let send = if is_in_place(sendbuf) {
+                None
+            } else {
+                Some(parts(n, &handles::committed(sendtype)?, ints(sendcounts, n, "sendcounts")?, Some(ints(sdispls, n, "sdispls")?), sendbuf, "sendbuf")?)
+            };
+            alltoall_layouts(st, &c, sendbuf, send, recvbuf, recv)
+        })
+    }
+}
+
+/// Alltoallw's layout: per-rank types, displacements in bytes.
+fn wparts(
+    n: usize,
+    counts: *const c_int,
+    displs: *const c_int,
+    types: *const c_int,
+    buf: *const c_void,
+    name: &str,
+) -> MpiResult<Vec<Part>> {
+    let (counts, displs, types) = (ints(counts, n, name)?, ints(displs, n, name)?, ints(types, n, name)?);
+    let mut out = Vec::with_capacity(n);
+    for r in 0..n {
+        let (count, ty) = check_count(counts[r], types[r])?;
+        check_buf(buf, count, &ty, name)?;
+        out.push(Part { ty, count, offset: displs[r] as isize });
+    }
+    Ok(out)
+}
+
+mpi_fn! {
+    Initialized fn MPI_Alltoallw / PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const c_int, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| {
+            let c = intra(st, comm)?;
+            let n = c.size();
+            let recv = wparts(n, recvcounts, rdispls, recvtypes, recvbuf, "recvbuf")?;
+            let send = if is_in_place(sendbuf) { None } else { Some(wparts(n, sendcounts, sdispls, sendtypes, sendbuf, "sendbuf")?) };
+            alltoall_layouts(st, &c, sendbuf, send, recvbuf, recv)
+        })
+    }
+}
+
+/// The packed input of a reduction (`recvbuf`'s with MPI_IN_PLACE).
+fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, ty: &TypeInfo, count: usize) -> MpiResult<Vec<u8>> {
+    let src = if is_in_place(sendbuf) { recvbuf as *const c_void } else { sendbuf };
+    check_buf(src, count, ty, "sendbuf")?;
+    Ok(packed(src, ty, count))
+}
+
+fn scan_any(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: c_int,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    exclusive: bool,
+) -> MpiResult<()> {
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let (count, ty) = check_count(count, datatype)?;
+        let op = handles::op(op)?;
+        let u = unit(&ty, op)?;
+        check_buf(recvbuf, count, &ty, "recvbuf")?;
+        let mut data = reduction_input(sendbuf, recvbuf, &ty, count)?;
+        if coll::scan(&mut st.engine, &c, &mut data, &u, op, exclusive)? {
+            unpacked(recvbuf, &ty, &data);
+        }
+        Ok(())
+    })
+}
+
+mpi_fn! {
+    Initialized fn MPI_Scan / PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
+        scan_any(sendbuf, recvbuf, count, datatype, op, comm, false)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Exscan / PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
+        scan_any(sendbuf, recvbuf, count, datatype, op, comm, true)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Reduce_local / PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int) errors(None) {
+        let (count, ty) = check_count(count, datatype)?;
+        let op = handles::op(op)?;
+        let u = unit(&ty, op)?;
+        if is_in_place(inbuf) {
+            return err!(Buffer, "MPI_IN_PLACE is not allowed in MPI_Reduce_local");
+        }
+        check_buf(inbuf, count, &ty, "inbuf")?;
+        check_buf(inoutbuf, count, &ty, "inoutbuf")?;
+        let inp = packed(inbuf, &ty, count);
+        let mut acc = packed(inoutbuf, &ty, count);
+        crate::op::apply(op, &u, &inp, &mut acc)?;
+        unpacked(inoutbuf, &ty, &acc);
+        Ok(())
+    }
+}
+
+/// Reduce the whole input to rank 0 (fixed combining order), then
+/// scatter rank r its `counts[r]` items.
+fn reduce_scatter_any(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    counts: *const c_int,
+    block: bool,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let (n, me) = (c.size(), c.rank);
+        let ty = handles::committed(datatype)?;
+        let op = handles::op(op)?;
+        let u = unit(&ty, op)?;
+        let counts = ints(counts, if block { 1 } else { n }, "recvcounts")?;
+        // recvbuf holds this rank's part only (all of the input in place)
+        let layout = parts(n, &ty, counts, None, std::ptr::NonNull::<c_void>::dangling().as_ptr(), "recvbuf")?;
+        check_buf(recvbuf, layout[me].count, &ty, "recvbuf")?;
+        let total: usize = layout.iter().map(|p| p.count).sum();
+        let mut data = reduction_input(sendbuf, recvbuf, &ty, total)?;
+        coll::reduce(&mut st.engine, &c, &mut data, &u, op, 0)?;
+        let mut out = Vec::new();
+        if me == 0 {
+            let mut at = 0;
+            for p in &layout {
+                out.push(data[at..at + p.bytes()].to_vec());
+                at += p.bytes();
+            }
+        }
+        let mine = coll::scatter(&mut st.engine, &c, &out, 0, layout[me].bytes())?;
+        unpacked(recvbuf, &ty, &mine);
+        Ok(())
+    })
+}
+
+mpi_fn! {
+    Initialized fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
+        reduce_scatter_any(sendbuf, recvbuf, &recvcount, true, datatype, op, comm)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
+        reduce_scatter_any(sendbuf, recvbuf, recvcounts, false, datatype, op, comm)
+    }
+}

@@ -1,7 +1,9 @@
 //! Collectives built on point-to-point in the communicator's collective
-//! context (DESIGN.md §7): dissemination barrier, binomial broadcast, and
-//! a binomial reduction that always combines in rank order, so the result
-//! does not depend on the root or on timing.
+//! context (DESIGN.md §7): dissemination barrier, binomial broadcast, a
+//! binomial reduction that always combines in rank order (so the result
+//! does not depend on the root or on timing), linear gather and scatter,
+//! ring allgather, pairwise-exchange alltoall and a linear-chain scan. They
+//! move packed bytes; `abi::coll` packs and unpacks the user's layouts.
 
 use crate::comm::Comm;
 use crate::datatype::{byte, TypeInfo};
@@ -43,6 +45,20 @@ fn post_recv(e: &mut Engine, c: &Comm, buf: *mut u8, len: usize, from: usize, ta
 fn recv(e: &mut Engine, c: &Comm, buf: *mut u8, len: usize, from: usize, tag: i32) {
     let id = post_recv(e, c, buf, len, from, tag);
     e.wait(id);
+}
+
+/// Fail with MPI_ERR_TRUNCATE when a rank sent more than was expected of
+/// it (the standard's "type signatures must match", which MPICH reports).
+fn check_fit(st: &crate::p2p::request::Status, from: usize) -> MpiResult<()> {
+    if st.sent_bytes > st.bytes {
+        return crate::err!(
+            Truncate,
+            "rank {from} sent {} bytes where {} were expected (send and receive type signatures differ)",
+            st.sent_bytes,
+            st.bytes
+        );
+    }
+    Ok(())
 }
 
 /// Dissemination barrier: ceil(log2 n) rounds of zero-byte messages.
@@ -193,4 +209,133 @@ pub fn allgatherv_bytes(e: &mut Engine, c: &Comm, mine: &[u8]) -> MpiResult<Vec<
         at += l;
     }
     Ok(out)
+}
+
+const TAG_GATHER: i32 = 6;
+const TAG_SCATTER: i32 = 7;
+const TAG_ALLTOALL: i32 = 8;
+const TAG_SCAN: i32 = 9;
+const TAG_ALLGATHER_RING: i32 = 10;
+
+/// Gather every rank's bytes at `root` (lengths `lens`, known at root):
+/// the root gets all parts in rank order, the others nothing.
+pub fn gather(e: &mut Engine, c: &Comm, mine: &[u8], root: usize, lens: &[usize]) -> MpiResult<Vec<Vec<u8>>> {
+    let me = c.rank;
+    if me != root {
+        send(e, c, mine.as_ptr(), mine.len(), root, TAG_GATHER)?;
+        return Ok(vec![]);
+    }
+    let mut parts: Vec<Vec<u8>> = lens.iter().map(|&l| vec![0u8; l]).collect();
+    parts[me] = mine.to_vec();
+    let mut reqs = Vec::new();
+    let mut from = Vec::new();
+    for (r, part) in parts.iter_mut().enumerate() {
+        if r != me {
+            let len = part.len();
+            reqs.push(post_recv(e, c, part.as_mut_ptr(), len, r, TAG_GATHER));
+            from.push(r);
+        }
+    }
+    let mut st = vec![Default::default(); reqs.len()];
+    e.wait_all(&reqs, &mut st);
+    for (s, &r) in st.iter().zip(&from) {
+        check_fit(s, r)?;
+    }
+    Ok(parts)
+}
+
+/// Scatter `parts` (at root) so rank r gets `parts[r]` (`len` bytes).
+pub fn scatter(e: &mut Engine, c: &Comm, parts: &[Vec<u8>], root: usize, len: usize) -> MpiResult<Vec<u8>> {
+    let me = c.rank;
+    if me != root {
+        let mut mine = vec![0u8; len];
+        let id = post_recv(e, c, mine.as_mut_ptr(), len, root, TAG_SCATTER);
+        check_fit(&e.wait(id), root)?;
+        return Ok(mine);
+    }
+    let mut reqs = Vec::new();
+    for (r, part) in parts.iter().enumerate() {
+        if r != me {
+            let a = SendArgs {
+                buf: part.as_ptr(),
+                count: part.len(),
+                ty: byte(),
+                dst: Some(c.group.world_rank(r)),
+                tag: TAG_SCATTER,
+                ctx: c.ctx_coll,
+                mode: Mode::Standard,
+                label: 0,
+                sig: None,
+            };
+            // SAFETY: `parts` outlives the wait below.
+            reqs.push(unsafe { e.isend(a)? });
+        }
+    }
+    let mut st = vec![Default::default(); reqs.len()];
+    e.wait_all(&reqs, &mut st);
+    Ok(parts[me].clone())
+}
+
+/// Every rank sends `parts[r]` to rank r and receives `lens[r]` bytes from
+/// it (pairwise exchange: step k talks to me+k and me-k).
+pub fn alltoall(e: &mut Engine, c: &Comm, parts: &[Vec<u8>], lens: &[usize]) -> MpiResult<Vec<Vec<u8>>> {
+    let (n, me) = (c.size(), c.rank);
+    let mut out: Vec<Vec<u8>> = lens.iter().map(|&l| vec![0u8; l]).collect();
+    out[me] = parts[me].clone();
+    // a misfit is reported after every step, so no peer is left waiting
+    let mut fit = Ok(());
+    for k in 1..n {
+        let (to, from) = ((me + k) % n, (me + n - k) % n);
+        let r = post_recv(e, c, out[from].as_mut_ptr(), out[from].len(), from, TAG_ALLTOALL);
+        send(e, c, parts[to].as_ptr(), parts[to].len(), to, TAG_ALLTOALL)?;
+        let st = e.wait(r);
+        fit = fit.and(check_fit(&st, from));
+    }
+    fit.map(|_| out)
+}
+
+/// Ring allgather: everyone ends with every rank's part (`lens[r]`
+/// bytes from rank r); step k passes on the part received in step k-1.
+pub fn allgather(e: &mut Engine, c: &Comm, mine: &[u8], lens: &[usize]) -> MpiResult<Vec<Vec<u8>>> {
+    let (n, me) = (c.size(), c.rank);
+    let mut out: Vec<Vec<u8>> = lens.iter().map(|&l| vec![0u8; l]).collect();
+    out[me] = mine.to_vec();
+    let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    for k in 0..n.saturating_sub(1) {
+        let (give, take) = ((me + n - k) % n, (me + n - k - 1) % n);
+        let len = out[take].len();
+        let r = post_recv(e, c, out[take].as_mut_ptr(), len, left, TAG_ALLGATHER_RING);
+        send(e, c, out[give].as_ptr(), out[give].len(), right, TAG_ALLGATHER_RING)?;
+        e.wait(r);
+    }
+    Ok(out)
+}
+
+/// Inclusive (or exclusive) prefix reduction along the ranks: rank r ends
+/// with v0 op ... op vr (exclusive: up to v(r-1); rank 0's is left as is
+/// and `false` is returned for it).
+pub fn scan(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: Op, exclusive: bool) -> MpiResult<bool> {
+    op.check(ty)?;
+    let (n, me) = (c.size(), c.rank);
+    let mine = data.to_vec();
+    let mut prefix = vec![0u8; data.len()];
+    if me > 0 {
+        recv(e, c, prefix.as_mut_ptr(), prefix.len(), me - 1, TAG_SCAN);
+    }
+    // what goes on: (prefix op mine), or mine alone at rank 0
+    let mut onward = mine.clone();
+    if me > 0 {
+        op::apply(op, ty, &prefix, &mut onward)?;
+    }
+    if me + 1 < n {
+        send(e, c, onward.as_ptr(), onward.len(), me + 1, TAG_SCAN)?;
+    }
+    if exclusive {
+        if me > 0 {
+            data.copy_from_slice(&prefix);
+        }
+        return Ok(me > 0);
+    }
+    data.copy_from_slice(&onward);
+    Ok(true)
 }

@@ -1,0 +1,238 @@
+/* oxmpi-test: ranks=1,2,3,4
+ * Gather(v), Scatter(v), Allgather(v), Alltoall(v/w), Scan, Exscan,
+ * Reduce_scatter(_block) and Reduce_local on MPI_COMM_WORLD: every root,
+ * counts from 0 to 256 Ki ints, MPI_IN_PLACE, a derived (strided) type,
+ * checked against values computed here; then bad input under
+ * MPI_ERRORS_RETURN. */
+#include "common.h"
+
+/* the value rank r puts at position i */
+static int val(int r, int i) { return r * 100003 + i * 7 + 1; }
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int counts[] = {0, 1, 5, 1000, 65536};
+    int *rc = malloc(size * sizeof(int)), *dis = malloc(size * sizeof(int));
+
+    for (int c = 0; c < 5; c++) {
+        int n = counts[c];
+        int *mine = malloc((n + 1) * sizeof(int));
+        int *all = malloc(((size_t)n * size + 1) * sizeof(int));
+        for (int i = 0; i < n; i++) mine[i] = val(rank, i);
+        for (int root = 0; root < size; root++) {
+            /* Gather, then in place at the root */
+            for (int i = 0; i < n * size; i++) all[i] = -1;
+            MPI_Gather(mine, n, MPI_INT, all, n, MPI_INT, root, MPI_COMM_WORLD);
+            int bad = 0;
+            if (rank == root)
+                for (int r = 0; r < size; r++)
+                    for (int i = 0; i < n; i++) bad += all[r * n + i] != val(r, i);
+            CHECK(bad == 0, "gather %d from root %d: %d wrong", n, root, bad);
+            if (rank == root) {
+                for (int i = 0; i < n * size; i++) all[i] = i < root * n || i >= (root + 1) * n ? -1 : val(root, i - root * n);
+                MPI_Gather(MPI_IN_PLACE, n, MPI_INT, all, n, MPI_INT, root, MPI_COMM_WORLD);
+                bad = 0;
+                for (int r = 0; r < size; r++)
+                    for (int i = 0; i < n; i++) bad += all[r * n + i] != val(r, i);
+                CHECK(bad == 0, "in-place gather %d at %d: %d wrong", n, root, bad);
+            } else {
+                MPI_Gather(mine, n, MPI_INT, NULL, 0, MPI_DATATYPE_NULL, root, MPI_COMM_WORLD);
+            }
+            /* Scatter: rank r gets the root's block r */
+            for (int r = 0; r < size && rank == root; r++)
+                for (int i = 0; i < n; i++) all[r * n + i] = val(r, i) + root;
+            for (int i = 0; i < n; i++) mine[i] = -1;
+            MPI_Scatter(all, n, MPI_INT, mine, n, MPI_INT, root, MPI_COMM_WORLD);
+            bad = 0;
+            for (int i = 0; i < n; i++) bad += mine[i] != val(rank, i) + root;
+            CHECK(bad == 0, "scatter %d from %d: %d wrong", n, root, bad);
+            if (rank == root)
+                MPI_Scatter(all, n, MPI_INT, MPI_IN_PLACE, n, MPI_INT, root, MPI_COMM_WORLD);
+            else
+                MPI_Scatter(NULL, 0, MPI_DATATYPE_NULL, mine, n, MPI_INT, root, MPI_COMM_WORLD);
+            bad = 0;
+            for (int i = 0; i < n; i++) bad += mine[i] != val(rank, i) + root;
+            CHECK(bad == 0, "scatter (root in place) %d from %d: %d wrong", n, root, bad);
+            for (int i = 0; i < n; i++) mine[i] = val(rank, i);
+        }
+        /* Allgather, not in place and in place */
+        for (int i = 0; i < n * size; i++) all[i] = -1;
+        MPI_Allgather(mine, n, MPI_INT, all, n, MPI_INT, MPI_COMM_WORLD);
+        int bad = 0;
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++) bad += all[r * n + i] != val(r, i);
+        CHECK(bad == 0, "allgather %d: %d wrong", n, bad);
+        for (int i = 0; i < n * size; i++) all[i] = i / (n ? n : 1) == rank ? val(rank, i - rank * n) : -1;
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, n, MPI_INT, MPI_COMM_WORLD);
+        bad = 0;
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++) bad += all[r * n + i] != val(r, i);
+        CHECK(bad == 0, "in-place allgather %d: %d wrong", n, bad);
+        /* Alltoall: block r of rank s's send holds val(s, r*n + i) */
+        int *snd = malloc(((size_t)n * size + 1) * sizeof(int));
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++) snd[r * n + i] = val(rank, r * n + i);
+        MPI_Alltoall(snd, n, MPI_INT, all, n, MPI_INT, MPI_COMM_WORLD);
+        bad = 0;
+        for (int s = 0; s < size; s++)
+            for (int i = 0; i < n; i++) bad += all[s * n + i] != val(s, rank * n + i);
+        CHECK(bad == 0, "alltoall %d: %d wrong", n, bad);
+        memcpy(all, snd, (size_t)n * size * sizeof(int));
+        MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, n, MPI_INT, MPI_COMM_WORLD);
+        bad = 0;
+        for (int s = 0; s < size; s++)
+            for (int i = 0; i < n; i++) bad += all[s * n + i] != val(s, rank * n + i);
+        CHECK(bad == 0, "in-place alltoall %d: %d wrong", n, bad);
+        /* Scan / Exscan with SUM, in place too; Reduce_scatter_block */
+        MPI_Scan(mine, snd, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        bad = 0;
+        for (int i = 0; i < n; i++) {
+            int e = 0;
+            for (int r = 0; r <= rank; r++) e += val(r, i);
+            bad += snd[i] != e;
+        }
+        CHECK(bad == 0, "scan %d: %d wrong", n, bad);
+        for (int i = 0; i < n; i++) snd[i] = val(rank, i);
+        MPI_Exscan(MPI_IN_PLACE, snd, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        bad = 0;
+        for (int i = 0; i < n && rank > 0; i++) {
+            int e = 0;
+            for (int r = 0; r < rank; r++) e += val(r, i);
+            bad += snd[i] != e;
+        }
+        CHECK(bad == 0, "exscan %d: %d wrong", n, bad);
+        for (int i = 0; i < n * size; i++) snd[i] = val(rank, i);
+        MPI_Reduce_scatter_block(snd, all, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        bad = 0;
+        for (int i = 0; i < n; i++) bad += all[i] != val(size - 1, rank * n + i);
+        CHECK(bad == 0, "reduce_scatter_block %d: %d wrong", n, bad);
+        free(snd);
+        free(mine);
+        free(all);
+    }
+
+    /* v variants: rank r contributes r+1 items, placed in reverse rank
+     * order with a gap of 2 */
+    int total = 0;
+    for (int r = size - 1; r >= 0; r--) { rc[r] = r + 1; dis[r] = total; total += r + 3; }
+    int *vb = malloc(total * sizeof(int)), mv[8];
+    for (int i = 0; i <= rank; i++) mv[i] = val(rank, i);
+    for (int root = 0; root < size; root++) {
+        for (int i = 0; i < total; i++) vb[i] = -7;
+        MPI_Gatherv(mv, rank + 1, MPI_INT, vb, rc, dis, MPI_INT, root, MPI_COMM_WORLD);
+        int bad = 0;
+        for (int r = 0; r < size && rank == root; r++) {
+            for (int i = 0; i <= r; i++) bad += vb[dis[r] + i] != val(r, i);
+            bad += vb[dis[r] + r + 1] != -7;
+        }
+        CHECK(bad == 0, "gatherv at %d: %d wrong", root, bad);
+        int got[8] = {0};
+        MPI_Scatterv(vb, rc, dis, MPI_INT, got, rank + 1, MPI_INT, root, MPI_COMM_WORLD);
+        bad = 0;
+        for (int i = 0; i <= rank; i++) bad += got[i] != val(rank, i);
+        CHECK(bad == 0, "scatterv from %d: %d wrong", root, bad);
+    }
+    for (int i = 0; i < total; i++) vb[i] = -7;
+    MPI_Allgatherv(mv, rank + 1, MPI_INT, vb, rc, dis, MPI_INT, MPI_COMM_WORLD);
+    int bad = 0;
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i <= r; i++) bad += vb[dis[r] + i] != val(r, i);
+    CHECK(bad == 0, "allgatherv: %d wrong", bad);
+
+    /* Alltoallv: rank s sends r+1 items to rank r; Alltoallw with the
+     * same layout in bytes */
+    int *sc = malloc(size * sizeof(int)), *sd = malloc(size * sizeof(int));
+    int *rcv = malloc(size * sizeof(int)), *rd = malloc(size * sizeof(int));
+    int *sbuf = malloc(64 * size * sizeof(int)), *rbuf = malloc(64 * size * sizeof(int));
+    for (int r = 0; r < size; r++) {
+        sc[r] = r + 1; sd[r] = 16 * r; rcv[r] = rank + 1; rd[r] = 16 * (size - 1 - r);
+        for (int i = 0; i < sc[r]; i++) sbuf[sd[r] + i] = val(rank, 50 * r + i);
+    }
+    for (int i = 0; i < 16 * size; i++) rbuf[i] = -1;
+    MPI_Alltoallv(sbuf, sc, sd, MPI_INT, rbuf, rcv, rd, MPI_INT, MPI_COMM_WORLD);
+    bad = 0;
+    for (int s = 0; s < size; s++)
+        for (int i = 0; i <= rank; i++) bad += rbuf[rd[s] + i] != val(s, 50 * rank + i);
+    CHECK(bad == 0, "alltoallv: %d wrong", bad);
+    MPI_Datatype *types = malloc(size * sizeof(MPI_Datatype));
+    for (int r = 0; r < size; r++) { sd[r] *= sizeof(int); rd[r] *= sizeof(int); types[r] = MPI_INT; }
+    for (int i = 0; i < 16 * size; i++) rbuf[i] = -1;
+    MPI_Alltoallw(sbuf, sc, sd, types, rbuf, rcv, rd, types, MPI_COMM_WORLD);
+    bad = 0;
+    for (int s = 0; s < size; s++)
+        for (int i = 0; i <= rank; i++) bad += rbuf[rd[s] / (int)sizeof(int) + i] != val(s, 50 * rank + i);
+    CHECK(bad == 0, "alltoallw: %d wrong", bad);
+
+    /* Derived type: gather a strided column (every 3rd int) into
+     * contiguous ints at the root, and allgather it back as columns */
+    MPI_Datatype col;
+    MPI_Type_vector(4, 1, 3, MPI_INT, &col);
+    MPI_Type_commit(&col);
+    int colbuf[12], flat[64];
+    for (int i = 0; i < 12; i++) colbuf[i] = i % 3 == 0 ? val(rank, i) : -3;
+    MPI_Gather(colbuf, 1, col, flat, 4, MPI_INT, 0, MPI_COMM_WORLD);
+    bad = 0;
+    for (int r = 0; r < size && rank == 0; r++)
+        for (int k = 0; k < 4; k++) bad += flat[r * 4 + k] != val(r, 3 * k);
+    CHECK(bad == 0, "gather of a vector type: %d wrong", bad);
+    MPI_Type_free(&col);
+
+    /* Reduce_scatter with uneven counts, Reduce_local */
+    int tot = size * (size + 1) / 2, *in = malloc(tot * sizeof(int)), out[8];
+    for (int i = 0; i < tot; i++) in[i] = val(rank, i);
+    MPI_Reduce_scatter(in, out, rc, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    int start = rank * (rank + 1) / 2;
+    bad = 0;
+    for (int i = 0; i <= rank; i++) {
+        int e = 0;
+        for (int r = 0; r < size; r++) e += val(r, start + i);
+        bad += out[i] != e;
+    }
+    CHECK(bad == 0, "reduce_scatter: %d wrong", bad);
+    double a[3] = {1, 5, -2}, b[3] = {4, 2, -1};
+    MPI_Reduce_local(a, b, 3, MPI_DOUBLE, MPI_MAX);
+    CHECK(b[0] == 4 && b[1] == 5 && b[2] == -1, "reduce_local max");
+    int la[2] = {2, 3}, lb[2] = {5, 7};
+    MPI_Reduce_local(la, lb, 2, MPI_INT, MPI_PROD);
+    CHECK(lb[0] == 10 && lb[1] == 21, "reduce_local prod");
+
+    /* bad input returns the right class */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int cls, e;
+    e = MPI_Gather(mv, 1, MPI_INT, vb, 1, MPI_INT, size, MPI_COMM_WORLD);
+    MPI_Error_class(e, &cls);
+    CHECK(cls == MPI_ERR_ROOT, "gather root out of range: class %d", cls);
+    e = MPI_Scatter(vb, 1, MPI_INT, mv, -1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Error_class(e, &cls);
+    CHECK(cls == MPI_ERR_COUNT, "scatter negative count: class %d", cls);
+    e = MPI_Allgather(mv, 1, MPI_INT, vb, 1, MPI_DATATYPE_NULL, MPI_COMM_WORLD);
+    MPI_Error_class(e, &cls);
+    CHECK(cls == MPI_ERR_TYPE, "allgather null type: class %d", cls);
+    e = MPI_Scan(mv, vb, 1, MPI_DOUBLE_INT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Error_class(e, &cls);
+    CHECK(cls == MPI_ERR_OP, "scan sum of a pair type: class %d", cls);
+    e = MPI_Reduce_local(MPI_IN_PLACE, lb, 2, MPI_INT, MPI_SUM);
+    MPI_Error_class(e, &cls);
+    CHECK(cls == MPI_ERR_BUFFER, "reduce_local in place: class %d", cls);
+    if (size > 1) {
+        /* the others send 2 ints where the root expects 1 */
+        int two[2] = {1, 2}, got[8];
+        e = MPI_Gather(two, rank == 0 ? 1 : 2, MPI_INT, got, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        MPI_Error_class(e, &cls);
+        CHECK(rank == 0 ? cls == MPI_ERR_TRUNCATE : e == MPI_SUCCESS, "gather of too much: class %d", cls);
+    }
+    /* (MPICH does not check this one and crashes in memcpy) */
+    if (size > 1 && !getenv("OXMPI_TEST_REFERENCE")) {
+        e = MPI_Gather(MPI_IN_PLACE, 1, MPI_INT, vb, 1, MPI_INT, (rank + 1) % size, MPI_COMM_WORLD);
+        MPI_Error_class(e, &cls);
+        CHECK(cls == MPI_ERR_BUFFER, "in-place gather at a non-root: class %d", cls);
+        /* every rank named another as root, so all failed locally */
+    }
+    free(in); free(vb); free(sc); free(sd); free(rcv); free(rd); free(sbuf); free(rbuf); free(types);
+    free(rc); free(dis);
+    return finish();
+}
