@@ -9,6 +9,7 @@ use crate::coll;
 use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
+use crate::op::{Op, UserFn, UserOp};
 use std::os::raw::{c_int, c_void};
 
 /// MPI_IN_PLACE
@@ -91,8 +92,22 @@ mpi_fn! {
     }
 }
 
-/// The predefined type a reduction of `ty` works on, checked against `op`.
-fn unit(ty: &TypeInfo, op: crate::op::Op) -> MpiResult<TypeInfo> {
+/// The operator of a reduction on `datatype` (a user function is told
+/// the datatype it is called on).
+fn op_for(op: c_int, datatype: c_int) -> MpiResult<Op> {
+    Ok(match handles::op(op)? {
+        Op::User(u) => Op::User(UserOp { datatype, ..u }),
+        op => op,
+    })
+}
+
+/// The type a reduction of `ty` works on, checked against `op`: for a
+/// predefined operator, the predefined type `ty` is made of; for a user
+/// function, `ty` itself.
+fn unit(ty: &TypeInfo, op: Op) -> MpiResult<TypeInfo> {
+    if let Op::User(_) = op {
+        return Ok(ty.clone());
+    }
     let u = match ty.reduction_unit() {
         Some(u) => u,
         None if ty.size == 0 => return Ok(TypeInfo::basic(&ty.name, crate::datatype::Basic::Byte, 1)),
@@ -116,7 +131,7 @@ mpi_fn! {
         with_state(|st| {
             let c = intra(st, comm)?;
             let (count, ty) = check_count(count, datatype)?;
-            let op = handles::op(op)?;
+            let op = op_for(op, datatype)?;
             let u = unit(&ty, op)?;
             let root = check_root(c.size(), root)?;
             let in_place = sendbuf as usize == IN_PLACE;
@@ -145,7 +160,7 @@ mpi_fn! {
         with_state(|st| {
             let c = intra(st, comm)?;
             let (count, ty) = check_count(count, datatype)?;
-            let op = handles::op(op)?;
+            let op = op_for(op, datatype)?;
             let u = unit(&ty, op)?;
             let in_place = sendbuf as usize == IN_PLACE;
             if !in_place {
@@ -518,7 +533,7 @@ fn scan_any(
     with_state(|st| {
         let c = intra(st, comm)?;
         let (count, ty) = check_count(count, datatype)?;
-        let op = handles::op(op)?;
+        let op = op_for(op, datatype)?;
         let u = unit(&ty, op)?;
         check_buf(recvbuf, count, &ty, "recvbuf")?;
         let mut data = reduction_input(sendbuf, recvbuf, &ty, count)?;
@@ -544,7 +559,7 @@ mpi_fn! {
 mpi_fn! {
     Initialized fn MPI_Reduce_local / PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int) errors(None) {
         let (count, ty) = check_count(count, datatype)?;
-        let op = handles::op(op)?;
+        let op = op_for(op, datatype)?;
         let u = unit(&ty, op)?;
         if is_in_place(inbuf) {
             return err!(Buffer, "MPI_IN_PLACE is not allowed in MPI_Reduce_local");
@@ -574,7 +589,7 @@ fn reduce_scatter_any(
         let c = intra(st, comm)?;
         let (n, me) = (c.size(), c.rank);
         let ty = handles::committed(datatype)?;
-        let op = handles::op(op)?;
+        let op = op_for(op, datatype)?;
         let u = unit(&ty, op)?;
         let counts = ints(counts, if block { 1 } else { n }, "recvcounts")?;
         // recvbuf holds this rank's part only (all of the input in place)
@@ -606,5 +621,47 @@ mpi_fn! {
 mpi_fn! {
     Initialized fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
         reduce_scatter_any(sendbuf, recvbuf, recvcounts, false, datatype, op, comm)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Op_create / PMPI_Op_create(user_fn: Option<UserFn>, commute: c_int, op: *mut c_int) errors(None) {
+        let Some(f) = user_fn else { return err!(Arg, "user_fn is a null pointer") };
+        if op.is_null() {
+            return err!(Arg, "op is a null pointer");
+        }
+        let h = handles::new_op(UserOp { f, commute: commute != 0, datatype: 0 })?;
+        // SAFETY: checked non-null; the caller passes a writable MPI_Op.
+        unsafe { *op = h };
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Op_free / PMPI_Op_free(op: *mut c_int) errors(None) {
+        if op.is_null() {
+            return err!(Arg, "op is a null pointer");
+        }
+        // SAFETY: checked non-null.
+        unsafe {
+            handles::free_op(*op)?;
+            *op = handles::OP_NULL;
+        }
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Op_commutative / PMPI_Op_commutative(op: c_int, commute: *mut c_int) errors(None) {
+        if commute.is_null() {
+            return err!(Arg, "commute is a null pointer");
+        }
+        let c = match handles::op(op)? {
+            Op::User(u) => u.commute,
+            _ => true,
+        };
+        // SAFETY: checked non-null.
+        unsafe { *commute = c as c_int };
+        Ok(())
     }
 }

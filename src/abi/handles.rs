@@ -6,7 +6,7 @@ use crate::comm::Comm;
 use crate::datatype::{Basic, PairKind, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
-use crate::op::Op;
+use crate::op::{Op, UserOp};
 use crate::p2p::request::ReqId;
 use crate::runtime::State;
 use std::sync::{Arc, OnceLock, RwLock};
@@ -166,8 +166,43 @@ pub fn op(h: i32) -> MpiResult<Op> {
         0x5800000d => Op::Replace,
         0x5800000e => Op::NoOp,
         OP_NULL => return err!(Op, "the operation is MPI_OP_NULL"),
-        _ => return err!(Op, "invalid operation handle 0x{h:08x}"),
+        _ => match user_op(h) {
+            Some(u) => Op::User(u),
+            None => return err!(Op, "invalid operation handle 0x{h:08x}"),
+        },
     })
+}
+
+/// User-defined operators (MPI_Op_create): 0x9800000N, N indexing this
+/// table; freed slots are `None` and not reused.
+static USER_OPS: RwLock<Vec<Option<UserOp>>> = RwLock::new(Vec::new());
+const OP_DIRECT: u32 = 0x9800_0000;
+
+fn user_op(h: i32) -> Option<UserOp> {
+    let h = h as u32;
+    if h & !0x03ff_ffff != OP_DIRECT {
+        return None;
+    }
+    *USER_OPS.read().unwrap_or_else(|p| p.into_inner()).get((h & 0x03ff_ffff) as usize)?
+}
+
+pub fn new_op(u: UserOp) -> MpiResult<i32> {
+    let mut t = USER_OPS.write().unwrap_or_else(|p| p.into_inner());
+    if t.len() >= 0x03ff_ffff {
+        return err!(Intern, "too many user-defined operations");
+    }
+    t.push(Some(u));
+    Ok((OP_DIRECT | (t.len() - 1) as u32) as i32)
+}
+
+/// Free a user-defined operator; predefined ones cannot be freed.
+pub fn free_op(h: i32) -> MpiResult<()> {
+    op(h)?;
+    if user_op(h).is_none() {
+        return err!(Op, "0x{h:08x} is a predefined operation, which cannot be freed");
+    }
+    USER_OPS.write().unwrap_or_else(|p| p.into_inner())[(h as u32 & 0x03ff_ffff) as usize] = None;
+    Ok(())
 }
 
 struct Builtins {

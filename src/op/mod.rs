@@ -5,6 +5,7 @@
 use crate::datatype::{Basic, PairKind, TypeInfo};
 use crate::err;
 use crate::error::MpiResult;
+use std::os::raw::{c_int, c_void};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -22,7 +23,28 @@ pub enum Op {
     Minloc,
     Replace,
     NoOp,
+    /// An `MPI_Op_create` operator, resolved for one call's datatype.
+    User(UserOp),
 }
+
+/// `MPI_User_function`: inoutvec[i] = invec[i] op inoutvec[i].
+pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
+
+#[derive(Clone, Copy, Debug)]
+pub struct UserOp {
+    pub f: UserFn,
+    pub commute: bool,
+    /// The datatype handle the function is given (set per call).
+    pub datatype: c_int,
+}
+
+impl PartialEq for UserOp {
+    fn eq(&self, o: &UserOp) -> bool {
+        self.f as usize == o.f as usize && self.commute == o.commute && self.datatype == o.datatype
+    }
+}
+
+impl Eq for UserOp {}
 
 impl Op {
     pub fn name(self) -> &'static str {
@@ -41,6 +63,7 @@ impl Op {
             Op::Minloc => "MPI_MINLOC",
             Op::Replace => "MPI_REPLACE",
             Op::NoOp => "MPI_NO_OP",
+            Op::User(_) => "a user-defined operation",
         }
     }
 
@@ -48,7 +71,7 @@ impl Op {
     pub fn check(self, ty: &TypeInfo) -> MpiResult<()> {
         use Basic::*;
         let ok = match self {
-            Op::Replace | Op::NoOp => true,
+            Op::Replace | Op::NoOp | Op::User(_) => true,
             Op::Max | Op::Min => matches!(ty.basic, Int { .. } | FortranInt { .. } | Float { .. } | LongDouble),
             Op::Sum | Op::Prod => {
                 matches!(
@@ -190,6 +213,10 @@ pub fn apply(op: Op, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) -> MpiResult<(
         Op::NoOp => return Ok(()),
         Op::Replace => {
             inout.copy_from_slice(inp);
+            return Ok(());
+        }
+        Op::User(u) => {
+            apply_user(u, ty, inp, inout);
             return Ok(());
         }
         _ => {}
@@ -348,5 +375,45 @@ mod tests {
         let mut b = two;
         apply(Op::Sum, &t, &one, &mut b).unwrap();
         assert_eq!(b[..10], three[..10]);
+    }
+}
+
+/// Items of `ty` in their memory layout, in 16-byte aligned storage, as a
+/// user function expects them.
+struct Image {
+    store: Vec<u128>,
+    /// Where item 0 starts (the type's lower bound is at `base + lb`).
+    base: *mut u8,
+}
+
+impl Image {
+    fn of(ty: &TypeInfo, count: usize, packed: &[u8]) -> Image {
+        let span = ty.true_extent.max(0) as usize + ty.extent.max(0) as usize * count.saturating_sub(1);
+        let mut store = vec![0u128; span.div_ceil(16).max(1)];
+        let base = (store.as_mut_ptr() as *mut u8).wrapping_offset(-ty.true_lb);
+        // SAFETY: `store` covers every byte the `count` items occupy.
+        unsafe { crate::datatype::pack::unpack(ty, packed, base) };
+        Image { store, base }
+    }
+}
+
+/// Run a user function over packed items, through memory images, in
+/// chunks of at most `i32::MAX` items.
+fn apply_user(u: UserOp, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) {
+    if ty.size == 0 || inp.is_empty() {
+        return;
+    }
+    let chunk = (i32::MAX as usize) * ty.size;
+    for (i, o) in inp.chunks(chunk).zip(inout.chunks_mut(chunk)) {
+        let count = i.len() / ty.size;
+        let a = Image::of(ty, count, i);
+        let b = Image::of(ty, count, o);
+        let (mut len, mut dt) = (count as c_int, u.datatype);
+        // SAFETY: both images hold `count` items of the datatype the
+        // function is told about.
+        unsafe { (u.f)(a.base as *mut c_void, b.base as *mut c_void, &mut len, &mut dt) };
+        // SAFETY: as above; the result is read back out of the image.
+        unsafe { crate::datatype::pack::pack(ty, count, b.base, o) };
+        drop((a.store, b.store));
     }
 }
