@@ -34,7 +34,7 @@ fn check_root(size: usize, root: c_int) -> MpiResult<usize> {
     Ok(root as usize)
 }
 
-fn check_count(count: c_int, datatype: c_int) -> MpiResult<(usize, TypeRef)> {
+fn check_count(count: i64, datatype: c_int) -> MpiResult<(usize, TypeRef)> {
     if count < 0 {
         return err!(Count, "count {count} is negative");
     }
@@ -70,25 +70,35 @@ mpi_fn! {
     }
 }
 
+fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int) -> MpiResult<()> {
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let (count, ty) = check_count(count, datatype)?;
+        let root = check_root(c.size(), root)?;
+        check_buf(buffer, count, &ty, "buffer")?;
+        if ty.is_contiguous() {
+            // SAFETY: the user buffer holds `count` contiguous items.
+            let b = unsafe { std::slice::from_raw_parts_mut(buffer as *mut u8, ty.size * count) };
+            return coll::bcast(&mut st.engine, &c, b, root);
+        }
+        let mut data = if c.rank == root { packed(buffer, &ty, count) } else { vec![0u8; ty.size * count] };
+        coll::bcast(&mut st.engine, &c, &mut data, root)?;
+        if c.rank != root {
+            unpacked(buffer, &ty, &data);
+        }
+        Ok(())
+    })
+}
+
 mpi_fn! {
     Initialized fn MPI_Bcast / PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| {
-            let c = intra(st, comm)?;
-            let (count, ty) = check_count(count, datatype)?;
-            let root = check_root(c.size(), root)?;
-            check_buf(buffer, count, &ty, "buffer")?;
-            if ty.is_contiguous() {
-                // SAFETY: the user buffer holds `count` contiguous items.
-                let b = unsafe { std::slice::from_raw_parts_mut(buffer as *mut u8, ty.size * count) };
-                return coll::bcast(&mut st.engine, &c, b, root);
-            }
-            let mut data = if c.rank == root { packed(buffer, &ty, count) } else { vec![0u8; ty.size * count] };
-            coll::bcast(&mut st.engine, &c, &mut data, root)?;
-            if c.rank != root {
-                unpacked(buffer, &ty, &data);
-            }
-            Ok(())
-        })
+        bcast_any(buffer, count.into(), datatype, root, comm)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Bcast_c / PMPI_Bcast_c(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
+        bcast_any(buffer, count, datatype, root, comm)
     }
 }
 
@@ -126,53 +136,88 @@ fn unit(ty: &TypeInfo, op: Op) -> MpiResult<TypeInfo> {
     Ok(u)
 }
 
+fn reduce_any(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: i64,
+    datatype: c_int,
+    op: c_int,
+    root: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let (count, ty) = check_count(count, datatype)?;
+        let op = op_for(op, datatype)?;
+        let u = unit(&ty, op)?;
+        let root = check_root(c.size(), root)?;
+        let in_place = sendbuf as usize == IN_PLACE;
+        if in_place && c.rank != root {
+            return err!(Buffer, "MPI_IN_PLACE is only allowed as sendbuf at the root of MPI_Reduce");
+        }
+        if !in_place {
+            check_buf(sendbuf, count, &ty, "sendbuf")?;
+        }
+        if c.rank == root {
+            check_buf(recvbuf, count, &ty, "recvbuf")?;
+        }
+        let src = if in_place { recvbuf as *const c_void } else { sendbuf };
+        let mut data = packed(src, &ty, count);
+        coll::reduce(&mut st.engine, &c, &mut data, &u, op, root)?;
+        if c.rank == root {
+            unpacked(recvbuf, &ty, &data);
+        }
+        Ok(())
+    })
+}
+
 mpi_fn! {
     Initialized fn MPI_Reduce / PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| {
-            let c = intra(st, comm)?;
-            let (count, ty) = check_count(count, datatype)?;
-            let op = op_for(op, datatype)?;
-            let u = unit(&ty, op)?;
-            let root = check_root(c.size(), root)?;
-            let in_place = sendbuf as usize == IN_PLACE;
-            if in_place && c.rank != root {
-                return err!(Buffer, "MPI_IN_PLACE is only allowed as sendbuf at the root of MPI_Reduce");
-            }
-            if !in_place {
-                check_buf(sendbuf, count, &ty, "sendbuf")?;
-            }
-            if c.rank == root {
-                check_buf(recvbuf, count, &ty, "recvbuf")?;
-            }
-            let src = if in_place { recvbuf as *const c_void } else { sendbuf };
-            let mut data = packed(src, &ty, count);
-            coll::reduce(&mut st.engine, &c, &mut data, &u, op, root)?;
-            if c.rank == root {
-                unpacked(recvbuf, &ty, &data);
-            }
-            Ok(())
-        })
+        reduce_any(sendbuf, recvbuf, count.into(), datatype, op, root, comm)
     }
 }
 
 mpi_fn! {
+    Initialized fn MPI_Reduce_c / PMPI_Reduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
+        reduce_any(sendbuf, recvbuf, count, datatype, op, root, comm)
+    }
+}
+
+fn allreduce_any(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: i64,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let (count, ty) = check_count(count, datatype)?;
+        let op = op_for(op, datatype)?;
+        let u = unit(&ty, op)?;
+        let in_place = sendbuf as usize == IN_PLACE;
+        if !in_place {
+            check_buf(sendbuf, count, &ty, "sendbuf")?;
+        }
+        check_buf(recvbuf, count, &ty, "recvbuf")?;
+        let src = if in_place { recvbuf as *const c_void } else { sendbuf };
+        let mut data = packed(src, &ty, count);
+        coll::allreduce(&mut st.engine, &c, &mut data, &u, op)?;
+        unpacked(recvbuf, &ty, &data);
+        Ok(())
+    })
+}
+
+mpi_fn! {
     Initialized fn MPI_Allreduce / PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| {
-            let c = intra(st, comm)?;
-            let (count, ty) = check_count(count, datatype)?;
-            let op = op_for(op, datatype)?;
-            let u = unit(&ty, op)?;
-            let in_place = sendbuf as usize == IN_PLACE;
-            if !in_place {
-                check_buf(sendbuf, count, &ty, "sendbuf")?;
-            }
-            check_buf(recvbuf, count, &ty, "recvbuf")?;
-            let src = if in_place { recvbuf as *const c_void } else { sendbuf };
-            let mut data = packed(src, &ty, count);
-            coll::allreduce(&mut st.engine, &c, &mut data, &u, op)?;
-            unpacked(recvbuf, &ty, &data);
-            Ok(())
-        })
+        allreduce_any(sendbuf, recvbuf, count.into(), datatype, op, comm)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Allreduce_c / PMPI_Allreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
+        allreduce_any(sendbuf, recvbuf, count, datatype, op, comm)
     }
 }
 
@@ -198,13 +243,32 @@ impl Part {
     }
 }
 
-/// The integers of a per-rank argument array (`counts`, `displs`).
-fn ints<'a>(p: *const c_int, n: usize, name: &str) -> MpiResult<&'a [c_int]> {
-    if p.is_null() {
-        return err!(Arg, "{name} is a null pointer");
+/// A per-rank argument (counts, displacements): one value for every
+/// rank, or an array of `int`, `MPI_Count` or `MPI_Aint`.
+#[derive(Clone, Copy)]
+enum Arr {
+    One(i64),
+    Int(*const c_int),
+    Count(*const i64),
+    Aint(*const isize),
+}
+
+impl Arr {
+    fn read(self, n: usize, name: &str) -> MpiResult<Vec<i64>> {
+        fn slice<'a, T>(p: *const T, n: usize, name: &str) -> MpiResult<&'a [T]> {
+            if p.is_null() {
+                return err!(Arg, "{name} is a null pointer");
+            }
+            // SAFETY: the standard has the caller pass one entry per rank.
+            Ok(unsafe { std::slice::from_raw_parts(p, n) })
+        }
+        Ok(match self {
+            Arr::One(v) => vec![v; n],
+            Arr::Int(p) => slice(p, n, name)?.iter().map(|&v| v.into()).collect(),
+            Arr::Count(p) => slice(p, n, name)?.to_vec(),
+            Arr::Aint(p) => slice(p, n, name)?.iter().map(|&v| v as i64).collect(),
+        })
     }
-    // SAFETY: the standard has the caller pass one entry per rank.
-    Ok(unsafe { std::slice::from_raw_parts(p, n) })
 }
 
 /// Rank r's part is `counts[r]` items at `displs[r]` extents (or, with no
@@ -212,14 +276,14 @@ fn ints<'a>(p: *const c_int, n: usize, name: &str) -> MpiResult<&'a [c_int]> {
 fn parts(
     n: usize,
     ty: &TypeRef,
-    counts: &[c_int],
-    displs: Option<&[c_int]>,
+    counts: &[i64],
+    displs: Option<&[i64]>,
     buf: *const c_void,
     name: &str,
 ) -> MpiResult<Vec<Part>> {
     let mut out = Vec::with_capacity(n);
     for r in 0..n {
-        let count = counts[if counts.len() == 1 { 0 } else { r }];
+        let count = counts[r];
         if count < 0 {
             return err!(Count, "{name} count for rank {r} is {count}, negative");
         }
@@ -235,7 +299,7 @@ fn parts(
 
 /// The send (or receive) side of a rooted or all-to-all collective: a
 /// count and a committed datatype, checked.
-fn side(count: c_int, datatype: c_int, buf: *const c_void, name: &str) -> MpiResult<Part> {
+fn side(count: i64, datatype: c_int, buf: *const c_void, name: &str) -> MpiResult<Part> {
     let (count, ty) = check_count(count, datatype)?;
     check_buf(buf, count, &ty, name)?;
     Ok(Part { ty, count, offset: 0 })
@@ -249,11 +313,11 @@ fn is_in_place(p: *const c_void) -> bool {
 fn gather_any(
     st: &mut crate::runtime::State,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: i64,
     sendtype: c_int,
     recvbuf: *mut c_void,
-    counts: *const c_int,
-    displs: Option<*const c_int>,
+    counts: Arr,
+    displs: Option<Arr>,
     recvtype: c_int,
     root: c_int,
     comm: c_int,
@@ -271,12 +335,12 @@ fn gather_any(
         return Ok(());
     }
     let rty = handles::committed(recvtype)?;
-    let counts = ints(counts, if displs.is_some() { n } else { 1 }, "recvcounts")?;
+    let counts = counts.read(n, "recvcounts")?;
     let displs = match displs {
-        Some(d) => Some(ints(d, n, "displs")?),
+        Some(d) => Some(d.read(n, "displs")?),
         None => None,
     };
-    let layout = parts(n, &rty, counts, displs, recvbuf, "recvbuf")?;
+    let layout = parts(n, &rty, &counts, displs.as_deref(), recvbuf, "recvbuf")?;
     let mut lens: Vec<usize> = layout.iter().map(Part::bytes).collect();
     if !in_place && mine.len() > lens[me] {
         return err!(Truncate, "the root sends {} bytes to itself but expects {}", mine.len(), lens[me]);
@@ -293,13 +357,25 @@ fn gather_any(
 
 mpi_fn! {
     Initialized fn MPI_Gather / PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| gather_any(st, sendbuf, sendcount, sendtype, recvbuf, &recvcount, None, recvtype, root, comm))
+        with_state(|st| gather_any(st, sendbuf, sendcount.into(), sendtype, recvbuf, Arr::One(recvcount.into()), None, recvtype, root, comm))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Gather_c / PMPI_Gather_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| gather_any(st, sendbuf, sendcount, sendtype, recvbuf, Arr::One(recvcount), None, recvtype, root, comm))
     }
 }
 
 mpi_fn! {
     Initialized fn MPI_Gatherv / PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| gather_any(st, sendbuf, sendcount, sendtype, recvbuf, recvcounts, Some(displs), recvtype, root, comm))
+        with_state(|st| gather_any(st, sendbuf, sendcount.into(), sendtype, recvbuf, Arr::Int(recvcounts), Some(Arr::Int(displs)), recvtype, root, comm))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Gatherv_c / PMPI_Gatherv_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| gather_any(st, sendbuf, sendcount, sendtype, recvbuf, Arr::Count(recvcounts), Some(Arr::Aint(displs)), recvtype, root, comm))
     }
 }
 
@@ -307,11 +383,11 @@ mpi_fn! {
 fn scatter_any(
     st: &mut crate::runtime::State,
     sendbuf: *const c_void,
-    counts: *const c_int,
-    displs: Option<*const c_int>,
+    counts: Arr,
+    displs: Option<Arr>,
     sendtype: c_int,
     recvbuf: *mut c_void,
-    recvcount: c_int,
+    recvcount: i64,
     recvtype: c_int,
     root: c_int,
     comm: c_int,
@@ -333,12 +409,12 @@ fn scatter_any(
         return Ok(());
     }
     let sty = handles::committed(sendtype)?;
-    let counts = ints(counts, if displs.is_some() { n } else { 1 }, "sendcounts")?;
+    let counts = counts.read(n, "sendcounts")?;
     let displs = match displs {
-        Some(d) => Some(ints(d, n, "displs")?),
+        Some(d) => Some(d.read(n, "displs")?),
         None => None,
     };
-    let layout = parts(n, &sty, counts, displs, sendbuf, "sendbuf")?;
+    let layout = parts(n, &sty, &counts, displs.as_deref(), sendbuf, "sendbuf")?;
     let out: Vec<Vec<u8>> =
         layout.iter().enumerate().map(|(r, p)| if in_place && r == me { vec![] } else { p.pack(sendbuf) }).collect();
     if let Some(p) = &recv {
@@ -355,13 +431,25 @@ fn scatter_any(
 
 mpi_fn! {
     Initialized fn MPI_Scatter / PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| scatter_any(st, sendbuf, &sendcount, None, sendtype, recvbuf, recvcount, recvtype, root, comm))
+        with_state(|st| scatter_any(st, sendbuf, Arr::One(sendcount.into()), None, sendtype, recvbuf, recvcount.into(), recvtype, root, comm))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Scatter_c / PMPI_Scatter_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| scatter_any(st, sendbuf, Arr::One(sendcount), None, sendtype, recvbuf, recvcount, recvtype, root, comm))
     }
 }
 
 mpi_fn! {
     Initialized fn MPI_Scatterv / PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| scatter_any(st, sendbuf, sendcounts, Some(displs), sendtype, recvbuf, recvcount, recvtype, root, comm))
+        with_state(|st| scatter_any(st, sendbuf, Arr::Int(sendcounts), Some(Arr::Int(displs)), sendtype, recvbuf, recvcount.into(), recvtype, root, comm))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Scatterv_c / PMPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| scatter_any(st, sendbuf, Arr::Count(sendcounts), Some(Arr::Aint(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm))
     }
 }
 
@@ -369,23 +457,23 @@ mpi_fn! {
 fn allgather_any(
     st: &mut crate::runtime::State,
     sendbuf: *const c_void,
-    sendcount: c_int,
+    sendcount: i64,
     sendtype: c_int,
     recvbuf: *mut c_void,
-    counts: *const c_int,
-    displs: Option<*const c_int>,
+    counts: Arr,
+    displs: Option<Arr>,
     recvtype: c_int,
     comm: c_int,
 ) -> MpiResult<()> {
     let c = intra(st, comm)?;
     let (n, me) = (c.size(), c.rank);
     let rty = handles::committed(recvtype)?;
-    let counts = ints(counts, if displs.is_some() { n } else { 1 }, "recvcounts")?;
+    let counts = counts.read(n, "recvcounts")?;
     let displs = match displs {
-        Some(d) => Some(ints(d, n, "displs")?),
+        Some(d) => Some(d.read(n, "displs")?),
         None => None,
     };
-    let layout = parts(n, &rty, counts, displs, recvbuf, "recvbuf")?;
+    let layout = parts(n, &rty, &counts, displs.as_deref(), recvbuf, "recvbuf")?;
     let mine = if is_in_place(sendbuf) {
         layout[me].pack(recvbuf)
     } else {
@@ -409,13 +497,25 @@ fn allgather_any(
 
 mpi_fn! {
     Initialized fn MPI_Allgather / PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| allgather_any(st, sendbuf, sendcount, sendtype, recvbuf, &recvcount, None, recvtype, comm))
+        with_state(|st| allgather_any(st, sendbuf, sendcount.into(), sendtype, recvbuf, Arr::One(recvcount.into()), None, recvtype, comm))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Allgather_c / PMPI_Allgather_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| allgather_any(st, sendbuf, sendcount, sendtype, recvbuf, Arr::One(recvcount), None, recvtype, comm))
     }
 }
 
 mpi_fn! {
     Initialized fn MPI_Allgatherv / PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| allgather_any(st, sendbuf, sendcount, sendtype, recvbuf, recvcounts, Some(displs), recvtype, comm))
+        with_state(|st| allgather_any(st, sendbuf, sendcount.into(), sendtype, recvbuf, Arr::Int(recvcounts), Some(Arr::Int(displs)), recvtype, comm))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Allgatherv_c / PMPI_Allgatherv_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: c_int, comm: c_int) errors(Some(comm)) {
+        with_state(|st| allgather_any(st, sendbuf, sendcount, sendtype, recvbuf, Arr::Count(recvcounts), Some(Arr::Aint(displs)), recvtype, comm))
     }
 }
 
@@ -451,48 +551,75 @@ fn alltoall_layouts(
     Ok(())
 }
 
+/// Alltoall and Alltoallv: counts and displacements (in extents) per rank.
+#[allow(clippy::too_many_arguments)]
+fn alltoallv_any(
+    sendbuf: *const c_void,
+    sendcounts: Arr,
+    sdispls: Option<Arr>,
+    sendtype: c_int,
+    recvbuf: *mut c_void,
+    recvcounts: Arr,
+    rdispls: Option<Arr>,
+    recvtype: c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let n = c.size();
+        let layout = |counts: Arr, displs: Option<Arr>, ty: c_int, buf: *const c_void, name: &str| {
+            let displs = match displs {
+                Some(d) => Some(d.read(n, name)?),
+                None => None,
+            };
+            parts(n, &handles::committed(ty)?, &counts.read(n, name)?, displs.as_deref(), buf, name)
+        };
+        let recv = layout(recvcounts, rdispls, recvtype, recvbuf, "recvbuf")?;
+        let send =
+            if is_in_place(sendbuf) { None } else { Some(layout(sendcounts, sdispls, sendtype, sendbuf, "sendbuf")?) };
+        alltoall_layouts(st, &c, sendbuf, send, recvbuf, recv)
+    })
+}
+
 mpi_fn! {
     Initialized fn MPI_Alltoall / PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| {
-            let c = intra(st, comm)?;
-            let n = c.size();
-            let recv = parts(n, &handles::committed(recvtype)?, &[recvcount], None, recvbuf, "recvbuf")?;
-            let send = if is_in_place(sendbuf) {
-                None
-            } else {
-                Some(parts(n, &handles::committed(sendtype)?, &[sendcount], None, sendbuf, "sendbuf")?)
-            };
-            alltoall_layouts(st, &c, sendbuf, send, recvbuf, recv)
-        })
+        alltoallv_any(sendbuf, Arr::One(sendcount.into()), None, sendtype, recvbuf, Arr::One(recvcount.into()), None, recvtype, comm)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Alltoall_c / PMPI_Alltoall_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int) errors(Some(comm)) {
+        alltoallv_any(sendbuf, Arr::One(sendcount), None, sendtype, recvbuf, Arr::One(recvcount), None, recvtype, comm)
     }
 }
 
 mpi_fn! {
     Initialized fn MPI_Alltoallv / PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| {
-            let c = intra(st, comm)?;
-            let n = c.size();
-            let recv = parts(n, &handles::committed(recvtype)?, ints(recvcounts, n, "recvcounts")?, Some(ints(rdispls, n, "rdispls")?), recvbuf, "recvbuf")?;
-            let send = if is_in_place(sendbuf) {
-                None
-            } else {
-                Some(parts(n, &handles::committed(sendtype)?, ints(sendcounts, n, "sendcounts")?, Some(ints(sdispls, n, "sdispls")?), sendbuf, "sendbuf")?)
-            };
-            alltoall_layouts(st, &c, sendbuf, send, recvbuf, recv)
-        })
+        alltoallv_any(sendbuf, Arr::Int(sendcounts), Some(Arr::Int(sdispls)), sendtype, recvbuf, Arr::Int(recvcounts), Some(Arr::Int(rdispls)), recvtype, comm)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Alltoallv_c / PMPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtype: c_int, comm: c_int) errors(Some(comm)) {
+        alltoallv_any(sendbuf, Arr::Count(sendcounts), Some(Arr::Aint(sdispls)), sendtype, recvbuf, Arr::Count(recvcounts), Some(Arr::Aint(rdispls)), recvtype, comm)
     }
 }
 
 /// Alltoallw's layout: per-rank types, displacements in bytes.
 fn wparts(
     n: usize,
-    counts: *const c_int,
-    displs: *const c_int,
+    counts: Arr,
+    displs: Arr,
     types: *const c_int,
     buf: *const c_void,
     name: &str,
 ) -> MpiResult<Vec<Part>> {
-    let (counts, displs, types) = (ints(counts, n, name)?, ints(displs, n, name)?, ints(types, n, name)?);
+    let (counts, displs) = (counts.read(n, name)?, displs.read(n, name)?);
+    if types.is_null() {
+        return err!(Arg, "the datatype array of {name} is a null pointer");
+    }
+    // SAFETY: the standard has the caller pass one datatype per rank.
+    let types = unsafe { std::slice::from_raw_parts(types, n) };
     let mut out = Vec::with_capacity(n);
     for r in 0..n {
         let (count, ty) = check_count(counts[r], types[r])?;
@@ -502,15 +629,40 @@ fn wparts(
     Ok(out)
 }
 
+#[allow(clippy::too_many_arguments)]
+fn alltoallw_any(
+    sendbuf: *const c_void,
+    sendcounts: Arr,
+    sdispls: Arr,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: Arr,
+    rdispls: Arr,
+    recvtypes: *const c_int,
+    comm: c_int,
+) -> MpiResult<()> {
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let n = c.size();
+        let recv = wparts(n, recvcounts, rdispls, recvtypes, recvbuf, "recvbuf")?;
+        let send = if is_in_place(sendbuf) {
+            None
+        } else {
+            Some(wparts(n, sendcounts, sdispls, sendtypes, sendbuf, "sendbuf")?)
+        };
+        alltoall_layouts(st, &c, sendbuf, send, recvbuf, recv)
+    })
+}
+
 mpi_fn! {
     Initialized fn MPI_Alltoallw / PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const c_int, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| {
-            let c = intra(st, comm)?;
-            let n = c.size();
-            let recv = wparts(n, recvcounts, rdispls, recvtypes, recvbuf, "recvbuf")?;
-            let send = if is_in_place(sendbuf) { None } else { Some(wparts(n, sendcounts, sdispls, sendtypes, sendbuf, "sendbuf")?) };
-            alltoall_layouts(st, &c, sendbuf, send, recvbuf, recv)
-        })
+        alltoallw_any(sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtypes, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtypes, comm)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Alltoallw_c / PMPI_Alltoallw_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtypes: *const c_int, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtypes: *const c_int, comm: c_int) errors(Some(comm)) {
+        alltoallw_any(sendbuf, Arr::Count(sendcounts), Arr::Aint(sdispls), sendtypes, recvbuf, Arr::Count(recvcounts), Arr::Aint(rdispls), recvtypes, comm)
     }
 }
 
@@ -524,7 +676,7 @@ fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, ty: &TypeInfo, 
 fn scan_any(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    count: c_int,
+    count: i64,
     datatype: c_int,
     op: c_int,
     comm: c_int,
@@ -546,31 +698,59 @@ fn scan_any(
 
 mpi_fn! {
     Initialized fn MPI_Scan / PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
+        scan_any(sendbuf, recvbuf, count.into(), datatype, op, comm, false)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Scan_c / PMPI_Scan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
         scan_any(sendbuf, recvbuf, count, datatype, op, comm, false)
     }
 }
 
 mpi_fn! {
     Initialized fn MPI_Exscan / PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        scan_any(sendbuf, recvbuf, count, datatype, op, comm, true)
+        scan_any(sendbuf, recvbuf, count.into(), datatype, op, comm, true)
     }
 }
 
 mpi_fn! {
+    Initialized fn MPI_Exscan_c / PMPI_Exscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
+        scan_any(sendbuf, recvbuf, count, datatype, op, comm, true)
+    }
+}
+
+fn reduce_local_any(
+    inbuf: *const c_void,
+    inoutbuf: *mut c_void,
+    count: i64,
+    datatype: c_int,
+    op: c_int,
+) -> MpiResult<()> {
+    let (count, ty) = check_count(count, datatype)?;
+    let op = op_for(op, datatype)?;
+    let u = unit(&ty, op)?;
+    if is_in_place(inbuf) {
+        return err!(Buffer, "MPI_IN_PLACE is not allowed in MPI_Reduce_local");
+    }
+    check_buf(inbuf, count, &ty, "inbuf")?;
+    check_buf(inoutbuf, count, &ty, "inoutbuf")?;
+    let inp = packed(inbuf, &ty, count);
+    let mut acc = packed(inoutbuf, &ty, count);
+    crate::op::apply(op, &u, &inp, &mut acc)?;
+    unpacked(inoutbuf, &ty, &acc);
+    Ok(())
+}
+
+mpi_fn! {
     Initialized fn MPI_Reduce_local / PMPI_Reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int) errors(None) {
-        let (count, ty) = check_count(count, datatype)?;
-        let op = op_for(op, datatype)?;
-        let u = unit(&ty, op)?;
-        if is_in_place(inbuf) {
-            return err!(Buffer, "MPI_IN_PLACE is not allowed in MPI_Reduce_local");
-        }
-        check_buf(inbuf, count, &ty, "inbuf")?;
-        check_buf(inoutbuf, count, &ty, "inoutbuf")?;
-        let inp = packed(inbuf, &ty, count);
-        let mut acc = packed(inoutbuf, &ty, count);
-        crate::op::apply(op, &u, &inp, &mut acc)?;
-        unpacked(inoutbuf, &ty, &acc);
-        Ok(())
+        reduce_local_any(inbuf, inoutbuf, count.into(), datatype, op)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Reduce_local_c / PMPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut c_void, count: i64, datatype: c_int, op: c_int) errors(None) {
+        reduce_local_any(inbuf, inoutbuf, count, datatype, op)
     }
 }
 
@@ -579,8 +759,7 @@ mpi_fn! {
 fn reduce_scatter_any(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
-    counts: *const c_int,
-    block: bool,
+    counts: Arr,
     datatype: c_int,
     op: c_int,
     comm: c_int,
@@ -591,9 +770,9 @@ fn reduce_scatter_any(
         let ty = handles::committed(datatype)?;
         let op = op_for(op, datatype)?;
         let u = unit(&ty, op)?;
-        let counts = ints(counts, if block { 1 } else { n }, "recvcounts")?;
+        let counts = counts.read(n, "recvcounts")?;
         // recvbuf holds this rank's part only (all of the input in place)
-        let layout = parts(n, &ty, counts, None, std::ptr::NonNull::<c_void>::dangling().as_ptr(), "recvbuf")?;
+        let layout = parts(n, &ty, &counts, None, std::ptr::NonNull::<c_void>::dangling().as_ptr(), "recvbuf")?;
         check_buf(recvbuf, layout[me].count, &ty, "recvbuf")?;
         let total: usize = layout.iter().map(|p| p.count).sum();
         let mut data = reduction_input(sendbuf, recvbuf, &ty, total)?;
@@ -614,13 +793,25 @@ fn reduce_scatter_any(
 
 mpi_fn! {
     Initialized fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        reduce_scatter_any(sendbuf, recvbuf, &recvcount, true, datatype, op, comm)
+        reduce_scatter_any(sendbuf, recvbuf, Arr::One(recvcount.into()), datatype, op, comm)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
+        reduce_scatter_any(sendbuf, recvbuf, Arr::One(recvcount), datatype, op, comm)
     }
 }
 
 mpi_fn! {
     Initialized fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        reduce_scatter_any(sendbuf, recvbuf, recvcounts, false, datatype, op, comm)
+        reduce_scatter_any(sendbuf, recvbuf, Arr::Int(recvcounts), datatype, op, comm)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Reduce_scatter_c / PMPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
+        reduce_scatter_any(sendbuf, recvbuf, Arr::Count(recvcounts), datatype, op, comm)
     }
 }
 
