@@ -102,6 +102,15 @@ mpi_fn! {
     }
 }
 
+/// A reduction's checked arguments: the count, the datatype, the
+/// operator and the type it combines (see `unit`).
+fn reduction(count: i64, datatype: c_int, op: c_int) -> MpiResult<(usize, TypeRef, Op, TypeInfo)> {
+    let (count, ty) = check_count(count, datatype)?;
+    let op = op_for(op, datatype)?;
+    let u = unit(&ty, op)?;
+    Ok((count, ty, op, u))
+}
+
 /// The operator of a reduction on `datatype` (a user function is told
 /// the datatype it is called on).
 fn op_for(op: c_int, datatype: c_int) -> MpiResult<Op> {
@@ -147,9 +156,7 @@ fn reduce_any(
 ) -> MpiResult<()> {
     with_state(|st| {
         let c = intra(st, comm)?;
-        let (count, ty) = check_count(count, datatype)?;
-        let op = op_for(op, datatype)?;
-        let u = unit(&ty, op)?;
+        let (count, ty, op, u) = reduction(count, datatype, op)?;
         let root = check_root(c.size(), root)?;
         let in_place = sendbuf as usize == IN_PLACE;
         if in_place && c.rank != root {
@@ -183,42 +190,41 @@ mpi_fn! {
     }
 }
 
-fn allreduce_any(
+/// What every rank of an all-reduction ends with.
+#[derive(Clone, Copy)]
+enum Combine {
+    /// all the ranks' inputs (Allreduce)
+    All,
+    /// ranks 0..=me (Scan)
+    Prefix,
+    /// ranks 0..me (Exscan; rank 0's recvbuf is left alone)
+    ExclusivePrefix,
+}
+
+fn all_reduction(
     sendbuf: *const c_void,
     recvbuf: *mut c_void,
     count: i64,
     datatype: c_int,
     op: c_int,
     comm: c_int,
+    what: Combine,
 ) -> MpiResult<()> {
     with_state(|st| {
         let c = intra(st, comm)?;
-        let (count, ty) = check_count(count, datatype)?;
-        let op = op_for(op, datatype)?;
-        let u = unit(&ty, op)?;
-        let in_place = sendbuf as usize == IN_PLACE;
-        if !in_place {
-            check_buf(sendbuf, count, &ty, "sendbuf")?;
-        }
+        let (count, ty, op, u) = reduction(count, datatype, op)?;
         check_buf(recvbuf, count, &ty, "recvbuf")?;
-        let src = if in_place { recvbuf as *const c_void } else { sendbuf };
-        let mut data = packed(src, &ty, count);
-        coll::allreduce(&mut st.engine, &c, &mut data, &u, op)?;
-        unpacked(recvbuf, &ty, &data);
+        let mut data = reduction_input(sendbuf, recvbuf, &ty, count)?;
+        let defined = match what {
+            Combine::All => coll::allreduce(&mut st.engine, &c, &mut data, &u, op).map(|_| true)?,
+            Combine::Prefix => coll::scan(&mut st.engine, &c, &mut data, &u, op, false)?,
+            Combine::ExclusivePrefix => coll::scan(&mut st.engine, &c, &mut data, &u, op, true)?,
+        };
+        if defined {
+            unpacked(recvbuf, &ty, &data);
+        }
         Ok(())
     })
-}
-
-mpi_fn! {
-    Initialized fn MPI_Allreduce / PMPI_Allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        allreduce_any(sendbuf, recvbuf, count.into(), datatype, op, comm)
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Allreduce_c / PMPI_Allreduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        allreduce_any(sendbuf, recvbuf, count, datatype, op, comm)
-    }
 }
 
 /// Where one rank's part of a buffer lies: `count` items of `ty` starting
@@ -276,18 +282,23 @@ impl Arr {
 fn parts(
     n: usize,
     ty: &TypeRef,
-    counts: &[i64],
-    displs: Option<&[i64]>,
+    counts: Arr,
+    displs: Option<Arr>,
     buf: *const c_void,
     name: &str,
 ) -> MpiResult<Vec<Part>> {
+    let counts = counts.read(n, &format!("the counts for {name}"))?;
+    let displs = match displs {
+        Some(d) => Some(d.read(n, &format!("the displacements for {name}"))?),
+        None => None,
+    };
     let mut out = Vec::with_capacity(n);
     for r in 0..n {
         let count = counts[r];
         if count < 0 {
             return err!(Count, "{name} count for rank {r} is {count}, negative");
         }
-        let items = match displs {
+        let items = match &displs {
             Some(d) => d[r] as isize,
             None => (r * count as usize) as isize,
         };
@@ -309,6 +320,24 @@ fn is_in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE
 }
 
+/// A rooted collective's communicator and root, and whether `buf` (the
+/// argument named `which`) is MPI_IN_PLACE, which only the root may pass.
+fn rooted(
+    st: &crate::runtime::State,
+    comm: c_int,
+    root: c_int,
+    buf: *const c_void,
+    which: &str,
+) -> MpiResult<(crate::comm::Comm, usize, bool)> {
+    let c = intra(st, comm)?;
+    let root = check_root(c.size(), root)?;
+    let in_place = is_in_place(buf);
+    if in_place && c.rank != root {
+        return err!(Buffer, "MPI_IN_PLACE is only allowed as {which} at the root");
+    }
+    Ok((c, root, in_place))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn gather_any(
     st: &mut crate::runtime::State,
@@ -322,25 +351,15 @@ fn gather_any(
     root: c_int,
     comm: c_int,
 ) -> MpiResult<()> {
-    let c = intra(st, comm)?;
+    let (c, root, in_place) = rooted(st, comm, root, sendbuf, "sendbuf")?;
     let (n, me) = (c.size(), c.rank);
-    let root = check_root(n, root)?;
-    let in_place = is_in_place(sendbuf);
-    if in_place && me != root {
-        return err!(Buffer, "MPI_IN_PLACE is only allowed as sendbuf at the root");
-    }
     let mine = if in_place { vec![] } else { side(sendcount, sendtype, sendbuf, "sendbuf")?.pack(sendbuf) };
     if me != root {
         coll::gather(&mut st.engine, &c, &mine, root, &[])?;
         return Ok(());
     }
     let rty = handles::committed(recvtype)?;
-    let counts = counts.read(n, "recvcounts")?;
-    let displs = match displs {
-        Some(d) => Some(d.read(n, "displs")?),
-        None => None,
-    };
-    let layout = parts(n, &rty, &counts, displs.as_deref(), recvbuf, "recvbuf")?;
+    let layout = parts(n, &rty, counts, displs, recvbuf, "recvbuf")?;
     let mut lens: Vec<usize> = layout.iter().map(Part::bytes).collect();
     if !in_place && mine.len() > lens[me] {
         return err!(Truncate, "the root sends {} bytes to itself but expects {}", mine.len(), lens[me]);
@@ -392,13 +411,8 @@ fn scatter_any(
     root: c_int,
     comm: c_int,
 ) -> MpiResult<()> {
-    let c = intra(st, comm)?;
+    let (c, root, in_place) = rooted(st, comm, root, recvbuf, "recvbuf")?;
     let (n, me) = (c.size(), c.rank);
-    let root = check_root(n, root)?;
-    let in_place = is_in_place(recvbuf);
-    if in_place && me != root {
-        return err!(Buffer, "MPI_IN_PLACE is only allowed as recvbuf at the root");
-    }
     let recv = if in_place { None } else { Some(side(recvcount, recvtype, recvbuf, "recvbuf")?) };
     if me != root {
         let want = recv.as_ref().map_or(0, Part::bytes);
@@ -409,12 +423,7 @@ fn scatter_any(
         return Ok(());
     }
     let sty = handles::committed(sendtype)?;
-    let counts = counts.read(n, "sendcounts")?;
-    let displs = match displs {
-        Some(d) => Some(d.read(n, "displs")?),
-        None => None,
-    };
-    let layout = parts(n, &sty, &counts, displs.as_deref(), sendbuf, "sendbuf")?;
+    let layout = parts(n, &sty, counts, displs, sendbuf, "sendbuf")?;
     let out: Vec<Vec<u8>> =
         layout.iter().enumerate().map(|(r, p)| if in_place && r == me { vec![] } else { p.pack(sendbuf) }).collect();
     if let Some(p) = &recv {
@@ -468,12 +477,7 @@ fn allgather_any(
     let c = intra(st, comm)?;
     let (n, me) = (c.size(), c.rank);
     let rty = handles::committed(recvtype)?;
-    let counts = counts.read(n, "recvcounts")?;
-    let displs = match displs {
-        Some(d) => Some(d.read(n, "displs")?),
-        None => None,
-    };
-    let layout = parts(n, &rty, &counts, displs.as_deref(), recvbuf, "recvbuf")?;
+    let layout = parts(n, &rty, counts, displs, recvbuf, "recvbuf")?;
     let mine = if is_in_place(sendbuf) {
         layout[me].pack(recvbuf)
     } else {
@@ -567,13 +571,7 @@ fn alltoallv_any(
     with_state(|st| {
         let c = intra(st, comm)?;
         let n = c.size();
-        let layout = |counts: Arr, displs: Option<Arr>, ty: c_int, buf: *const c_void, name: &str| {
-            let displs = match displs {
-                Some(d) => Some(d.read(n, name)?),
-                None => None,
-            };
-            parts(n, &handles::committed(ty)?, &counts.read(n, name)?, displs.as_deref(), buf, name)
-        };
+        let layout = |counts, displs, ty, buf, name| parts(n, &handles::committed(ty)?, counts, displs, buf, name);
         let recv = layout(recvcounts, rdispls, recvtype, recvbuf, "recvbuf")?;
         let send =
             if is_in_place(sendbuf) { None } else { Some(layout(sendcounts, sdispls, sendtype, sendbuf, "sendbuf")?) };
@@ -614,7 +612,8 @@ fn wparts(
     buf: *const c_void,
     name: &str,
 ) -> MpiResult<Vec<Part>> {
-    let (counts, displs) = (counts.read(n, name)?, displs.read(n, name)?);
+    let counts = counts.read(n, &format!("the counts for {name}"))?;
+    let displs = displs.read(n, &format!("the displacements for {name}"))?;
     if types.is_null() {
         return err!(Arg, "the datatype array of {name} is a null pointer");
     }
@@ -666,58 +665,31 @@ mpi_fn! {
     }
 }
 
+/// An all-reduction's entry point and its large-count twin.
+macro_rules! all_reduction {
+    ($what:expr, $f:ident / $pf:ident, $fc:ident / $pfc:ident) => {
+        mpi_fn! {
+            Initialized fn $f / $pf(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
+                all_reduction(sendbuf, recvbuf, count.into(), datatype, op, comm, $what)
+            }
+        }
+        mpi_fn! {
+            Initialized fn $fc / $pfc(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
+                all_reduction(sendbuf, recvbuf, count, datatype, op, comm, $what)
+            }
+        }
+    };
+}
+
+all_reduction!(Combine::All, MPI_Allreduce / PMPI_Allreduce, MPI_Allreduce_c / PMPI_Allreduce_c);
+all_reduction!(Combine::Prefix, MPI_Scan / PMPI_Scan, MPI_Scan_c / PMPI_Scan_c);
+all_reduction!(Combine::ExclusivePrefix, MPI_Exscan / PMPI_Exscan, MPI_Exscan_c / PMPI_Exscan_c);
+
 /// The packed input of a reduction (`recvbuf`'s with MPI_IN_PLACE).
 fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, ty: &TypeInfo, count: usize) -> MpiResult<Vec<u8>> {
     let src = if is_in_place(sendbuf) { recvbuf as *const c_void } else { sendbuf };
     check_buf(src, count, ty, "sendbuf")?;
     Ok(packed(src, ty, count))
-}
-
-fn scan_any(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: i64,
-    datatype: c_int,
-    op: c_int,
-    comm: c_int,
-    exclusive: bool,
-) -> MpiResult<()> {
-    with_state(|st| {
-        let c = intra(st, comm)?;
-        let (count, ty) = check_count(count, datatype)?;
-        let op = op_for(op, datatype)?;
-        let u = unit(&ty, op)?;
-        check_buf(recvbuf, count, &ty, "recvbuf")?;
-        let mut data = reduction_input(sendbuf, recvbuf, &ty, count)?;
-        if coll::scan(&mut st.engine, &c, &mut data, &u, op, exclusive)? {
-            unpacked(recvbuf, &ty, &data);
-        }
-        Ok(())
-    })
-}
-
-mpi_fn! {
-    Initialized fn MPI_Scan / PMPI_Scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        scan_any(sendbuf, recvbuf, count.into(), datatype, op, comm, false)
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Scan_c / PMPI_Scan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        scan_any(sendbuf, recvbuf, count, datatype, op, comm, false)
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Exscan / PMPI_Exscan(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        scan_any(sendbuf, recvbuf, count.into(), datatype, op, comm, true)
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Exscan_c / PMPI_Exscan_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        scan_any(sendbuf, recvbuf, count, datatype, op, comm, true)
-    }
 }
 
 fn reduce_local_any(
@@ -727,9 +699,7 @@ fn reduce_local_any(
     datatype: c_int,
     op: c_int,
 ) -> MpiResult<()> {
-    let (count, ty) = check_count(count, datatype)?;
-    let op = op_for(op, datatype)?;
-    let u = unit(&ty, op)?;
+    let (count, ty, op, u) = reduction(count, datatype, op)?;
     if is_in_place(inbuf) {
         return err!(Buffer, "MPI_IN_PLACE is not allowed in MPI_Reduce_local");
     }
@@ -767,12 +737,9 @@ fn reduce_scatter_any(
     with_state(|st| {
         let c = intra(st, comm)?;
         let (n, me) = (c.size(), c.rank);
-        let ty = handles::committed(datatype)?;
-        let op = op_for(op, datatype)?;
-        let u = unit(&ty, op)?;
-        let counts = counts.read(n, "recvcounts")?;
+        let (_, ty, op, u) = reduction(0, datatype, op)?;
         // recvbuf holds this rank's part only (all of the input in place)
-        let layout = parts(n, &ty, &counts, None, std::ptr::NonNull::<c_void>::dangling().as_ptr(), "recvbuf")?;
+        let layout = parts(n, &ty, counts, None, std::ptr::NonNull::<c_void>::dangling().as_ptr(), "recvbuf")?;
         check_buf(recvbuf, layout[me].count, &ty, "recvbuf")?;
         let total: usize = layout.iter().map(|p| p.count).sum();
         let mut data = reduction_input(sendbuf, recvbuf, &ty, total)?;
