@@ -5,7 +5,7 @@
 
 use super::handles;
 use super::{mpi_fn, with_state};
-use crate::coll;
+use crate::coll::{self, Scratch};
 use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
@@ -49,8 +49,8 @@ fn check_buf(buf: *const c_void, count: usize, ty: &TypeInfo, name: &str) -> Mpi
 }
 
 /// Pack `count` items at `buf`.
-fn packed(buf: *const c_void, ty: &TypeInfo, count: usize) -> Vec<u8> {
-    let mut v = vec![0u8; ty.size * count];
+fn packed(buf: *const c_void, ty: &TypeInfo, count: usize) -> Scratch {
+    let mut v = Scratch::zeroed(ty.size * count);
     // SAFETY: the caller checked the buffer holds `count` items.
     unsafe { pack::pack(ty, count, buf as *const u8, &mut v) };
     v
@@ -81,7 +81,7 @@ fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm
             let b = unsafe { std::slice::from_raw_parts_mut(buffer as *mut u8, ty.size * count) };
             return coll::bcast(&mut st.engine, &c, b, root);
         }
-        let mut data = if c.rank == root { packed(buffer, &ty, count) } else { vec![0u8; ty.size * count] };
+        let mut data = if c.rank == root { packed(buffer, &ty, count) } else { Scratch::zeroed(ty.size * count) };
         coll::bcast(&mut st.engine, &c, &mut data, root)?;
         if c.rank != root {
             unpacked(buffer, &ty, &data);
@@ -240,7 +240,7 @@ impl Part {
         self.ty.size * self.count
     }
 
-    fn pack(&self, buf: *const c_void) -> Vec<u8> {
+    fn pack(&self, buf: *const c_void) -> Scratch {
         packed((buf as *const u8).wrapping_offset(self.offset) as *const c_void, &self.ty, self.count)
     }
 
@@ -353,7 +353,7 @@ fn gather_any(
 ) -> MpiResult<()> {
     let (c, root, in_place) = rooted(st, comm, root, sendbuf, "sendbuf")?;
     let (n, me) = (c.size(), c.rank);
-    let mine = if in_place { vec![] } else { side(sendcount, sendtype, sendbuf, "sendbuf")?.pack(sendbuf) };
+    let mine = if in_place { Scratch::zeroed(0) } else { side(sendcount, sendtype, sendbuf, "sendbuf")?.pack(sendbuf) };
     if me != root {
         coll::gather(&mut st.engine, &c, &mine, root, &[])?;
         return Ok(());
@@ -424,8 +424,11 @@ fn scatter_any(
     }
     let sty = handles::committed(sendtype)?;
     let layout = parts(n, &sty, counts, displs, sendbuf, "sendbuf")?;
-    let out: Vec<Vec<u8>> =
-        layout.iter().enumerate().map(|(r, p)| if in_place && r == me { vec![] } else { p.pack(sendbuf) }).collect();
+    let out: Vec<Scratch> = layout
+        .iter()
+        .enumerate()
+        .map(|(r, p)| if in_place && r == me { Scratch::zeroed(0) } else { p.pack(sendbuf) })
+        .collect();
     if let Some(p) = &recv {
         if out[me].len() > p.bytes() {
             return err!(Truncate, "the root sends {} bytes to itself but expects {}", out[me].len(), p.bytes());
@@ -537,7 +540,7 @@ fn alltoall_layouts(
         Some(s) => (sendbuf, s),
         None => (recvbuf as *const c_void, recv.iter().map(|p| Part { ty: p.ty.clone(), ..*p }).collect()),
     };
-    let out: Vec<Vec<u8>> = send.iter().map(|p| p.pack(src)).collect();
+    let out: Vec<Scratch> = send.iter().map(|p| p.pack(src)).collect();
     let lens: Vec<usize> = recv.iter().map(Part::bytes).collect();
     if out[c.rank].len() > lens[c.rank] {
         return err!(
@@ -686,7 +689,7 @@ all_reduction!(Combine::Prefix, MPI_Scan / PMPI_Scan, MPI_Scan_c / PMPI_Scan_c);
 all_reduction!(Combine::ExclusivePrefix, MPI_Exscan / PMPI_Exscan, MPI_Exscan_c / PMPI_Exscan_c);
 
 /// The packed input of a reduction (`recvbuf`'s with MPI_IN_PLACE).
-fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, ty: &TypeInfo, count: usize) -> MpiResult<Vec<u8>> {
+fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, ty: &TypeInfo, count: usize) -> MpiResult<Scratch> {
     let src = if is_in_place(sendbuf) { recvbuf as *const c_void } else { sendbuf };
     check_buf(src, count, ty, "sendbuf")?;
     Ok(packed(src, ty, count))
@@ -748,7 +751,7 @@ fn reduce_scatter_any(
         if me == 0 {
             let mut at = 0;
             for p in &layout {
-                out.push(data[at..at + p.bytes()].to_vec());
+                out.push(Scratch::from_slice(&data[at..at + p.bytes()]));
                 at += p.bytes();
             }
         }

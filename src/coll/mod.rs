@@ -5,6 +5,8 @@
 //! ring allgather, pairwise-exchange alltoall and a linear-chain scan. They
 //! move packed bytes; `abi::coll` packs and unpacks the user's layouts.
 
+mod scratch;
+
 use crate::comm::Comm;
 use crate::datatype::{byte, TypeInfo};
 use crate::error::MpiResult;
@@ -12,6 +14,7 @@ use crate::op::{self, Op};
 use crate::p2p::protocol::Mode;
 use crate::p2p::request::ReqId;
 use crate::p2p::{Engine, SendArgs};
+pub use scratch::Scratch;
 
 const TAG_BARRIER: i32 = 1;
 const TAG_BCAST: i32 = 2;
@@ -105,7 +108,7 @@ pub fn bcast(e: &mut Engine, c: &Comm, buf: &mut [u8], root: usize) -> MpiResult
 pub fn reduce(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: Op, root: usize) -> MpiResult<()> {
     op.check(ty)?;
     let (n, me) = (c.size(), c.rank);
-    let mut other = vec![0u8; data.len()];
+    let mut other = Scratch::zeroed(data.len());
     let mut mask = 1;
     while mask < n {
         if me & mask != 0 {
@@ -141,7 +144,7 @@ pub fn allreduce(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: O
         return bcast(e, c, data, 0);
     }
     op.check(ty)?;
-    let mut theirs = vec![0u8; data.len()];
+    let mut theirs = Scratch::zeroed(data.len());
     let mut mask = 1;
     while mask < n {
         let partner = me ^ mask;
@@ -219,14 +222,14 @@ const TAG_ALLGATHER_RING: i32 = 10;
 
 /// Gather every rank's bytes at `root` (lengths `lens`, known at root):
 /// the root gets all parts in rank order, the others nothing.
-pub fn gather(e: &mut Engine, c: &Comm, mine: &[u8], root: usize, lens: &[usize]) -> MpiResult<Vec<Vec<u8>>> {
+pub fn gather(e: &mut Engine, c: &Comm, mine: &[u8], root: usize, lens: &[usize]) -> MpiResult<Vec<Scratch>> {
     let me = c.rank;
     if me != root {
         send(e, c, mine.as_ptr(), mine.len(), root, TAG_GATHER)?;
         return Ok(vec![]);
     }
-    let mut parts: Vec<Vec<u8>> = lens.iter().map(|&l| vec![0u8; l]).collect();
-    parts[me] = mine.to_vec();
+    let mut parts: Vec<Scratch> = lens.iter().map(|&l| Scratch::zeroed(l)).collect();
+    parts[me] = Scratch::from_slice(mine);
     let mut reqs = Vec::new();
     let mut from = Vec::new();
     for (r, part) in parts.iter_mut().enumerate() {
@@ -245,10 +248,10 @@ pub fn gather(e: &mut Engine, c: &Comm, mine: &[u8], root: usize, lens: &[usize]
 }
 
 /// Scatter `parts` (at root) so rank r gets `parts[r]` (`len` bytes).
-pub fn scatter(e: &mut Engine, c: &Comm, parts: &[Vec<u8>], root: usize, len: usize) -> MpiResult<Vec<u8>> {
+pub fn scatter(e: &mut Engine, c: &Comm, parts: &[Scratch], root: usize, len: usize) -> MpiResult<Scratch> {
     let me = c.rank;
     if me != root {
-        let mut mine = vec![0u8; len];
+        let mut mine = Scratch::zeroed(len);
         let id = post_recv(e, c, mine.as_mut_ptr(), len, root, TAG_SCATTER);
         check_fit(&e.wait(id), root)?;
         return Ok(mine);
@@ -273,15 +276,15 @@ pub fn scatter(e: &mut Engine, c: &Comm, parts: &[Vec<u8>], root: usize, len: us
     }
     let mut st = vec![Default::default(); reqs.len()];
     e.wait_all(&reqs, &mut st);
-    Ok(parts[me].clone())
+    Ok(Scratch::from_slice(&parts[me]))
 }
 
 /// Every rank sends `parts[r]` to rank r and receives `lens[r]` bytes from
 /// it (pairwise exchange: step k talks to me+k and me-k).
-pub fn alltoall(e: &mut Engine, c: &Comm, parts: &[Vec<u8>], lens: &[usize]) -> MpiResult<Vec<Vec<u8>>> {
+pub fn alltoall(e: &mut Engine, c: &Comm, parts: &[Scratch], lens: &[usize]) -> MpiResult<Vec<Scratch>> {
     let (n, me) = (c.size(), c.rank);
-    let mut out: Vec<Vec<u8>> = lens.iter().map(|&l| vec![0u8; l]).collect();
-    out[me] = parts[me].clone();
+    let mut out: Vec<Scratch> = lens.iter().map(|&l| Scratch::zeroed(l)).collect();
+    out[me] = Scratch::from_slice(&parts[me]);
     // a misfit is reported after every step, so no peer is left waiting
     let mut fit = Ok(());
     for k in 1..n {
@@ -296,10 +299,10 @@ pub fn alltoall(e: &mut Engine, c: &Comm, parts: &[Vec<u8>], lens: &[usize]) -> 
 
 /// Ring allgather: everyone ends with every rank's part (`lens[r]`
 /// bytes from rank r); step k passes on the part received in step k-1.
-pub fn allgather(e: &mut Engine, c: &Comm, mine: &[u8], lens: &[usize]) -> MpiResult<Vec<Vec<u8>>> {
+pub fn allgather(e: &mut Engine, c: &Comm, mine: &[u8], lens: &[usize]) -> MpiResult<Vec<Scratch>> {
     let (n, me) = (c.size(), c.rank);
-    let mut out: Vec<Vec<u8>> = lens.iter().map(|&l| vec![0u8; l]).collect();
-    out[me] = mine.to_vec();
+    let mut out: Vec<Scratch> = lens.iter().map(|&l| Scratch::zeroed(l)).collect();
+    out[me] = Scratch::from_slice(mine);
     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
     for k in 0..n.saturating_sub(1) {
         let (give, take) = ((me + n - k) % n, (me + n - k - 1) % n);
@@ -317,13 +320,13 @@ pub fn allgather(e: &mut Engine, c: &Comm, mine: &[u8], lens: &[usize]) -> MpiRe
 pub fn scan(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: Op, exclusive: bool) -> MpiResult<bool> {
     op.check(ty)?;
     let (n, me) = (c.size(), c.rank);
-    let mine = data.to_vec();
-    let mut prefix = vec![0u8; data.len()];
+    let mine = Scratch::from_slice(data);
+    let mut prefix = Scratch::zeroed(data.len());
     if me > 0 {
         recv(e, c, prefix.as_mut_ptr(), prefix.len(), me - 1, TAG_SCAN);
     }
     // what goes on: (prefix op mine), or mine alone at rank 0
-    let mut onward = mine.clone();
+    let mut onward = Scratch::from_slice(&mine);
     if me > 0 {
         op::apply(op, ty, &prefix, &mut onward)?;
     }
