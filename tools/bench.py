@@ -25,10 +25,10 @@ IMPLS = {
     "MPICH": ("mpicc.mpich", ["mpiexec.mpich", "-n"]),
     "Open MPI": ("mpicc.openmpi", ["mpirun.openmpi", "--oversubscribe", "--bind-to", "none", "-n"]),
 }
-PROGRAMS = ["pingpong", "exchange", "allreduce_loop", "ddt"]
+PROGRAMS = ["pingpong", "exchange", "allreduce_loop", "ddt", "coll"]
 # (program, ranks, quick): quick divides the iteration counts by 20
 RUNS = [("pingpong", 2, False), ("exchange", 2, False), ("allreduce_loop", 2, False), ("ddt", 2, False),
-        ("pingpong", 4, True), ("allreduce_loop", 4, True)]
+        ("coll", 2, False), ("pingpong", 4, True), ("allreduce_loop", 4, True), ("coll", 4, True)]
 TIMEOUT = 300
 
 
@@ -59,9 +59,16 @@ def run(impl, prog, n, quick):
     return out
 
 
+def split_case(k):
+    """("allreduce", 1024) for "allreduce_1024"; (k, 0) for other names."""
+    name, _, size = k.rpartition("_")
+    return (name, int(size)) if name and size.isdigit() else (k, 0)
+
+
 def human(n):
     if isinstance(n, str):
-        return n.replace("_", " ")
+        name, size = split_case(n)
+        return f"{name.replace('_', ' ')} {human(size)}" if size else n.replace("_", " ")
     for unit, size in (("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size:
             return f"{n // size} {unit}"
@@ -101,12 +108,13 @@ def main():
              "ratio = oxmpi / the better of MPICH and Open MPI (below 1: oxmpi is faster).", ""]
     for prog, n, quick in RUNS:
         title = {"pingpong": "Ping-pong (COMMS1)", "exchange": "Exchange (COMMS2)", "allreduce_loop": "Allreduce loop",
-                 "ddt": "Derived datatypes: ping-pong (half round trip) and MPI_Pack of one item"}[prog]
+                 "ddt": "Derived datatypes: ping-pong (half round trip) and MPI_Pack of one item",
+                 "coll": "Collectives (one call; Alltoall and Allgather sizes are one rank's block)"}[prog]
         over = " (oversubscribed: 4 ranks on 2 cores; ranks 2-3 wait in a barrier)" if n > os.cpu_count() and prog == "pingpong" else \
             " (oversubscribed: 4 ranks on 2 cores)" if n > os.cpu_count() else ""
         lines += [f"## {title}, {n} ranks{over}", "",
-                  f"| {'case' if prog == 'ddt' else 'size'} | oxmpi us | MPICH us | Open MPI us | ratio |", "|---|---|---|---|---|"]
-        sizes = sorted(set().union(*[set((best.get((prog, n, i)) or {}).keys()) for i in IMPLS]), key=lambda k: (isinstance(k, str), str(k) if isinstance(k, str) else k))
+                  f"| {'case' if prog in ('ddt', 'coll') else 'size'} | oxmpi us | MPICH us | Open MPI us | ratio |", "|---|---|---|---|---|"]
+        sizes = sorted(set().union(*[set((best.get((prog, n, i)) or {}).keys()) for i in IMPLS]), key=lambda k: (isinstance(k, str), split_case(k) if isinstance(k, str) else ("", k)))
         for s in sizes:
             vals = {i: (best.get((prog, n, i)) or {}).get(s) for i in IMPLS}
             peers = [v for i, v in vals.items() if i != "oxmpi" and v is not None]
