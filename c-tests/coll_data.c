@@ -167,6 +167,30 @@ int main(int argc, char **argv)
         for (int i = 0; i <= rank; i++) bad += rbuf[rd[s] / (int)sizeof(int) + i] != val(s, 50 * rank + i);
     CHECK(bad == 0, "alltoallw: %d wrong", bad);
 
+    /* Alltoallw with a strided type on the send side, then on the
+     * receive side: those parts are packed or unpacked around the exchange */
+    MPI_Datatype v2;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &v2);
+    MPI_Type_commit(&v2);
+    int *sv = malloc(4 * size * sizeof(int)), *flat2 = malloc(2 * size * sizeof(int));
+    MPI_Datatype *vtypes = malloc(size * sizeof(MPI_Datatype));
+    for (int r = 0; r < size; r++) {
+        sv[4 * r] = val(rank, r); sv[4 * r + 1] = -1; sv[4 * r + 2] = val(rank, r + 50); sv[4 * r + 3] = -1;
+        vtypes[r] = v2; sc[r] = 1; sd[r] = 4 * r * (int)sizeof(int); rcv[r] = 2; rd[r] = 2 * r * (int)sizeof(int);
+    }
+    MPI_Alltoallw(sv, sc, sd, vtypes, flat2, rcv, rd, types, MPI_COMM_WORLD);
+    bad = 0;
+    for (int s = 0; s < size; s++) bad += flat2[2 * s] != val(s, rank) || flat2[2 * s + 1] != val(s, rank + 50);
+    CHECK(bad == 0, "alltoallw from a vector type: %d wrong", bad);
+    for (int i = 0; i < 4 * size; i++) sv[i] = -2;
+    MPI_Alltoallw(flat2, rcv, rd, types, sv, sc, sd, vtypes, MPI_COMM_WORLD);
+    bad = 0;
+    for (int s = 0; s < size; s++)
+        bad += sv[4 * s] != val(rank, s) || sv[4 * s + 2] != val(rank, s + 50) || sv[4 * s + 1] != -2 || sv[4 * s + 3] != -2;
+    CHECK(bad == 0, "alltoallw into a vector type: %d wrong", bad);
+    MPI_Type_free(&v2);
+    free(sv); free(flat2); free(vtypes);
+
     /* Derived type: gather a strided column (every 3rd int) into
      * contiguous ints at the root, and allgather it back as columns */
     MPI_Datatype col;

@@ -240,6 +240,11 @@ impl Part {
         self.ty.size * self.count
     }
 
+    /// Where the part starts in `buf`.
+    fn at(&self, buf: *const c_void) -> *const u8 {
+        (buf as *const u8).wrapping_offset(self.offset)
+    }
+
     fn pack(&self, buf: *const c_void) -> Scratch {
         packed((buf as *const u8).wrapping_offset(self.offset) as *const c_void, &self.ty, self.count)
     }
@@ -526,8 +531,10 @@ mpi_fn! {
     }
 }
 
-/// All-to-all over explicit layouts; with MPI_IN_PLACE the send layout is
-/// the receive layout and the data is taken from `recvbuf` first.
+/// All-to-all over explicit layouts. Contiguous parts go straight from
+/// and to the user's buffers; others are packed or unpacked around the
+/// exchange. With MPI_IN_PLACE the send layout is the receive layout and
+/// every send is packed first, since the receives overwrite it.
 fn alltoall_layouts(
     st: &mut crate::runtime::State,
     c: &crate::comm::Comm,
@@ -536,24 +543,37 @@ fn alltoall_layouts(
     recvbuf: *mut c_void,
     recv: Vec<Part>,
 ) -> MpiResult<()> {
-    let (src, send) = match send {
-        Some(s) => (sendbuf, s),
-        None => (recvbuf as *const c_void, recv.iter().map(|p| Part { ty: p.ty.clone(), ..*p }).collect()),
+    let (src, send, in_place) = match send {
+        Some(s) => (sendbuf, s, false),
+        None => (recvbuf as *const c_void, recv.iter().map(|p| Part { ty: p.ty.clone(), ..*p }).collect(), true),
     };
-    let out: Vec<Scratch> = send.iter().map(|p| p.pack(src)).collect();
-    let lens: Vec<usize> = recv.iter().map(Part::bytes).collect();
-    if out[c.rank].len() > lens[c.rank] {
-        return err!(
-            Truncate,
-            "rank {} sends {} bytes to itself but expects {}",
-            c.rank,
-            out[c.rank].len(),
-            lens[c.rank]
-        );
-    }
-    let got = coll::alltoall(&mut st.engine, c, &out, &lens)?;
-    for (p, data) in recv.iter().zip(&got) {
-        p.unpack(recvbuf, data);
+    let staged: Vec<Option<Scratch>> =
+        send.iter().map(|p| (in_place || !p.ty.is_contiguous()).then(|| p.pack(src))).collect();
+    let sends: Vec<coll::Block> = send
+        .iter()
+        .zip(&staged)
+        .map(|(p, s)| match s {
+            Some(s) => (s.as_ptr(), s.len()),
+            None => (p.at(src), p.bytes()),
+        })
+        .collect();
+    let mut landing: Vec<Option<Scratch>> =
+        recv.iter().map(|p| (!p.ty.is_contiguous()).then(|| Scratch::zeroed(p.bytes()))).collect();
+    let recvs: Vec<coll::BlockMut> = recv
+        .iter()
+        .zip(landing.iter_mut())
+        .map(|(p, s)| match s {
+            Some(s) => (s.as_mut_ptr(), s.len()),
+            None => (p.at(recvbuf) as *mut u8, p.bytes()),
+        })
+        .collect();
+    // SAFETY: the user's buffers hold their parts for the call (checked
+    // non-null); sends are staged whenever they could overlap receives.
+    unsafe { coll::alltoall(&mut st.engine, c, &sends, &recvs)? };
+    for (p, s) in recv.iter().zip(&landing) {
+        if let Some(s) = s {
+            p.unpack(recvbuf, s);
+        }
     }
     Ok(())
 }

@@ -279,22 +279,38 @@ pub fn scatter(e: &mut Engine, c: &Comm, parts: &[Scratch], root: usize, len: us
     Ok(Scratch::from_slice(&parts[me]))
 }
 
-/// Every rank sends `parts[r]` to rank r and receives `lens[r]` bytes from
-/// it (pairwise exchange: step k talks to me+k and me-k).
-pub fn alltoall(e: &mut Engine, c: &Comm, parts: &[Scratch], lens: &[usize]) -> MpiResult<Vec<Scratch>> {
+/// A block of bytes to send: where it starts and how long it is.
+pub type Block = (*const u8, usize);
+/// A block of bytes to receive into.
+pub type BlockMut = (*mut u8, usize);
+
+/// Every rank sends `sends[r]` to rank r and receives into `recvs[r]`
+/// (pairwise exchange: step k talks to me+k and me-k). The blocks may be
+/// the user's own memory; the block for this rank is copied locally.
+///
+/// # Safety
+/// Every block must be valid for its length for the whole call, and no
+/// receive block may overlap a send block.
+pub unsafe fn alltoall(e: &mut Engine, c: &Comm, sends: &[Block], recvs: &[BlockMut]) -> MpiResult<()> {
     let (n, me) = (c.size(), c.rank);
-    let mut out: Vec<Scratch> = lens.iter().map(|&l| Scratch::zeroed(l)).collect();
-    out[me] = Scratch::from_slice(&parts[me]);
+    let ((sp, sl), (rp, rl)) = (sends[me], recvs[me]);
+    if sl > rl {
+        return crate::err!(Truncate, "rank {me} sends {sl} bytes to itself but expects {rl}");
+    }
+    if sl > 0 {
+        // SAFETY: the caller's blocks are valid and do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(sp, rp, sl) };
+    }
     // a misfit is reported after every step, so no peer is left waiting
     let mut fit = Ok(());
     for k in 1..n {
         let (to, from) = ((me + k) % n, (me + n - k) % n);
-        let r = post_recv(e, c, out[from].as_mut_ptr(), out[from].len(), from, TAG_ALLTOALL);
-        send(e, c, parts[to].as_ptr(), parts[to].len(), to, TAG_ALLTOALL)?;
+        let r = post_recv(e, c, recvs[from].0, recvs[from].1, from, TAG_ALLTOALL);
+        send(e, c, sends[to].0, sends[to].1, to, TAG_ALLTOALL)?;
         let st = e.wait(r);
         fit = fit.and(check_fit(&st, from));
     }
-    fit.map(|_| out)
+    fit
 }
 
 /// Ring allgather: everyone ends with every rank's part (`lens[r]`
