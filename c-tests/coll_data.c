@@ -203,6 +203,16 @@ int main(int argc, char **argv)
     for (int r = 0; r < size && rank == 0; r++)
         for (int k = 0; k < 4; k++) bad += flat[r * 4 + k] != val(r, 3 * k);
     CHECK(bad == 0, "gather of a vector type: %d wrong", bad);
+    /* allgather 4 ints from each rank into columns (extent 10 ints) */
+    int *cols = malloc(10 * size * sizeof(int)), four[4];
+    for (int k = 0; k < 4; k++) four[k] = val(rank, 3 * k);
+    for (int i = 0; i < 10 * size; i++) cols[i] = -3;
+    MPI_Allgather(four, 4, MPI_INT, cols, 1, col, MPI_COMM_WORLD);
+    bad = 0;
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < 10; i++) bad += cols[r * 10 + i] != (i % 3 == 0 ? val(r, i) : -3);
+    CHECK(bad == 0, "allgather into a vector type: %d wrong", bad);
+    free(cols);
     MPI_Type_free(&col);
 
     /* Reduce_scatter with uneven counts, Reduce_local */

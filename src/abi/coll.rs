@@ -486,23 +486,39 @@ fn allgather_any(
     let (n, me) = (c.size(), c.rank);
     let rty = handles::committed(recvtype)?;
     let layout = parts(n, &rty, counts, displs, recvbuf, "recvbuf")?;
-    let mine = if is_in_place(sendbuf) {
-        layout[me].pack(recvbuf)
-    } else {
-        side(sendcount, sendtype, sendbuf, "sendbuf")?.pack(sendbuf)
+    let in_place = is_in_place(sendbuf);
+    let direct = rty.is_contiguous();
+    let mine = match (in_place, direct) {
+        (true, true) => None,
+        (true, false) => Some(layout[me].pack(recvbuf)),
+        (false, _) => Some(side(sendcount, sendtype, sendbuf, "sendbuf")?.pack(sendbuf)),
     };
-    if mine.len() != layout[me].bytes() {
-        return err!(
-            Truncate,
-            "rank {me} sends {} bytes but every rank expects {} from it",
-            mine.len(),
-            layout[me].bytes()
-        );
+    if let Some(m) = &mine {
+        if m.len() != layout[me].bytes() {
+            return err!(Truncate, "rank {me} sends {} bytes but every rank expects {}", m.len(), layout[me].bytes());
+        }
     }
-    let lens: Vec<usize> = layout.iter().map(Part::bytes).collect();
-    let got = coll::allgather(&mut st.engine, &c, &mine, &lens)?;
-    for (r, data) in got.iter().enumerate() {
-        layout[r].unpack(recvbuf, data);
+    // contiguous: the parts travel in the user's recvbuf; otherwise in
+    // scratch blocks unpacked at the end
+    let mut landing: Vec<Scratch> = Vec::new();
+    if !direct {
+        landing = layout.iter().map(|p| Scratch::zeroed(p.bytes())).collect();
+        landing[me].copy_from_slice(mine.as_deref().unwrap_or(&[]));
+    }
+    let blocks: Vec<coll::BlockMut> = if direct {
+        layout.iter().map(|p| (p.at(recvbuf) as *mut u8, p.bytes())).collect()
+    } else {
+        landing.iter_mut().map(|s| (s.as_mut_ptr(), s.len())).collect()
+    };
+    if let (true, Some(m)) = (direct, &mine) {
+        // SAFETY: the part lies in recvbuf (checked) and `m` is a copy.
+        unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), blocks[me].0, m.len()) };
+    }
+    // SAFETY: the blocks are the user's parts of recvbuf or scratch, valid
+    // for the call and disjoint (the standard forbids overlapping parts).
+    unsafe { coll::allgather(&mut st.engine, &c, &blocks)? };
+    for (p, s) in layout.iter().zip(&landing) {
+        p.unpack(recvbuf, s);
     }
     Ok(())
 }

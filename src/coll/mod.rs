@@ -313,21 +313,25 @@ pub unsafe fn alltoall(e: &mut Engine, c: &Comm, sends: &[Block], recvs: &[Block
     fit
 }
 
-/// Ring allgather: everyone ends with every rank's part (`lens[r]`
-/// bytes from rank r); step k passes on the part received in step k-1.
-pub fn allgather(e: &mut Engine, c: &Comm, mine: &[u8], lens: &[usize]) -> MpiResult<Vec<Scratch>> {
+/// Ring allgather: `blocks[me]` holds this rank's part on entry and
+/// `blocks[r]` rank r's on return; step k passes on the part received in
+/// step k-1.
+///
+/// # Safety
+/// Every block must be valid for its length for the whole call, and the
+/// blocks must not overlap.
+pub unsafe fn allgather(e: &mut Engine, c: &Comm, blocks: &[BlockMut]) -> MpiResult<()> {
     let (n, me) = (c.size(), c.rank);
-    let mut out: Vec<Scratch> = lens.iter().map(|&l| Scratch::zeroed(l)).collect();
-    out[me] = Scratch::from_slice(mine);
     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
+    let mut fit = Ok(());
     for k in 0..n.saturating_sub(1) {
         let (give, take) = ((me + n - k) % n, (me + n - k - 1) % n);
-        let len = out[take].len();
-        let r = post_recv(e, c, out[take].as_mut_ptr(), len, left, TAG_ALLGATHER_RING);
-        send(e, c, out[give].as_ptr(), out[give].len(), right, TAG_ALLGATHER_RING)?;
-        e.wait(r);
+        let r = post_recv(e, c, blocks[take].0, blocks[take].1, left, TAG_ALLGATHER_RING);
+        send(e, c, blocks[give].0, blocks[give].1, right, TAG_ALLGATHER_RING)?;
+        let st = e.wait(r);
+        fit = fit.and(check_fit(&st, left));
     }
-    Ok(out)
+    fit
 }
 
 /// Inclusive (or exclusive) prefix reduction along the ranks: rank r ends
