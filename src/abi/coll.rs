@@ -229,6 +229,7 @@ fn all_reduction(
 
 /// Where one rank's part of a buffer lies: `count` items of `ty` starting
 /// `offset` bytes into the buffer.
+#[derive(Clone)]
 struct Part {
     ty: TypeRef,
     count: usize,
@@ -561,7 +562,7 @@ fn alltoall_layouts(
 ) -> MpiResult<()> {
     let (src, send, in_place) = match send {
         Some(s) => (sendbuf, s, false),
-        None => (recvbuf as *const c_void, recv.iter().map(|p| Part { ty: p.ty.clone(), ..*p }).collect(), true),
+        None => (recvbuf as *const c_void, recv.clone(), true),
     };
     let staged: Vec<Option<Scratch>> =
         send.iter().map(|p| (in_place || !p.ty.is_contiguous()).then(|| p.pack(src))).collect();

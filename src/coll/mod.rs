@@ -164,53 +164,31 @@ pub fn allreduce(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: O
     Ok(())
 }
 
-const TAG_ALLGATHER: i32 = 5;
-
-/// Everyone's `mine` (all the same length), in rank order: gathered at
-/// rank 0, then broadcast. Used when communicators are made, not on hot
-/// paths.
+/// Everyone's `mine` (all the same length), in rank order, by the ring
+/// allgather. Used when communicators are made.
 pub fn allgather_bytes(e: &mut Engine, c: &Comm, mine: &[u8]) -> MpiResult<Vec<u8>> {
-    let (n, me, k) = (c.size(), c.rank, mine.len());
-    let mut all = vec![0u8; n * k];
-    if me == 0 {
-        all[..k].copy_from_slice(mine);
-        for r in 1..n {
-            recv(e, c, all[r * k..].as_mut_ptr(), k, r, TAG_ALLGATHER);
-        }
-    } else {
-        send(e, c, mine.as_ptr(), k, 0, TAG_ALLGATHER)?;
+    let (n, k) = (c.size(), mine.len());
+    if k == 0 {
+        return Ok(vec![]);
     }
-    bcast(e, c, &mut all, 0)?;
+    let mut all = vec![0u8; n * k];
+    all[c.rank * k..(c.rank + 1) * k].copy_from_slice(mine);
+    let blocks: Vec<BlockMut> = all.chunks_mut(k).map(|b| (b.as_mut_ptr(), k)).collect();
+    // SAFETY: the blocks are disjoint pieces of `all`, alive for the call.
+    unsafe { allgather(e, c, &blocks)? };
     Ok(all)
 }
 
-/// Everyone's `mine` (any lengths), in rank order: gathered at rank 0
-/// with their lengths, then broadcast.
+/// Everyone's `mine` (any lengths), in rank order: the lengths first,
+/// then the parts, both by the ring allgather.
 pub fn allgatherv_bytes(e: &mut Engine, c: &Comm, mine: &[u8]) -> MpiResult<Vec<Vec<u8>>> {
     let lens = allgather_bytes(e, c, &(mine.len() as u64).to_ne_bytes())?;
-    let lens: Vec<usize> = lens.chunks(8).map(|b| u64::from_ne_bytes(b.try_into().unwrap()) as usize).collect();
-    let total: usize = lens.iter().sum();
-    let mut all = vec![0u8; total];
-    if c.rank == 0 {
-        let mut at = 0;
-        for (r, &l) in lens.iter().enumerate() {
-            if r == 0 {
-                all[..l].copy_from_slice(mine);
-            } else {
-                recv(e, c, all[at..].as_mut_ptr(), l, r, TAG_ALLGATHER);
-            }
-            at += l;
-        }
-    } else {
-        send(e, c, mine.as_ptr(), mine.len(), 0, TAG_ALLGATHER)?;
-    }
-    bcast(e, c, &mut all, 0)?;
-    let mut out = Vec::with_capacity(lens.len());
-    let mut at = 0;
-    for l in lens {
-        out.push(all[at..at + l].to_vec());
-        at += l;
-    }
+    let mut out: Vec<Vec<u8>> =
+        lens.chunks(8).map(|b| vec![0u8; u64::from_ne_bytes(b.try_into().unwrap()) as usize]).collect();
+    out[c.rank].copy_from_slice(mine);
+    let blocks: Vec<BlockMut> = out.iter_mut().map(|v| (v.as_mut_ptr(), v.len())).collect();
+    // SAFETY: each block is its own vector, alive for the call.
+    unsafe { allgather(e, c, &blocks)? };
     Ok(out)
 }
 
