@@ -1,22 +1,43 @@
 //! Collective operations: argument checks and buffer staging around the
-//! algorithms in `coll`. Reductions work on packed data: the buffer is
-//! packed into its reduction unit (a predefined type, pairs without their
-//! holes), reduced, and unpacked into the receive buffer.
+//! algorithms in `coll`. Every collective comes three ways, made by one
+//! function: blocking (`How::Now`), nonblocking (`MPI_I...`) and
+//! persistent (`MPI_..._init`, started by MPI_Start). The checks run at
+//! the call; the plan is built when the operation starts, packing the
+//! send data as it is then, and ends with the steps that unpack what was
+//! received. Contiguous data moves straight between the user's buffers.
+//! Reductions work on packed data: the buffer is packed into its
+//! reduction unit (a predefined type, pairs without their holes), reduced,
+//! and unpacked into the receive buffer.
 
 use super::handles;
 use super::{mpi_fn, with_state};
-use crate::coll::{self, Scratch};
+use crate::coll::{self, algo, Block, Plan, Scratch};
 use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
 use crate::op::{Op, UserFn, UserOp};
+use crate::p2p::request::Template;
+use crate::runtime::State;
 use std::os::raw::{c_int, c_void};
+use std::sync::{Arc, Mutex};
 
 /// MPI_IN_PLACE
 const IN_PLACE: usize = usize::MAX;
 
+/// How a collective call runs.
+#[derive(Clone, Copy)]
+enum How {
+    /// Blocking: to the end before returning.
+    Now,
+    /// Nonblocking: started, with its request stored here.
+    Request(*mut c_int),
+    /// Persistent: an inactive request stored here (`info` is accepted;
+    /// no hints are used).
+    Persistent(*mut c_int, c_int),
+}
+
 /// The communicator of a collective: an intracommunicator.
-fn intra(st: &crate::runtime::State, comm: c_int) -> MpiResult<crate::comm::Comm> {
+fn intra(st: &State, comm: c_int) -> MpiResult<crate::comm::Comm> {
     let c = handles::comm(st, comm)?;
     if c.remote.is_some() {
         return err!(
@@ -25,6 +46,48 @@ fn intra(st: &crate::runtime::State, comm: c_int) -> MpiResult<crate::comm::Comm
         );
     }
     Ok(c.clone())
+}
+
+/// Run, start or store (per `how`) the collective on `comm` whose plan
+/// `build` makes. The arguments are checked by now: the operation takes
+/// the communicator's next collective tag.
+fn launch(
+    st: &mut State,
+    comm: c_int,
+    how: How,
+    mut build: impl FnMut(&mut Plan) -> MpiResult<()> + Send + 'static,
+) -> MpiResult<()> {
+    let out = match how {
+        How::Now => None,
+        How::Request(r) | How::Persistent(r, _) => {
+            if r.is_null() {
+                return err!(Arg, "request is a null pointer");
+            }
+            Some(r)
+        }
+    };
+    if let How::Persistent(_, info) = how {
+        super::info::pairs(info)?;
+    }
+    let c = handles::comm_mut(st, comm)?;
+    c.colls = c.colls.wrapping_add(1);
+    let tag = coll::TAG_USER + (c.colls % coll::TAG_SPAN) as i32;
+    let (group, rank, ctx) = (c.group.clone(), c.rank, c.ctx_coll);
+    let mut start = move || {
+        let mut p = Plan::among(group.clone(), rank);
+        build(&mut p)?;
+        Ok(p.into_schedule(ctx, tag))
+    };
+    let id = match how {
+        How::Now => return st.engine.run_schedule(start()?),
+        How::Request(_) => st.engine.start_schedule(start()?)?,
+        How::Persistent(..) => st.engine.persistent(Template::Coll(Arc::new(Mutex::new(start)))),
+    };
+    if let Some(r) = out {
+        // SAFETY: checked non-null; the caller passes a writable MPI_Request.
+        unsafe { *r = handles::request_handle(id) };
+    }
+    Ok(())
 }
 
 fn check_root(size: usize, root: c_int) -> MpiResult<usize> {
@@ -49,58 +112,285 @@ fn check_buf(buf: *const c_void, count: usize, ty: &TypeInfo, name: &str) -> Mpi
 }
 
 /// Pack `count` items at `buf`.
-fn packed(buf: *const c_void, ty: &TypeInfo, count: usize) -> Scratch {
+fn packed(buf: usize, ty: &TypeInfo, count: usize) -> Scratch {
     let mut v = Scratch::zeroed(ty.size * count);
     // SAFETY: the caller checked the buffer holds `count` items.
     unsafe { pack::pack(ty, count, buf as *const u8, &mut v) };
     v
 }
 
-fn unpacked(buf: *mut c_void, ty: &TypeInfo, data: &[u8]) {
+fn unpacked(buf: usize, ty: &TypeInfo, data: &[u8]) {
     // SAFETY: the caller checked the buffer holds the items.
     unsafe { pack::unpack(ty, data, buf as *mut u8) };
 }
 
-mpi_fn! {
-    Initialized fn MPI_Barrier / PMPI_Barrier(comm: c_int) errors(Some(comm)) {
-        with_state(|st| {
-            let c = intra(st, comm)?;
-            coll::barrier(&mut st.engine, &c)
-        })
+/// A step that unpacks `data` (held by the plan) into `count` items at
+/// `buf`.
+fn unpack_step(p: &mut Plan, buf: usize, ty: &TypeRef, data: Block) {
+    let ty = ty.clone();
+    p.compute(move || {
+        // SAFETY: `data` is held by the plan and no transfer uses it now.
+        unpacked(buf, &ty, unsafe { data.bytes() });
+        Ok(())
+    });
+}
+
+/// `count` items at `buf` as a block the plan moves: the user's memory
+/// when `ty` is contiguous, else a packed copy the plan holds.
+fn source(p: &mut Plan, buf: usize, ty: &TypeInfo, count: usize) -> Block {
+    if ty.is_contiguous() {
+        return Block { addr: buf, len: ty.size * count };
+    }
+    p.keep(packed(buf, ty, count))
+}
+
+/// Where `count` items for `buf` land: the user's memory when `ty` is
+/// contiguous, else a scratch block unpacked by the plan's last step
+/// (added by `finish_landing`).
+fn landing(p: &mut Plan, buf: usize, ty: &TypeInfo, count: usize) -> Block {
+    if ty.is_contiguous() {
+        return Block { addr: buf, len: ty.size * count };
+    }
+    p.scratch(ty.size * count)
+}
+
+fn finish_landing(p: &mut Plan, buf: usize, ty: &TypeRef, b: Block) {
+    if !ty.is_contiguous() {
+        unpack_step(p, buf, ty, b);
     }
 }
 
-fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int) -> MpiResult<()> {
+fn is_in_place(p: *const c_void) -> bool {
+    p as usize == IN_PLACE
+}
+
+/// An entry point's three forms: blocking, nonblocking (`request`) and
+/// persistent (`info`, `request`); `$how` tells the body which.
+macro_rules! collective {
+    ($comm:ident; $f:ident / $pf:ident, $i:ident / $pi:ident, $init:ident / $pinit:ident; ($($a:ident: $t:ty),*) |$how:ident| $body:expr) => {
+        mpi_fn! {
+            Initialized fn $f / $pf($($a: $t),*) errors(Some($comm)) {
+                let $how = How::Now;
+                $body
+            }
+        }
+        mpi_fn! {
+            Initialized fn $i / $pi($($a: $t,)* request: *mut c_int) errors(Some($comm)) {
+                let $how = How::Request(request);
+                $body
+            }
+        }
+        mpi_fn! {
+            Initialized fn $init / $pinit($($a: $t,)* info: c_int, request: *mut c_int) errors(Some($comm)) {
+                let $how = How::Persistent(request, info);
+                $body
+            }
+        }
+    };
+}
+
+collective! { comm;
+    MPI_Barrier / PMPI_Barrier, MPI_Ibarrier / PMPI_Ibarrier, MPI_Barrier_init / PMPI_Barrier_init;
+    (comm: c_int) |how| with_state(|st| {
+        intra(st, comm)?;
+        launch(st, comm, how, |p| {
+            algo::barrier(p);
+            Ok(())
+        })
+    })
+}
+
+fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int, how: How) -> MpiResult<()> {
     with_state(|st| {
         let c = intra(st, comm)?;
         let (count, ty) = check_count(count, datatype)?;
         let root = check_root(c.size(), root)?;
         check_buf(buffer, count, &ty, "buffer")?;
-        if ty.is_contiguous() {
-            // SAFETY: the user buffer holds `count` contiguous items.
-            let b = unsafe { std::slice::from_raw_parts_mut(buffer as *mut u8, ty.size * count) };
-            return coll::bcast(&mut st.engine, &c, b, root);
-        }
-        let mut data = if c.rank == root { packed(buffer, &ty, count) } else { Scratch::zeroed(ty.size * count) };
-        coll::bcast(&mut st.engine, &c, &mut data, root)?;
-        if c.rank != root {
-            unpacked(buffer, &ty, &data);
-        }
-        Ok(())
+        let (buf, me) = (buffer as usize, c.rank);
+        launch(st, comm, how, move |p| {
+            let data = if me == root { source(p, buf, &ty, count) } else { landing(p, buf, &ty, count) };
+            algo::bcast(p, data, root);
+            if me != root {
+                finish_landing(p, buf, &ty, data);
+            }
+            Ok(())
+        })
     })
 }
 
-mpi_fn! {
-    Initialized fn MPI_Bcast / PMPI_Bcast(buffer: *mut c_void, count: c_int, datatype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        bcast_any(buffer, count.into(), datatype, root, comm)
+collective! { comm;
+    MPI_Bcast / PMPI_Bcast, MPI_Ibcast / PMPI_Ibcast, MPI_Bcast_init / PMPI_Bcast_init;
+    (buffer: *mut c_void, count: c_int, datatype: c_int, root: c_int, comm: c_int)
+    |how| bcast_any(buffer, count.into(), datatype, root, comm, how)
+}
+
+collective! { comm;
+    MPI_Bcast_c / PMPI_Bcast_c, MPI_Ibcast_c / PMPI_Ibcast_c, MPI_Bcast_init_c / PMPI_Bcast_init_c;
+    (buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int)
+    |how| bcast_any(buffer, count, datatype, root, comm, how)
+}
+
+/// The packed data a reduction starts from: `count` items at `src`. When
+/// `ty` is contiguous and `dst` is given, the items are copied to `dst`
+/// (unless they are there already) and reduced in place there.
+fn reduction_data(p: &mut Plan, src: usize, dst: Option<usize>, ty: &TypeInfo, count: usize) -> Block {
+    let len = ty.size * count;
+    match dst {
+        Some(dst) if ty.is_contiguous() => {
+            let b = Block { addr: dst, len };
+            if src != dst {
+                // SAFETY: the user's buffers hold `count` items and do not
+                // overlap (the standard forbids it except MPI_IN_PLACE).
+                unsafe { Block { addr: src, len }.copy_to(b) };
+            }
+            b
+        }
+        _ => p.keep(packed(src, ty, count)),
     }
 }
 
-mpi_fn! {
-    Initialized fn MPI_Bcast_c / PMPI_Bcast_c(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        bcast_any(buffer, count, datatype, root, comm)
-    }
+#[allow(clippy::too_many_arguments)]
+fn reduce_any(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: i64,
+    datatype: c_int,
+    op: c_int,
+    root: c_int,
+    comm: c_int,
+    how: How,
+) -> MpiResult<()> {
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let (count, ty, op, u) = reduction(count, datatype, op)?;
+        let root = check_root(c.size(), root)?;
+        let in_place = is_in_place(sendbuf);
+        if in_place && c.rank != root {
+            return err!(Buffer, "MPI_IN_PLACE is only allowed as sendbuf at the root of MPI_Reduce");
+        }
+        if !in_place {
+            check_buf(sendbuf, count, &ty, "sendbuf")?;
+        }
+        let me = c.rank;
+        if me == root {
+            check_buf(recvbuf, count, &ty, "recvbuf")?;
+        }
+        let src = if in_place { recvbuf as usize } else { sendbuf as usize };
+        let (recv, u) = (recvbuf as usize, Arc::new(u));
+        launch(st, comm, how, move |p| {
+            let dst = (me == root).then_some(recv);
+            let data = reduction_data(p, src, dst, &ty, count);
+            algo::reduce(p, data, &u, op, root);
+            if me == root && data.addr != recv {
+                unpack_step(p, recv, &ty, data);
+            }
+            Ok(())
+        })
+    })
 }
+
+collective! { comm;
+    MPI_Reduce / PMPI_Reduce, MPI_Ireduce / PMPI_Ireduce, MPI_Reduce_init / PMPI_Reduce_init;
+    (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, root: c_int, comm: c_int)
+    |how| reduce_any(sendbuf, recvbuf, count.into(), datatype, op, root, comm, how)
+}
+
+collective! { comm;
+    MPI_Reduce_c / PMPI_Reduce_c, MPI_Ireduce_c / PMPI_Ireduce_c, MPI_Reduce_init_c / PMPI_Reduce_init_c;
+    (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, root: c_int, comm: c_int)
+    |how| reduce_any(sendbuf, recvbuf, count, datatype, op, root, comm, how)
+}
+
+/// What every rank of an all-reduction ends with.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Combine {
+    /// all the ranks' inputs (Allreduce)
+    All,
+    /// ranks 0..=me (Scan)
+    Prefix,
+    /// ranks 0..me (Exscan; rank 0's recvbuf is left alone)
+    ExclusivePrefix,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn all_reduction(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    count: i64,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    what: Combine,
+    how: How,
+) -> MpiResult<()> {
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let (count, ty, op, u) = reduction(count, datatype, op)?;
+        check_buf(recvbuf, count, &ty, "recvbuf")?;
+        let src = if is_in_place(sendbuf) { recvbuf as usize } else { sendbuf as usize };
+        check_buf(src as *const c_void, count, &ty, "sendbuf")?;
+        let (recv, u, me) = (recvbuf as usize, Arc::new(u), c.rank);
+        launch(st, comm, how, move |p| {
+            // Exscan leaves rank 0's recvbuf alone, so it never works there
+            let dst = (what != Combine::ExclusivePrefix).then_some(recv);
+            let data = reduction_data(p, src, dst, &ty, count);
+            match what {
+                Combine::All => algo::allreduce(p, data, &u, op),
+                Combine::Prefix => algo::scan(p, data, &u, op, false),
+                Combine::ExclusivePrefix => algo::scan(p, data, &u, op, true),
+            }
+            if data.addr != recv && !(what == Combine::ExclusivePrefix && me == 0) {
+                unpack_step(p, recv, &ty, data);
+            }
+            Ok(())
+        })
+    })
+}
+
+/// An all-reduction's entry points and their large-count twins.
+macro_rules! all_reduction {
+    ($what:expr, $f:ident / $pf:ident, $i:ident / $pi:ident, $init:ident / $pinit:ident,
+     $fc:ident / $pfc:ident, $ic:ident / $pic:ident, $initc:ident / $pinitc:ident) => {
+        collective! { comm;
+            $f / $pf, $i / $pi, $init / $pinit;
+            (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int)
+            |how| all_reduction(sendbuf, recvbuf, count.into(), datatype, op, comm, $what, how)
+        }
+        collective! { comm;
+            $fc / $pfc, $ic / $pic, $initc / $pinitc;
+            (sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int)
+            |how| all_reduction(sendbuf, recvbuf, count, datatype, op, comm, $what, how)
+        }
+    };
+}
+
+all_reduction!(
+    Combine::All,
+    MPI_Allreduce / PMPI_Allreduce,
+    MPI_Iallreduce / PMPI_Iallreduce,
+    MPI_Allreduce_init / PMPI_Allreduce_init,
+    MPI_Allreduce_c / PMPI_Allreduce_c,
+    MPI_Iallreduce_c / PMPI_Iallreduce_c,
+    MPI_Allreduce_init_c / PMPI_Allreduce_init_c
+);
+all_reduction!(
+    Combine::Prefix,
+    MPI_Scan / PMPI_Scan,
+    MPI_Iscan / PMPI_Iscan,
+    MPI_Scan_init / PMPI_Scan_init,
+    MPI_Scan_c / PMPI_Scan_c,
+    MPI_Iscan_c / PMPI_Iscan_c,
+    MPI_Scan_init_c / PMPI_Scan_init_c
+);
+all_reduction!(
+    Combine::ExclusivePrefix,
+    MPI_Exscan / PMPI_Exscan,
+    MPI_Iexscan / PMPI_Iexscan,
+    MPI_Exscan_init / PMPI_Exscan_init,
+    MPI_Exscan_c / PMPI_Exscan_c,
+    MPI_Iexscan_c / PMPI_Iexscan_c,
+    MPI_Exscan_init_c / PMPI_Exscan_init_c
+);
 
 /// A reduction's checked arguments: the count, the datatype, the
 /// operator and the type it combines (see `unit`).
@@ -145,88 +435,6 @@ fn unit(ty: &TypeInfo, op: Op) -> MpiResult<TypeInfo> {
     Ok(u)
 }
 
-fn reduce_any(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: i64,
-    datatype: c_int,
-    op: c_int,
-    root: c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    with_state(|st| {
-        let c = intra(st, comm)?;
-        let (count, ty, op, u) = reduction(count, datatype, op)?;
-        let root = check_root(c.size(), root)?;
-        let in_place = sendbuf as usize == IN_PLACE;
-        if in_place && c.rank != root {
-            return err!(Buffer, "MPI_IN_PLACE is only allowed as sendbuf at the root of MPI_Reduce");
-        }
-        if !in_place {
-            check_buf(sendbuf, count, &ty, "sendbuf")?;
-        }
-        if c.rank == root {
-            check_buf(recvbuf, count, &ty, "recvbuf")?;
-        }
-        let src = if in_place { recvbuf as *const c_void } else { sendbuf };
-        let mut data = packed(src, &ty, count);
-        coll::reduce(&mut st.engine, &c, &mut data, &u, op, root)?;
-        if c.rank == root {
-            unpacked(recvbuf, &ty, &data);
-        }
-        Ok(())
-    })
-}
-
-mpi_fn! {
-    Initialized fn MPI_Reduce / PMPI_Reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        reduce_any(sendbuf, recvbuf, count.into(), datatype, op, root, comm)
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Reduce_c / PMPI_Reduce_c(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        reduce_any(sendbuf, recvbuf, count, datatype, op, root, comm)
-    }
-}
-
-/// What every rank of an all-reduction ends with.
-#[derive(Clone, Copy)]
-enum Combine {
-    /// all the ranks' inputs (Allreduce)
-    All,
-    /// ranks 0..=me (Scan)
-    Prefix,
-    /// ranks 0..me (Exscan; rank 0's recvbuf is left alone)
-    ExclusivePrefix,
-}
-
-fn all_reduction(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    count: i64,
-    datatype: c_int,
-    op: c_int,
-    comm: c_int,
-    what: Combine,
-) -> MpiResult<()> {
-    with_state(|st| {
-        let c = intra(st, comm)?;
-        let (count, ty, op, u) = reduction(count, datatype, op)?;
-        check_buf(recvbuf, count, &ty, "recvbuf")?;
-        let mut data = reduction_input(sendbuf, recvbuf, &ty, count)?;
-        let defined = match what {
-            Combine::All => coll::allreduce(&mut st.engine, &c, &mut data, &u, op).map(|_| true)?,
-            Combine::Prefix => coll::scan(&mut st.engine, &c, &mut data, &u, op, false)?,
-            Combine::ExclusivePrefix => coll::scan(&mut st.engine, &c, &mut data, &u, op, true)?,
-        };
-        if defined {
-            unpacked(recvbuf, &ty, &data);
-        }
-        Ok(())
-    })
-}
-
 /// Where one rank's part of a buffer lies: `count` items of `ty` starting
 /// `offset` bytes into the buffer.
 #[derive(Clone)]
@@ -242,16 +450,27 @@ impl Part {
     }
 
     /// Where the part starts in `buf`.
-    fn at(&self, buf: *const c_void) -> *const u8 {
-        (buf as *const u8).wrapping_offset(self.offset)
+    fn at(&self, buf: usize) -> usize {
+        buf.wrapping_add_signed(self.offset)
     }
 
-    fn pack(&self, buf: *const c_void) -> Scratch {
-        packed((buf as *const u8).wrapping_offset(self.offset) as *const c_void, &self.ty, self.count)
+    fn pack(&self, buf: usize) -> Scratch {
+        packed(self.at(buf), &self.ty, self.count)
     }
 
-    fn unpack(&self, buf: *mut c_void, data: &[u8]) {
-        unpacked((buf as *mut u8).wrapping_offset(self.offset) as *mut c_void, &self.ty, data)
+    /// The part as a block to send: see `source`.
+    fn source(&self, p: &mut Plan, buf: usize) -> Block {
+        source(p, self.at(buf), &self.ty, self.count)
+    }
+
+    /// Where the part is received: see `landing`.
+    fn landing(&self, p: &mut Plan, buf: usize) -> Block {
+        landing(p, self.at(buf), &self.ty, self.count)
+    }
+
+    /// After the transfers: unpack `b` if it was a scratch landing.
+    fn finish(&self, p: &mut Plan, buf: usize, b: Block) {
+        finish_landing(p, self.at(buf), &self.ty, b)
     }
 }
 
@@ -322,10 +541,6 @@ fn side(count: i64, datatype: c_int, buf: *const c_void, name: &str) -> MpiResul
     Ok(Part { ty, count, offset: 0 })
 }
 
-fn is_in_place(p: *const c_void) -> bool {
-    p as usize == IN_PLACE
-}
-
 /// A rooted collective's communicator and root, and whether `buf` (the
 /// argument named `which`) is MPI_IN_PLACE, which only the root may pass.
 fn rooted(
@@ -346,7 +561,6 @@ fn rooted(
 
 #[allow(clippy::too_many_arguments)]
 fn gather_any(
-    st: &mut crate::runtime::State,
     sendbuf: *const c_void,
     sendcount: i64,
     sendtype: c_int,
@@ -356,57 +570,68 @@ fn gather_any(
     recvtype: c_int,
     root: c_int,
     comm: c_int,
+    how: How,
 ) -> MpiResult<()> {
-    let (c, root, in_place) = rooted(st, comm, root, sendbuf, "sendbuf")?;
-    let (n, me) = (c.size(), c.rank);
-    let mine = if in_place { Scratch::zeroed(0) } else { side(sendcount, sendtype, sendbuf, "sendbuf")?.pack(sendbuf) };
-    if me != root {
-        coll::gather(&mut st.engine, &c, &mine, root, &[])?;
-        return Ok(());
-    }
-    let rty = handles::committed(recvtype)?;
-    let layout = parts(n, &rty, counts, displs, recvbuf, "recvbuf")?;
-    let mut lens: Vec<usize> = layout.iter().map(Part::bytes).collect();
-    if !in_place && mine.len() > lens[me] {
-        return err!(Truncate, "the root sends {} bytes to itself but expects {}", mine.len(), lens[me]);
-    }
-    lens[me] = mine.len();
-    let got = coll::gather(&mut st.engine, &c, &mine, root, &lens)?;
-    for (r, data) in got.iter().enumerate() {
-        if !(in_place && r == me) {
-            layout[r].unpack(recvbuf, data);
+    with_state(|st| {
+        let (c, root, in_place) = rooted(st, comm, root, sendbuf, "sendbuf")?;
+        let (n, me) = (c.size(), c.rank);
+        let send = if in_place { None } else { Some(side(sendcount, sendtype, sendbuf, "sendbuf")?) };
+        let mut layout = Vec::new();
+        if me == root {
+            layout = parts(n, &handles::committed(recvtype)?, counts, displs, recvbuf, "recvbuf")?;
+            if let Some(s) = send.as_ref().filter(|s| s.bytes() > layout[me].bytes()) {
+                return err!(
+                    Truncate,
+                    "the root sends {} bytes to itself but expects {}",
+                    s.bytes(),
+                    layout[me].bytes()
+                );
+            }
         }
-    }
-    Ok(())
+        let (sbuf, rbuf) = (sendbuf as usize, recvbuf as usize);
+        launch(st, comm, how, move |p| {
+            let mine = send.as_ref().map_or(Block::EMPTY, |s| s.source(p, sbuf));
+            let skip = |r: usize| in_place && r == me;
+            let blocks: Vec<Block> = layout
+                .iter()
+                .enumerate()
+                .map(|(r, l)| if skip(r) { Block::EMPTY } else { l.landing(p, rbuf) })
+                .collect();
+            algo::gather(p, mine, root, &blocks);
+            for (r, l) in layout.iter().enumerate().filter(|&(r, _)| !skip(r)) {
+                l.finish(p, rbuf, blocks[r]);
+            }
+            Ok(())
+        })
+    })
 }
 
-mpi_fn! {
-    Initialized fn MPI_Gather / PMPI_Gather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| gather_any(st, sendbuf, sendcount.into(), sendtype, recvbuf, Arr::One(recvcount.into()), None, recvtype, root, comm))
-    }
+collective! { comm;
+    MPI_Gather / PMPI_Gather, MPI_Igather / PMPI_Igather, MPI_Gather_init / PMPI_Gather_init;
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int)
+    |how| gather_any(sendbuf, sendcount.into(), sendtype, recvbuf, Arr::One(recvcount.into()), None, recvtype, root, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Gather_c / PMPI_Gather_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| gather_any(st, sendbuf, sendcount, sendtype, recvbuf, Arr::One(recvcount), None, recvtype, root, comm))
-    }
+collective! { comm;
+    MPI_Gather_c / PMPI_Gather_c, MPI_Igather_c / PMPI_Igather_c, MPI_Gather_init_c / PMPI_Gather_init_c;
+    (sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int)
+    |how| gather_any(sendbuf, sendcount, sendtype, recvbuf, Arr::One(recvcount), None, recvtype, root, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Gatherv / PMPI_Gatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| gather_any(st, sendbuf, sendcount.into(), sendtype, recvbuf, Arr::Int(recvcounts), Some(Arr::Int(displs)), recvtype, root, comm))
-    }
+collective! { comm;
+    MPI_Gatherv / PMPI_Gatherv, MPI_Igatherv / PMPI_Igatherv, MPI_Gatherv_init / PMPI_Gatherv_init;
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: c_int, root: c_int, comm: c_int)
+    |how| gather_any(sendbuf, sendcount.into(), sendtype, recvbuf, Arr::Int(recvcounts), Some(Arr::Int(displs)), recvtype, root, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Gatherv_c / PMPI_Gatherv_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| gather_any(st, sendbuf, sendcount, sendtype, recvbuf, Arr::Count(recvcounts), Some(Arr::Aint(displs)), recvtype, root, comm))
-    }
+collective! { comm;
+    MPI_Gatherv_c / PMPI_Gatherv_c, MPI_Igatherv_c / PMPI_Igatherv_c, MPI_Gatherv_init_c / PMPI_Gatherv_init_c;
+    (sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: c_int, root: c_int, comm: c_int)
+    |how| gather_any(sendbuf, sendcount, sendtype, recvbuf, Arr::Count(recvcounts), Some(Arr::Aint(displs)), recvtype, root, comm, how)
 }
 
 #[allow(clippy::too_many_arguments)]
 fn scatter_any(
-    st: &mut crate::runtime::State,
     sendbuf: *const c_void,
     counts: Arr,
     displs: Option<Arr>,
@@ -416,64 +641,67 @@ fn scatter_any(
     recvtype: c_int,
     root: c_int,
     comm: c_int,
+    how: How,
 ) -> MpiResult<()> {
-    let (c, root, in_place) = rooted(st, comm, root, recvbuf, "recvbuf")?;
-    let (n, me) = (c.size(), c.rank);
-    let recv = if in_place { None } else { Some(side(recvcount, recvtype, recvbuf, "recvbuf")?) };
-    if me != root {
-        let want = recv.as_ref().map_or(0, Part::bytes);
-        let data = coll::scatter(&mut st.engine, &c, &[], root, want)?;
-        if let Some(p) = recv {
-            p.unpack(recvbuf, &data);
+    with_state(|st| {
+        let (c, root, in_place) = rooted(st, comm, root, recvbuf, "recvbuf")?;
+        let (n, me) = (c.size(), c.rank);
+        let recv = if in_place { None } else { Some(side(recvcount, recvtype, recvbuf, "recvbuf")?) };
+        let mut layout = Vec::new();
+        if me == root {
+            layout = parts(n, &handles::committed(sendtype)?, counts, displs, sendbuf, "sendbuf")?;
+            if let Some(r) = recv.as_ref().filter(|r| layout[me].bytes() > r.bytes()) {
+                return err!(
+                    Truncate,
+                    "the root sends {} bytes to itself but expects {}",
+                    layout[me].bytes(),
+                    r.bytes()
+                );
+            }
         }
-        return Ok(());
-    }
-    let sty = handles::committed(sendtype)?;
-    let layout = parts(n, &sty, counts, displs, sendbuf, "sendbuf")?;
-    let out: Vec<Scratch> = layout
-        .iter()
-        .enumerate()
-        .map(|(r, p)| if in_place && r == me { Scratch::zeroed(0) } else { p.pack(sendbuf) })
-        .collect();
-    if let Some(p) = &recv {
-        if out[me].len() > p.bytes() {
-            return err!(Truncate, "the root sends {} bytes to itself but expects {}", out[me].len(), p.bytes());
-        }
-    }
-    let data = coll::scatter(&mut st.engine, &c, &out, root, 0)?;
-    if let Some(p) = recv {
-        p.unpack(recvbuf, &data);
-    }
-    Ok(())
+        let (sbuf, rbuf) = (sendbuf as usize, recvbuf as usize);
+        launch(st, comm, how, move |p| {
+            let blocks: Vec<Block> = layout
+                .iter()
+                .enumerate()
+                .map(|(r, l)| if in_place && r == me { Block::EMPTY } else { l.source(p, sbuf) })
+                .collect();
+            let mine = recv.as_ref().map_or(Block::EMPTY, |r| r.landing(p, rbuf));
+            algo::scatter(p, &blocks, root, mine);
+            if let Some(r) = &recv {
+                r.finish(p, rbuf, mine);
+            }
+            Ok(())
+        })
+    })
 }
 
-mpi_fn! {
-    Initialized fn MPI_Scatter / PMPI_Scatter(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| scatter_any(st, sendbuf, Arr::One(sendcount.into()), None, sendtype, recvbuf, recvcount.into(), recvtype, root, comm))
-    }
+collective! { comm;
+    MPI_Scatter / PMPI_Scatter, MPI_Iscatter / PMPI_Iscatter, MPI_Scatter_init / PMPI_Scatter_init;
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int)
+    |how| scatter_any(sendbuf, Arr::One(sendcount.into()), None, sendtype, recvbuf, recvcount.into(), recvtype, root, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Scatter_c / PMPI_Scatter_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| scatter_any(st, sendbuf, Arr::One(sendcount), None, sendtype, recvbuf, recvcount, recvtype, root, comm))
-    }
+collective! { comm;
+    MPI_Scatter_c / PMPI_Scatter_c, MPI_Iscatter_c / PMPI_Iscatter_c, MPI_Scatter_init_c / PMPI_Scatter_init_c;
+    (sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int)
+    |how| scatter_any(sendbuf, Arr::One(sendcount), None, sendtype, recvbuf, recvcount, recvtype, root, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Scatterv / PMPI_Scatterv(sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| scatter_any(st, sendbuf, Arr::Int(sendcounts), Some(Arr::Int(displs)), sendtype, recvbuf, recvcount.into(), recvtype, root, comm))
-    }
+collective! { comm;
+    MPI_Scatterv / PMPI_Scatterv, MPI_Iscatterv / PMPI_Iscatterv, MPI_Scatterv_init / PMPI_Scatterv_init;
+    (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, root: c_int, comm: c_int)
+    |how| scatter_any(sendbuf, Arr::Int(sendcounts), Some(Arr::Int(displs)), sendtype, recvbuf, recvcount.into(), recvtype, root, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Scatterv_c / PMPI_Scatterv_c(sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| scatter_any(st, sendbuf, Arr::Count(sendcounts), Some(Arr::Aint(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm))
-    }
+collective! { comm;
+    MPI_Scatterv_c / PMPI_Scatterv_c, MPI_Iscatterv_c / PMPI_Iscatterv_c, MPI_Scatterv_init_c / PMPI_Scatterv_init_c;
+    (sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int)
+    |how| scatter_any(sendbuf, Arr::Count(sendcounts), Some(Arr::Aint(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, how)
 }
 
 #[allow(clippy::too_many_arguments)]
 fn allgather_any(
-    st: &mut crate::runtime::State,
     sendbuf: *const c_void,
     sendcount: i64,
     sendtype: c_int,
@@ -482,117 +710,96 @@ fn allgather_any(
     displs: Option<Arr>,
     recvtype: c_int,
     comm: c_int,
+    how: How,
 ) -> MpiResult<()> {
-    let c = intra(st, comm)?;
-    let (n, me) = (c.size(), c.rank);
-    let rty = handles::committed(recvtype)?;
-    let layout = parts(n, &rty, counts, displs, recvbuf, "recvbuf")?;
-    let in_place = is_in_place(sendbuf);
-    let direct = rty.is_contiguous();
-    let mine = match (in_place, direct) {
-        (true, true) => None,
-        (true, false) => Some(layout[me].pack(recvbuf)),
-        (false, _) => Some(side(sendcount, sendtype, sendbuf, "sendbuf")?.pack(sendbuf)),
-    };
-    if let Some(m) = &mine {
-        if m.len() != layout[me].bytes() {
-            return err!(Truncate, "rank {me} sends {} bytes but every rank expects {}", m.len(), layout[me].bytes());
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let (n, me) = (c.size(), c.rank);
+        let layout = parts(n, &handles::committed(recvtype)?, counts, displs, recvbuf, "recvbuf")?;
+        let in_place = is_in_place(sendbuf);
+        let send = if in_place { None } else { Some(side(sendcount, sendtype, sendbuf, "sendbuf")?) };
+        if let Some(s) = send.as_ref().filter(|s| s.bytes() != layout[me].bytes()) {
+            return err!(Truncate, "rank {me} sends {} bytes but every rank expects {}", s.bytes(), layout[me].bytes());
         }
-    }
-    // contiguous: the parts travel in the user's recvbuf; otherwise in
-    // scratch blocks unpacked at the end
-    let mut landing: Vec<Scratch> = Vec::new();
-    if !direct {
-        landing = layout.iter().map(|p| Scratch::zeroed(p.bytes())).collect();
-        landing[me].copy_from_slice(mine.as_deref().unwrap_or(&[]));
-    }
-    let blocks: Vec<coll::BlockMut> = if direct {
-        layout.iter().map(|p| (p.at(recvbuf) as *mut u8, p.bytes())).collect()
-    } else {
-        landing.iter_mut().map(|s| (s.as_mut_ptr(), s.len())).collect()
-    };
-    if let (true, Some(m)) = (direct, &mine) {
-        // SAFETY: the part lies in recvbuf (checked) and `m` is a copy.
-        unsafe { std::ptr::copy_nonoverlapping(m.as_ptr(), blocks[me].0, m.len()) };
-    }
-    // SAFETY: the blocks are the user's parts of recvbuf or scratch, valid
-    // for the call and disjoint (the standard forbids overlapping parts).
-    unsafe { coll::allgather(&mut st.engine, &c, &blocks)? };
-    for (p, s) in layout.iter().zip(&landing) {
-        p.unpack(recvbuf, s);
-    }
-    Ok(())
+        let (sbuf, rbuf) = (sendbuf as usize, recvbuf as usize);
+        launch(st, comm, how, move |p| {
+            let blocks: Vec<Block> = layout.iter().map(|l| l.landing(p, rbuf)).collect();
+            // this rank's part into its block (in place: already there
+            // when the receive type is contiguous)
+            let own = match &send {
+                Some(s) => Some(s.source(p, sbuf)),
+                None => (!layout[me].ty.is_contiguous()).then(|| layout[me].source(p, rbuf)),
+            };
+            if let Some(own) = own {
+                // SAFETY: the user's part (or its packed copy) and its
+                // landing block are valid and distinct.
+                unsafe { own.copy_to(blocks[me]) };
+            }
+            algo::allgather(p, &blocks);
+            for (r, l) in layout.iter().enumerate().filter(|&(r, _)| !(in_place && r == me)) {
+                l.finish(p, rbuf, blocks[r]);
+            }
+            Ok(())
+        })
+    })
 }
 
-mpi_fn! {
-    Initialized fn MPI_Allgather / PMPI_Allgather(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| allgather_any(st, sendbuf, sendcount.into(), sendtype, recvbuf, Arr::One(recvcount.into()), None, recvtype, comm))
-    }
+collective! { comm;
+    MPI_Allgather / PMPI_Allgather, MPI_Iallgather / PMPI_Iallgather, MPI_Allgather_init / PMPI_Allgather_init;
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int)
+    |how| allgather_any(sendbuf, sendcount.into(), sendtype, recvbuf, Arr::One(recvcount.into()), None, recvtype, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Allgather_c / PMPI_Allgather_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| allgather_any(st, sendbuf, sendcount, sendtype, recvbuf, Arr::One(recvcount), None, recvtype, comm))
-    }
+collective! { comm;
+    MPI_Allgather_c / PMPI_Allgather_c, MPI_Iallgather_c / PMPI_Iallgather_c, MPI_Allgather_init_c / PMPI_Allgather_init_c;
+    (sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int)
+    |how| allgather_any(sendbuf, sendcount, sendtype, recvbuf, Arr::One(recvcount), None, recvtype, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Allgatherv / PMPI_Allgatherv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| allgather_any(st, sendbuf, sendcount.into(), sendtype, recvbuf, Arr::Int(recvcounts), Some(Arr::Int(displs)), recvtype, comm))
-    }
+collective! { comm;
+    MPI_Allgatherv / PMPI_Allgatherv, MPI_Iallgatherv / PMPI_Iallgatherv, MPI_Allgatherv_init / PMPI_Allgatherv_init;
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: c_int, comm: c_int)
+    |how| allgather_any(sendbuf, sendcount.into(), sendtype, recvbuf, Arr::Int(recvcounts), Some(Arr::Int(displs)), recvtype, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Allgatherv_c / PMPI_Allgatherv_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        with_state(|st| allgather_any(st, sendbuf, sendcount, sendtype, recvbuf, Arr::Count(recvcounts), Some(Arr::Aint(displs)), recvtype, comm))
-    }
+collective! { comm;
+    MPI_Allgatherv_c / PMPI_Allgatherv_c, MPI_Iallgatherv_c / PMPI_Iallgatherv_c, MPI_Allgatherv_init_c / PMPI_Allgatherv_init_c;
+    (sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const i64, displs: *const isize, recvtype: c_int, comm: c_int)
+    |how| allgather_any(sendbuf, sendcount, sendtype, recvbuf, Arr::Count(recvcounts), Some(Arr::Aint(displs)), recvtype, comm, how)
 }
 
 /// All-to-all over explicit layouts. Contiguous parts go straight from
 /// and to the user's buffers; others are packed or unpacked around the
-/// exchange. With MPI_IN_PLACE the send layout is the receive layout and
-/// every send is packed first, since the receives overwrite it.
+/// exchange. With MPI_IN_PLACE (`send` None) the send layout is the
+/// receive layout and every send is packed first, since the receives
+/// overwrite it.
 fn alltoall_layouts(
-    st: &mut crate::runtime::State,
-    c: &crate::comm::Comm,
+    st: &mut State,
+    comm: c_int,
+    how: How,
     sendbuf: *const c_void,
     send: Option<Vec<Part>>,
     recvbuf: *mut c_void,
     recv: Vec<Part>,
 ) -> MpiResult<()> {
-    let (src, send, in_place) = match send {
-        Some(s) => (sendbuf, s, false),
-        None => (recvbuf as *const c_void, recv.clone(), true),
-    };
-    let staged: Vec<Option<Scratch>> =
-        send.iter().map(|p| (in_place || !p.ty.is_contiguous()).then(|| p.pack(src))).collect();
-    let sends: Vec<coll::Block> = send
-        .iter()
-        .zip(&staged)
-        .map(|(p, s)| match s {
-            Some(s) => (s.as_ptr(), s.len()),
-            None => (p.at(src), p.bytes()),
-        })
-        .collect();
-    let mut landing: Vec<Option<Scratch>> =
-        recv.iter().map(|p| (!p.ty.is_contiguous()).then(|| Scratch::zeroed(p.bytes()))).collect();
-    let recvs: Vec<coll::BlockMut> = recv
-        .iter()
-        .zip(landing.iter_mut())
-        .map(|(p, s)| match s {
-            Some(s) => (s.as_mut_ptr(), s.len()),
-            None => (p.at(recvbuf) as *mut u8, p.bytes()),
-        })
-        .collect();
-    // SAFETY: the user's buffers hold their parts for the call (checked
-    // non-null); sends are staged whenever they could overlap receives.
-    unsafe { coll::alltoall(&mut st.engine, c, &sends, &recvs)? };
-    for (p, s) in recv.iter().zip(&landing) {
-        if let Some(s) = s {
-            p.unpack(recvbuf, s);
-        }
+    let me = handles::comm(st, comm)?.rank;
+    let in_place = send.is_none();
+    let send = send.unwrap_or_else(|| recv.clone());
+    if send[me].bytes() > recv[me].bytes() {
+        return err!(Truncate, "rank {me} sends {} bytes to itself but expects {}", send[me].bytes(), recv[me].bytes());
     }
-    Ok(())
+    let rbuf = recvbuf as usize;
+    let src = if in_place { rbuf } else { sendbuf as usize };
+    launch(st, comm, how, move |p| {
+        let sends: Vec<Block> =
+            send.iter().map(|l| if in_place { p.keep(l.pack(src)) } else { l.source(p, src) }).collect();
+        let recvs: Vec<Block> = recv.iter().map(|l| l.landing(p, rbuf)).collect();
+        algo::alltoall(p, &sends, &recvs);
+        for (l, b) in recv.iter().zip(recvs) {
+            l.finish(p, rbuf, b);
+        }
+        Ok(())
+    })
 }
 
 /// Alltoall and Alltoallv: counts and displacements (in extents) per rank.
@@ -607,6 +814,7 @@ fn alltoallv_any(
     rdispls: Option<Arr>,
     recvtype: c_int,
     comm: c_int,
+    how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
         let c = intra(st, comm)?;
@@ -615,32 +823,135 @@ fn alltoallv_any(
         let recv = layout(recvcounts, rdispls, recvtype, recvbuf, "recvbuf")?;
         let send =
             if is_in_place(sendbuf) { None } else { Some(layout(sendcounts, sdispls, sendtype, sendbuf, "sendbuf")?) };
-        alltoall_layouts(st, &c, sendbuf, send, recvbuf, recv)
+        alltoall_layouts(st, comm, how, sendbuf, send, recvbuf, recv)
     })
 }
 
-mpi_fn! {
-    Initialized fn MPI_Alltoall / PMPI_Alltoall(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        alltoallv_any(sendbuf, Arr::One(sendcount.into()), None, sendtype, recvbuf, Arr::One(recvcount.into()), None, recvtype, comm)
-    }
+collective! { comm;
+    MPI_Alltoall / PMPI_Alltoall, MPI_Ialltoall / PMPI_Ialltoall, MPI_Alltoall_init / PMPI_Alltoall_init;
+    (sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, comm: c_int)
+    |how| alltoallv_any(sendbuf, Arr::One(sendcount.into()), None, sendtype, recvbuf, Arr::One(recvcount.into()), None, recvtype, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Alltoall_c / PMPI_Alltoall_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        alltoallv_any(sendbuf, Arr::One(sendcount), None, sendtype, recvbuf, Arr::One(recvcount), None, recvtype, comm)
-    }
+collective! { comm;
+    MPI_Alltoall_c / PMPI_Alltoall_c, MPI_Ialltoall_c / PMPI_Ialltoall_c, MPI_Alltoall_init_c / PMPI_Alltoall_init_c;
+    (sendbuf: *const c_void, sendcount: i64, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, comm: c_int)
+    |how| alltoallv_any(sendbuf, Arr::One(sendcount), None, sendtype, recvbuf, Arr::One(recvcount), None, recvtype, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Alltoallv / PMPI_Alltoallv(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        alltoallv_any(sendbuf, Arr::Int(sendcounts), Some(Arr::Int(sdispls)), sendtype, recvbuf, Arr::Int(recvcounts), Some(Arr::Int(rdispls)), recvtype, comm)
-    }
+collective! { comm;
+    MPI_Alltoallv / PMPI_Alltoallv, MPI_Ialltoallv / PMPI_Ialltoallv, MPI_Alltoallv_init / PMPI_Alltoallv_init;
+    (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: c_int, comm: c_int)
+    |how| alltoallv_any(sendbuf, Arr::Int(sendcounts), Some(Arr::Int(sdispls)), sendtype, recvbuf, Arr::Int(recvcounts), Some(Arr::Int(rdispls)), recvtype, comm, how)
 }
 
-mpi_fn! {
-    Initialized fn MPI_Alltoallv_c / PMPI_Alltoallv_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtype: c_int, comm: c_int) errors(Some(comm)) {
-        alltoallv_any(sendbuf, Arr::Count(sendcounts), Some(Arr::Aint(sdispls)), sendtype, recvbuf, Arr::Count(recvcounts), Some(Arr::Aint(rdispls)), recvtype, comm)
-    }
+collective! { comm;
+    MPI_Alltoallv_c / PMPI_Alltoallv_c, MPI_Ialltoallv_c / PMPI_Ialltoallv_c, MPI_Alltoallv_init_c / PMPI_Alltoallv_init_c;
+    (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtype: c_int, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtype: c_int, comm: c_int)
+    |how| alltoallv_any(sendbuf, Arr::Count(sendcounts), Some(Arr::Aint(sdispls)), sendtype, recvbuf, Arr::Count(recvcounts), Some(Arr::Aint(rdispls)), recvtype, comm, how)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn alltoallw_any(
+    sendbuf: *const c_void,
+    sendcounts: Arr,
+    sdispls: Arr,
+    sendtypes: *const c_int,
+    recvbuf: *mut c_void,
+    recvcounts: Arr,
+    rdispls: Arr,
+    recvtypes: *const c_int,
+    comm: c_int,
+    how: How,
+) -> MpiResult<()> {
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let n = c.size();
+        let recv = wparts(n, recvcounts, rdispls, recvtypes, recvbuf, "recvbuf")?;
+        let send = if is_in_place(sendbuf) {
+            None
+        } else {
+            Some(wparts(n, sendcounts, sdispls, sendtypes, sendbuf, "sendbuf")?)
+        };
+        alltoall_layouts(st, comm, how, sendbuf, send, recvbuf, recv)
+    })
+}
+
+collective! { comm;
+    MPI_Alltoallw / PMPI_Alltoallw, MPI_Ialltoallw / PMPI_Ialltoallw, MPI_Alltoallw_init / PMPI_Alltoallw_init;
+    (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const c_int, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const c_int, comm: c_int)
+    |how| alltoallw_any(sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtypes, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtypes, comm, how)
+}
+
+collective! { comm;
+    MPI_Alltoallw_c / PMPI_Alltoallw_c, MPI_Ialltoallw_c / PMPI_Ialltoallw_c, MPI_Alltoallw_init_c / PMPI_Alltoallw_init_c;
+    (sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtypes: *const c_int, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtypes: *const c_int, comm: c_int)
+    |how| alltoallw_any(sendbuf, Arr::Count(sendcounts), Arr::Aint(sdispls), sendtypes, recvbuf, Arr::Count(recvcounts), Arr::Aint(rdispls), recvtypes, comm, how)
+}
+
+/// Reduce the whole input to rank 0 (fixed combining order), then
+/// scatter rank r its `counts[r]` items.
+fn reduce_scatter_any(
+    sendbuf: *const c_void,
+    recvbuf: *mut c_void,
+    counts: Arr,
+    datatype: c_int,
+    op: c_int,
+    comm: c_int,
+    how: How,
+) -> MpiResult<()> {
+    with_state(|st| {
+        let c = intra(st, comm)?;
+        let (n, me) = (c.size(), c.rank);
+        let (_, ty, op, u) = reduction(0, datatype, op)?;
+        // recvbuf holds this rank's part only (all of the input in place)
+        let layout = parts(n, &ty, counts, None, std::ptr::NonNull::<c_void>::dangling().as_ptr(), "recvbuf")?;
+        check_buf(recvbuf, layout[me].count, &ty, "recvbuf")?;
+        let total: usize = layout.iter().map(|p| p.count).sum();
+        let src = if is_in_place(sendbuf) { recvbuf as usize } else { sendbuf as usize };
+        check_buf(src as *const c_void, total, &ty, "sendbuf")?;
+        let (rbuf, u) = (recvbuf as usize, Arc::new(u));
+        launch(st, comm, how, move |p| {
+            let data = p.keep(packed(src, &ty, total));
+            algo::reduce(p, data, &u, op, 0);
+            let mut at = data.addr;
+            let blocks: Vec<Block> = layout
+                .iter()
+                .map(|l| {
+                    at += l.bytes();
+                    Block { addr: at - l.bytes(), len: l.bytes() }
+                })
+                .collect();
+            let mine = landing(p, rbuf, &ty, layout[me].count);
+            algo::scatter(p, &blocks, 0, mine);
+            finish_landing(p, rbuf, &ty, mine);
+            Ok(())
+        })
+    })
+}
+
+collective! { comm;
+    MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block, MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block, MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init;
+    (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: c_int, op: c_int, comm: c_int)
+    |how| reduce_scatter_any(sendbuf, recvbuf, Arr::One(recvcount.into()), datatype, op, comm, how)
+}
+
+collective! { comm;
+    MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c, MPI_Ireduce_scatter_block_c / PMPI_Ireduce_scatter_block_c, MPI_Reduce_scatter_block_init_c / PMPI_Reduce_scatter_block_init_c;
+    (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: c_int, op: c_int, comm: c_int)
+    |how| reduce_scatter_any(sendbuf, recvbuf, Arr::One(recvcount), datatype, op, comm, how)
+}
+
+collective! { comm;
+    MPI_Reduce_scatter / PMPI_Reduce_scatter, MPI_Ireduce_scatter / PMPI_Ireduce_scatter, MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init;
+    (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: c_int, op: c_int, comm: c_int)
+    |how| reduce_scatter_any(sendbuf, recvbuf, Arr::Int(recvcounts), datatype, op, comm, how)
+}
+
+collective! { comm;
+    MPI_Reduce_scatter_c / PMPI_Reduce_scatter_c, MPI_Ireduce_scatter_c / PMPI_Ireduce_scatter_c, MPI_Reduce_scatter_init_c / PMPI_Reduce_scatter_init_c;
+    (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: c_int, op: c_int, comm: c_int)
+    |how| reduce_scatter_any(sendbuf, recvbuf, Arr::Count(recvcounts), datatype, op, comm, how)
 }
 
 /// Alltoallw's layout: per-rank types, displacements in bytes.
@@ -668,70 +979,6 @@ fn wparts(
     Ok(out)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn alltoallw_any(
-    sendbuf: *const c_void,
-    sendcounts: Arr,
-    sdispls: Arr,
-    sendtypes: *const c_int,
-    recvbuf: *mut c_void,
-    recvcounts: Arr,
-    rdispls: Arr,
-    recvtypes: *const c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    with_state(|st| {
-        let c = intra(st, comm)?;
-        let n = c.size();
-        let recv = wparts(n, recvcounts, rdispls, recvtypes, recvbuf, "recvbuf")?;
-        let send = if is_in_place(sendbuf) {
-            None
-        } else {
-            Some(wparts(n, sendcounts, sdispls, sendtypes, sendbuf, "sendbuf")?)
-        };
-        alltoall_layouts(st, &c, sendbuf, send, recvbuf, recv)
-    })
-}
-
-mpi_fn! {
-    Initialized fn MPI_Alltoallw / PMPI_Alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const c_int, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const c_int, comm: c_int) errors(Some(comm)) {
-        alltoallw_any(sendbuf, Arr::Int(sendcounts), Arr::Int(sdispls), sendtypes, recvbuf, Arr::Int(recvcounts), Arr::Int(rdispls), recvtypes, comm)
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Alltoallw_c / PMPI_Alltoallw_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const isize, sendtypes: *const c_int, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const isize, recvtypes: *const c_int, comm: c_int) errors(Some(comm)) {
-        alltoallw_any(sendbuf, Arr::Count(sendcounts), Arr::Aint(sdispls), sendtypes, recvbuf, Arr::Count(recvcounts), Arr::Aint(rdispls), recvtypes, comm)
-    }
-}
-
-/// An all-reduction's entry point and its large-count twin.
-macro_rules! all_reduction {
-    ($what:expr, $f:ident / $pf:ident, $fc:ident / $pfc:ident) => {
-        mpi_fn! {
-            Initialized fn $f / $pf(sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-                all_reduction(sendbuf, recvbuf, count.into(), datatype, op, comm, $what)
-            }
-        }
-        mpi_fn! {
-            Initialized fn $fc / $pfc(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-                all_reduction(sendbuf, recvbuf, count, datatype, op, comm, $what)
-            }
-        }
-    };
-}
-
-all_reduction!(Combine::All, MPI_Allreduce / PMPI_Allreduce, MPI_Allreduce_c / PMPI_Allreduce_c);
-all_reduction!(Combine::Prefix, MPI_Scan / PMPI_Scan, MPI_Scan_c / PMPI_Scan_c);
-all_reduction!(Combine::ExclusivePrefix, MPI_Exscan / PMPI_Exscan, MPI_Exscan_c / PMPI_Exscan_c);
-
-/// The packed input of a reduction (`recvbuf`'s with MPI_IN_PLACE).
-fn reduction_input(sendbuf: *const c_void, recvbuf: *mut c_void, ty: &TypeInfo, count: usize) -> MpiResult<Scratch> {
-    let src = if is_in_place(sendbuf) { recvbuf as *const c_void } else { sendbuf };
-    check_buf(src, count, ty, "sendbuf")?;
-    Ok(packed(src, ty, count))
-}
-
 fn reduce_local_any(
     inbuf: *const c_void,
     inoutbuf: *mut c_void,
@@ -745,10 +992,10 @@ fn reduce_local_any(
     }
     check_buf(inbuf, count, &ty, "inbuf")?;
     check_buf(inoutbuf, count, &ty, "inoutbuf")?;
-    let inp = packed(inbuf, &ty, count);
-    let mut acc = packed(inoutbuf, &ty, count);
+    let inp = packed(inbuf as usize, &ty, count);
+    let mut acc = packed(inoutbuf as usize, &ty, count);
     crate::op::apply(op, &u, &inp, &mut acc)?;
-    unpacked(inoutbuf, &ty, &acc);
+    unpacked(inoutbuf as usize, &ty, &acc);
     Ok(())
 }
 
@@ -761,64 +1008,6 @@ mpi_fn! {
 mpi_fn! {
     Initialized fn MPI_Reduce_local_c / PMPI_Reduce_local_c(inbuf: *const c_void, inoutbuf: *mut c_void, count: i64, datatype: c_int, op: c_int) errors(None) {
         reduce_local_any(inbuf, inoutbuf, count, datatype, op)
-    }
-}
-
-/// Reduce the whole input to rank 0 (fixed combining order), then
-/// scatter rank r its `counts[r]` items.
-fn reduce_scatter_any(
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
-    counts: Arr,
-    datatype: c_int,
-    op: c_int,
-    comm: c_int,
-) -> MpiResult<()> {
-    with_state(|st| {
-        let c = intra(st, comm)?;
-        let (n, me) = (c.size(), c.rank);
-        let (_, ty, op, u) = reduction(0, datatype, op)?;
-        // recvbuf holds this rank's part only (all of the input in place)
-        let layout = parts(n, &ty, counts, None, std::ptr::NonNull::<c_void>::dangling().as_ptr(), "recvbuf")?;
-        check_buf(recvbuf, layout[me].count, &ty, "recvbuf")?;
-        let total: usize = layout.iter().map(|p| p.count).sum();
-        let mut data = reduction_input(sendbuf, recvbuf, &ty, total)?;
-        coll::reduce(&mut st.engine, &c, &mut data, &u, op, 0)?;
-        let mut out = Vec::new();
-        if me == 0 {
-            let mut at = 0;
-            for p in &layout {
-                out.push(Scratch::from_slice(&data[at..at + p.bytes()]));
-                at += p.bytes();
-            }
-        }
-        let mine = coll::scatter(&mut st.engine, &c, &out, 0, layout[me].bytes())?;
-        unpacked(recvbuf, &ty, &mine);
-        Ok(())
-    })
-}
-
-mpi_fn! {
-    Initialized fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        reduce_scatter_any(sendbuf, recvbuf, Arr::One(recvcount.into()), datatype, op, comm)
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        reduce_scatter_any(sendbuf, recvbuf, Arr::One(recvcount), datatype, op, comm)
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Reduce_scatter / PMPI_Reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        reduce_scatter_any(sendbuf, recvbuf, Arr::Int(recvcounts), datatype, op, comm)
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Reduce_scatter_c / PMPI_Reduce_scatter_c(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const i64, datatype: c_int, op: c_int, comm: c_int) errors(Some(comm)) {
-        reduce_scatter_any(sendbuf, recvbuf, Arr::Count(recvcounts), datatype, op, comm)
     }
 }
 

@@ -745,7 +745,7 @@ struct IdupPlan {
 
 impl IdupPlan {
     fn round(self: &std::sync::Arc<Self>, k: usize) -> Vec<crate::p2p::schedule::Step> {
-        use crate::p2p::schedule::{Step, Transfer};
+        use crate::p2p::schedule::{Buf, Step, Transfer};
         let n = self.members.len();
         let word = (self.first_word + k) % ContextIds::WORDS;
         let me = self.clone();
@@ -753,7 +753,7 @@ impl IdupPlan {
             let bits = me.cids.lock().unwrap_or_else(|p| p.into_inner()).reserve_word(word);
             *me.held.lock().unwrap_or_else(|p| p.into_inner()) = (word, bits);
             b[0].copy_from_slice(&bits.to_ne_bytes());
-            vec![]
+            Ok(vec![])
         });
         let me = self.clone();
         let at = usize::from(self.rank != 0);
@@ -766,15 +766,15 @@ impl IdupPlan {
                 ids.take(id);
                 ids.unreserve(w, mine);
                 *me.outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(Some(id));
-                return vec![];
+                return Ok(vec![]);
             }
             ids.unreserve(w, mine);
             drop(ids);
             if k + 1 >= 2 * ContextIds::WORDS {
                 *me.outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(None);
-                return vec![];
+                return Ok(vec![]);
             }
-            me.round(k + 1)
+            Ok(me.round(k + 1))
         });
         if self.rank == 0 {
             // AND buffers 1..=last into buffer 0
@@ -785,36 +785,38 @@ impl IdupPlan {
                         acc &= u32::from_ne_bytes(other[..4].try_into().unwrap());
                     }
                     b[0].copy_from_slice(&acc.to_ne_bytes());
-                    vec![]
+                    Ok(vec![])
                 })
             };
             let mut steps = vec![
                 Step::Compute(reserve),
-                Step::Transfers((1..n).map(|r| Transfer::Recv { buf: r, from: self.members[r] }).collect()),
+                Step::Transfers((1..n).map(|r| Transfer::Recv { buf: Buf::Own(r), from: self.members[r] }).collect()),
                 Step::Compute(and(n - 1)),
             ];
             if let Some(peer) = self.remote_leader {
                 // the two leaders swap their group's sets (buffer n holds the other's)
                 steps.push(Step::Transfers(vec![
-                    Transfer::Send { buf: 0, to: peer },
-                    Transfer::Recv { buf: n, from: peer },
+                    Transfer::Send { buf: Buf::Own(0), to: peer },
+                    Transfer::Recv { buf: Buf::Own(n), from: peer },
                 ]));
                 steps.push(Step::Compute(Box::new(move |b: &mut [Vec<u8>]| {
                     let acc = u32::from_ne_bytes(b[0][..4].try_into().unwrap())
                         & u32::from_ne_bytes(b[n][..4].try_into().unwrap());
                     b[0].copy_from_slice(&acc.to_ne_bytes());
-                    vec![]
+                    Ok(vec![])
                 })));
             }
-            steps.push(Step::Transfers((1..n).map(|r| Transfer::Send { buf: 0, to: self.members[r] }).collect()));
+            steps.push(Step::Transfers(
+                (1..n).map(|r| Transfer::Send { buf: Buf::Own(0), to: self.members[r] }).collect(),
+            ));
             steps.push(Step::Compute(decide));
             steps
         } else {
             vec![
                 Step::Compute(reserve),
                 Step::Transfers(vec![
-                    Transfer::Send { buf: 0, to: self.members[0] },
-                    Transfer::Recv { buf: 1, from: self.members[0] },
+                    Transfer::Send { buf: Buf::Own(0), to: self.members[0] },
+                    Transfer::Recv { buf: Buf::Own(1), from: self.members[0] },
                 ]),
                 Step::Compute(decide),
             ]

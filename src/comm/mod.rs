@@ -68,6 +68,9 @@ pub struct Comm {
     /// MPI_Comm_idup calls made on this communicator (they are ordered
     /// alike on every member, so the count names each one everywhere).
     pub idups: u32,
+    /// Collective operations started on this communicator (ordered alike
+    /// on every member; the count gives each its own tag).
+    pub colls: u32,
 }
 
 impl Group {
@@ -111,6 +114,7 @@ impl Comm {
             topo: None,
             remote: None,
             idups: 0,
+            colls: 0,
         })
     }
 
@@ -126,6 +130,7 @@ impl Comm {
             topo: None,
             remote: None,
             idups: 0,
+            colls: 0,
         }
     }
 
@@ -141,6 +146,7 @@ impl Comm {
             topo: None,
             remote: None,
             idups: 0,
+            colls: 0,
         }
     }
 }

@@ -195,6 +195,10 @@ impl Engine {
                 // SAFETY: as above.
                 unsafe { self.irecv(buf as *mut u8, count, ty, src, tag, ctx, group, label) }
             }
+            Template::Coll(start) => {
+                let s = (start.lock().unwrap_or_else(|p| p.into_inner()))()?;
+                self.start_schedule(s)?
+            }
         })
     }
 

@@ -122,7 +122,14 @@ pub enum Template {
         proc_null: bool,
         label: u32,
     },
+    /// A persistent collective: each start builds its schedule afresh
+    /// (packing the send buffers as they are then).
+    Coll(Starter),
 }
+
+/// What starts one activation of a persistent collective.
+pub type Starter =
+    std::sync::Arc<std::sync::Mutex<dyn FnMut() -> crate::error::MpiResult<super::schedule::Schedule> + Send>>;
 
 pub struct Persistent {
     pub template: Template,
@@ -160,7 +167,7 @@ impl Request {
             Request::Recv(r) => r.status,
             Request::Done(s) => *s,
             Request::Persistent(_) | Request::Message(..) => Status::default(),
-            Request::Schedule(_) => super::schedule::schedule_status(),
+            Request::Schedule(s) => s.status(),
         }
     }
 }

@@ -1,24 +1,36 @@
 //! Schedules: an operation made of steps of point-to-point transfers and
 //! local computations, advanced by the progress engine without ever
 //! blocking. A computation may add steps (a retry round). MPI_Comm_idup's
-//! context-id agreement runs on one; nonblocking collectives will too.
+//! context-id agreement and every collective run on one: a blocking
+//! collective runs its schedule to the end at once (`run_schedule`), a
+//! nonblocking one leaves it to progress behind a request.
 
 use super::protocol::Mode;
 use super::request::{ReqId, Request, Status};
 use super::{Engine, SendArgs};
 use crate::comm::Group;
-use crate::error::MpiResult;
+use crate::error::{MpiError, MpiResult};
 use std::collections::VecDeque;
 
+/// The bytes a transfer moves.
+#[derive(Clone, Copy, Debug)]
+pub enum Buf {
+    /// The schedule's own buffer of this index.
+    Own(usize),
+    /// `len` bytes at address `addr`: the user's memory or storage the
+    /// schedule holds (see `Schedule::hold`), valid until it completes.
+    At { addr: usize, len: usize },
+}
+
 pub enum Transfer {
-    /// Send buffer `buf` to world rank `to`.
-    Send { buf: usize, to: usize },
-    /// Receive into buffer `buf` from world rank `from`.
-    Recv { buf: usize, from: usize },
+    /// Send `buf` to world rank `to`.
+    Send { buf: Buf, to: usize },
+    /// Receive into `buf` from world rank `from`.
+    Recv { buf: Buf, from: usize },
 }
 
 /// A local step; the steps it returns run next.
-pub type Compute = Box<dyn FnMut(&mut [Vec<u8>]) -> Vec<Step> + Send>;
+pub type Compute = Box<dyn FnMut(&mut [Vec<u8>]) -> MpiResult<Vec<Step>> + Send>;
 
 pub enum Step {
     Transfers(Vec<Transfer>),
@@ -28,81 +40,154 @@ pub enum Step {
 pub struct Schedule {
     /// Buffers the transfers use; their heap storage never moves.
     bufs: Vec<Vec<u8>>,
+    /// Storage that `Buf::At` transfers and computations point into, kept
+    /// alive until the schedule is dropped.
+    hold: Vec<Box<dyn Send>>,
     steps: VecDeque<Step>,
     ctx: u32,
     tag: i32,
     group: Group,
-    /// Transfers of the step under way.
-    active: Vec<ReqId>,
+    /// Transfers of the step under way, and for each receive its source.
+    active: Vec<(ReqId, Option<usize>)>,
+    /// The first failure; the remaining steps still run so that no peer
+    /// is left waiting.
+    error: Option<MpiError>,
     done: bool,
 }
 
 impl Schedule {
     /// Transfers use context `ctx` and `tag`; `group` maps sources.
     pub fn new(bufs: Vec<Vec<u8>>, steps: Vec<Step>, ctx: u32, tag: i32, group: Group) -> Schedule {
-        Schedule { bufs, steps: steps.into(), ctx, tag, group, active: Vec::new(), done: false }
+        Schedule {
+            bufs,
+            hold: Vec::new(),
+            steps: steps.into(),
+            ctx,
+            tag,
+            group,
+            active: Vec::new(),
+            error: None,
+            done: false,
+        }
+    }
+
+    /// Keep `storage` alive as long as the schedule.
+    pub fn hold(&mut self, storage: Box<dyn Send>) {
+        self.hold.push(storage);
     }
 
     pub fn is_done(&self) -> bool {
         self.done
     }
-}
 
-/// The status a completed schedule reports.
-pub fn schedule_status() -> Status {
-    Status { source: super::PROC_NULL, tag: super::ANY_TAG, ..Default::default() }
+    /// What the schedule's request reports on completion.
+    pub fn status(&self) -> Status {
+        Status {
+            source: super::PROC_NULL,
+            tag: super::ANY_TAG,
+            error: self.error.as_ref().map_or(0, |e| e.class.code()),
+            ..Default::default()
+        }
+    }
+
+    fn fail(&mut self, e: MpiError) {
+        self.error.get_or_insert(e);
+    }
+
+    fn resolve(&mut self, b: Buf) -> (usize, usize) {
+        match b {
+            Buf::Own(i) => (self.bufs[i].as_mut_ptr() as usize, self.bufs[i].len()),
+            Buf::At { addr, len } => (addr, len),
+        }
+    }
 }
 
 impl Engine {
     /// Start a schedule; its request completes when its last step has run.
     pub fn start_schedule(&mut self, s: Schedule) -> MpiResult<ReqId> {
         let id = self.requests.insert(Request::Schedule(Box::new(s)));
-        self.schedules.push(id);
-        self.advance(id)?;
+        if !self.schedules.contains(&id) {
+            self.schedules.push(id);
+        }
+        self.advance(id);
         Ok(id)
     }
 
+    /// Run a schedule to its end (a blocking collective).
+    pub fn run_schedule(&mut self, s: Schedule) -> MpiResult<()> {
+        let id = self.start_schedule(s)?;
+        let mut backoff = crate::runtime::backoff::Backoff::new();
+        while !self.peek_done(id) {
+            self.progress();
+            if !self.peek_done(id) {
+                self.idle(&mut backoff);
+            }
+        }
+        match self.requests.remove(id) {
+            Some(Request::Schedule(s)) => s.error.map_or(Ok(()), Err),
+            _ => Ok(()),
+        }
+    }
+
     /// Run the steps of schedule `id` that can run now.
-    fn advance(&mut self, id: ReqId) -> MpiResult<()> {
+    fn advance(&mut self, id: ReqId) {
         loop {
-            let Some(Request::Schedule(s)) = self.requests.get_mut(id) else { return Ok(()) };
+            let Some(Request::Schedule(s)) = self.requests.get_mut(id) else { return };
             let active = std::mem::take(&mut s.active);
-            if !active.iter().all(|&r| self.peek_done(r)) {
+            if !active.iter().all(|&(r, _)| self.peek_done(r)) {
                 if let Some(Request::Schedule(s)) = self.requests.get_mut(id) {
                     s.active = active;
                 }
-                return Ok(());
+                return;
             }
-            for r in active {
-                self.finish(r);
+            let mut failure = None;
+            for (r, from) in active {
+                let st = self.finish(r);
+                if let (Some(from), true) = (from, st.sent_bytes > st.bytes) {
+                    failure.get_or_insert_with(|| {
+                        MpiError::new(
+                            crate::error::ErrorClass::Truncate,
+                            format!(
+                                "world rank {from} sent {} bytes where {} were expected (send and receive type signatures differ)",
+                                st.sent_bytes, st.bytes
+                            ),
+                        )
+                    });
+                }
             }
-            let Some(Request::Schedule(s)) = self.requests.get_mut(id) else { return Ok(()) };
+            let Some(Request::Schedule(s)) = self.requests.get_mut(id) else { return };
+            if let Some(e) = failure {
+                s.fail(e);
+            }
             match s.steps.pop_front() {
                 None => {
                     s.done = true;
-                    return Ok(());
+                    return;
                 }
-                Some(Step::Compute(mut f)) => {
-                    for step in f(&mut s.bufs).into_iter().rev() {
-                        s.steps.push_front(step);
+                Some(Step::Compute(mut f)) => match f(&mut s.bufs) {
+                    Ok(more) => {
+                        for step in more.into_iter().rev() {
+                            s.steps.push_front(step);
+                        }
                     }
-                }
+                    Err(e) => s.fail(e),
+                },
                 Some(Step::Transfers(ts)) => {
                     let (ctx, tag, group) = (s.ctx, s.tag, s.group.clone());
-                    let plans: Vec<(bool, usize, usize, usize)> = ts
-                        .iter()
-                        .map(|t| match *t {
-                            Transfer::Send { buf, to } => (true, s.bufs[buf].as_ptr() as usize, s.bufs[buf].len(), to),
-                            Transfer::Recv { buf, from } => {
-                                (false, s.bufs[buf].as_mut_ptr() as usize, s.bufs[buf].len(), from)
-                            }
+                    let plans: Vec<(bool, (usize, usize), usize)> = ts
+                        .into_iter()
+                        .map(|t| match t {
+                            Transfer::Send { buf, to } => (true, s.resolve(buf), to),
+                            Transfer::Recv { buf, from } => (false, s.resolve(buf), from),
                         })
                         .collect();
                     let mut started = Vec::with_capacity(plans.len());
-                    for (send, addr, len, peer) in plans {
+                    let mut failure = None;
+                    for (send, (addr, len), peer) in plans {
                         let byte = crate::datatype::byte();
-                        // SAFETY: the buffers belong to the schedule, whose
-                        // heap storage stays put until it completes.
+                        // SAFETY: the buffers are the schedule's own, storage
+                        // it holds, or user memory the user keeps valid until
+                        // the operation completes (MPI's rule).
                         let r = unsafe {
                             if send {
                                 let a = SendArgs {
@@ -116,15 +201,34 @@ impl Engine {
                                     label: 0,
                                     sig: None,
                                 };
-                                self.isend(a)?
+                                match self.isend(a) {
+                                    Ok(r) => (r, None),
+                                    Err(e) => {
+                                        failure.get_or_insert(e);
+                                        continue;
+                                    }
+                                }
                             } else {
-                                self.irecv(addr as *mut u8, len, byte, Some(peer), Some(tag), ctx, group.clone(), 0)
+                                let r = self.irecv(
+                                    addr as *mut u8,
+                                    len,
+                                    byte,
+                                    Some(peer),
+                                    Some(tag),
+                                    ctx,
+                                    group.clone(),
+                                    0,
+                                );
+                                (r, Some(peer))
                             }
                         };
                         started.push(r);
                     }
                     if let Some(Request::Schedule(s)) = self.requests.get_mut(id) {
                         s.active = started;
+                        if let Some(e) = failure {
+                            s.fail(e);
+                        }
                     }
                 }
             }
@@ -136,7 +240,7 @@ impl Engine {
         let ids = std::mem::take(&mut self.schedules);
         let mut keep = Vec::with_capacity(ids.len());
         for id in ids {
-            let _ = self.advance(id);
+            self.advance(id);
             if matches!(self.requests.get(id), Some(Request::Schedule(s)) if !s.is_done()) {
                 keep.push(id);
             }

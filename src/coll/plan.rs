@@ -1,0 +1,127 @@
+//! A plan: the steps of one collective operation on one rank, built by
+//! the algorithms in `algo` and run as a `p2p::schedule::Schedule`, to the
+//! end at once (blocking) or behind a request (nonblocking, persistent).
+//! Ranks are the communicator's (or, for an intercommunicator's local
+//! phases, the local group's); transfers to the remote group name world
+//! ranks through `send_to_world`/`recv_from_world`.
+
+use super::Scratch;
+use crate::comm::{Comm, Group};
+use crate::error::MpiResult;
+use crate::p2p::schedule::{Buf, Schedule, Step, Transfer};
+
+/// `len` bytes at address `addr`: the user's memory or a held scratch
+/// buffer, valid until the operation completes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Block {
+    pub addr: usize,
+    pub len: usize,
+}
+
+impl Block {
+    pub const EMPTY: Block = Block { addr: 0, len: 0 };
+
+    pub fn new(addr: *const u8, len: usize) -> Block {
+        Block { addr: addr as usize, len }
+    }
+
+    /// # Safety
+    /// The block must be valid memory for its length, not written meanwhile.
+    pub unsafe fn bytes<'a>(self) -> &'a [u8] {
+        if self.len == 0 {
+            return &[];
+        }
+        // SAFETY: per the caller's contract.
+        unsafe { std::slice::from_raw_parts(self.addr as *const u8, self.len) }
+    }
+
+    /// # Safety
+    /// The block must be valid memory for its length, used by no one else.
+    pub unsafe fn bytes_mut<'a>(self) -> &'a mut [u8] {
+        if self.len == 0 {
+            return &mut [];
+        }
+        // SAFETY: per the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.addr as *mut u8, self.len) }
+    }
+
+    /// Copy this block into `to` (the shorter length).
+    ///
+    /// # Safety
+    /// Both blocks valid, not overlapping.
+    pub unsafe fn copy_to(self, to: Block) {
+        let n = self.len.min(to.len);
+        if n > 0 {
+            // SAFETY: per the caller's contract.
+            unsafe { std::ptr::copy_nonoverlapping(self.addr as *const u8, to.addr as *mut u8, n) };
+        }
+    }
+}
+
+pub struct Plan {
+    group: Group,
+    /// This rank and the number of ranks the algorithms work among.
+    pub me: usize,
+    pub n: usize,
+    steps: Vec<Step>,
+    hold: Vec<Scratch>,
+}
+
+impl Plan {
+    /// A plan among the local group of `c`.
+    pub fn new(c: &Comm) -> Plan {
+        Plan::among(c.group.clone(), c.rank)
+    }
+
+    /// A plan among `group`, where this rank is `me`.
+    pub fn among(group: Group, me: usize) -> Plan {
+        Plan { n: group.size(), group, me, steps: Vec::new(), hold: Vec::new() }
+    }
+
+    pub fn send(&self, b: Block, to: usize) -> Transfer {
+        self.send_to_world(b, self.group.world_rank(to))
+    }
+
+    pub fn recv(&self, b: Block, from: usize) -> Transfer {
+        self.recv_from_world(b, self.group.world_rank(from))
+    }
+
+    pub fn send_to_world(&self, b: Block, to: usize) -> Transfer {
+        Transfer::Send { buf: Buf::At { addr: b.addr, len: b.len }, to }
+    }
+
+    pub fn recv_from_world(&self, b: Block, from: usize) -> Transfer {
+        Transfer::Recv { buf: Buf::At { addr: b.addr, len: b.len }, from }
+    }
+
+    /// A step: these transfers at once, all complete before the next step.
+    pub fn step(&mut self, ts: Vec<Transfer>) {
+        if !ts.is_empty() {
+            self.steps.push(Step::Transfers(ts));
+        }
+    }
+
+    /// A local step.
+    pub fn compute(&mut self, mut f: impl FnMut() -> MpiResult<()> + Send + 'static) {
+        self.steps.push(Step::Compute(Box::new(move |_| f().map(|_| Vec::new()))));
+    }
+
+    /// A zero-filled buffer of `len` bytes, held until the plan is done.
+    pub fn scratch(&mut self, len: usize) -> Block {
+        self.keep(Scratch::zeroed(len))
+    }
+
+    /// Hold `s` until the plan is done; its block.
+    pub fn keep(&mut self, mut s: Scratch) -> Block {
+        let b = Block::new(s.as_mut_ptr(), s.len());
+        self.hold.push(s);
+        b
+    }
+
+    /// The schedule that runs the plan with context `ctx` and `tag`.
+    pub fn into_schedule(self, ctx: u32, tag: i32) -> Schedule {
+        let mut s = Schedule::new(Vec::new(), self.steps, ctx, tag, self.group);
+        s.hold(Box::new(self.hold));
+        s
+    }
+}
