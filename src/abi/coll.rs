@@ -36,8 +36,21 @@ enum How {
     Persistent(*mut c_int, c_int),
 }
 
+/// This rank's place in a communicator.
+#[derive(Clone, Copy)]
+struct Local {
+    rank: usize,
+    n: usize,
+}
+
+impl Local {
+    fn size(&self) -> usize {
+        self.n
+    }
+}
+
 /// The communicator of a collective: an intracommunicator.
-fn intra(st: &State, comm: c_int) -> MpiResult<crate::comm::Comm> {
+fn intra(st: &State, comm: c_int) -> MpiResult<Local> {
     let c = handles::comm(st, comm)?;
     if c.remote.is_some() {
         return err!(
@@ -45,7 +58,7 @@ fn intra(st: &State, comm: c_int) -> MpiResult<crate::comm::Comm> {
             "collectives on intercommunicators are not implemented yet; merge it first (MPI_Intercomm_merge)"
         );
     }
-    Ok(c.clone())
+    Ok(Local { rank: c.rank, n: c.size() })
 }
 
 /// Run, start or store (per `how`) the collective on `comm` whose plan
@@ -276,7 +289,7 @@ fn reduce_any(
             check_buf(recvbuf, count, &ty, "recvbuf")?;
         }
         let src = if in_place { recvbuf as usize } else { sendbuf as usize };
-        let (recv, u) = (recvbuf as usize, Arc::new(u));
+        let (recv, u) = (recvbuf as usize, u);
         launch(st, comm, how, move |p| {
             let dst = (me == root).then_some(recv);
             let data = reduction_data(p, src, dst, &ty, count);
@@ -329,7 +342,7 @@ fn all_reduction(
         check_buf(recvbuf, count, &ty, "recvbuf")?;
         let src = if is_in_place(sendbuf) { recvbuf as usize } else { sendbuf as usize };
         check_buf(src as *const c_void, count, &ty, "sendbuf")?;
-        let (recv, u, me) = (recvbuf as usize, Arc::new(u), c.rank);
+        let (recv, u, me) = (recvbuf as usize, u, c.rank);
         launch(st, comm, how, move |p| {
             // Exscan leaves rank 0's recvbuf alone, so it never works there
             let dst = (what != Combine::ExclusivePrefix).then_some(recv);
@@ -394,7 +407,7 @@ all_reduction!(
 
 /// A reduction's checked arguments: the count, the datatype, the
 /// operator and the type it combines (see `unit`).
-fn reduction(count: i64, datatype: c_int, op: c_int) -> MpiResult<(usize, TypeRef, Op, TypeInfo)> {
+fn reduction(count: i64, datatype: c_int, op: c_int) -> MpiResult<(usize, TypeRef, Op, TypeRef)> {
     let (count, ty) = check_count(count, datatype)?;
     let op = op_for(op, datatype)?;
     let u = unit(&ty, op)?;
@@ -413,13 +426,20 @@ fn op_for(op: c_int, datatype: c_int) -> MpiResult<Op> {
 /// The type a reduction of `ty` works on, checked against `op`: for a
 /// predefined operator, the predefined type `ty` is made of; for a user
 /// function, `ty` itself.
-fn unit(ty: &TypeInfo, op: Op) -> MpiResult<TypeInfo> {
+fn unit(ty: &TypeRef, op: Op) -> MpiResult<TypeRef> {
+    use crate::datatype::Basic;
     if let Op::User(_) = op {
         return Ok(ty.clone());
     }
+    if let TypeRef::Builtin(t) = ty {
+        if !matches!(t.basic, Basic::Pair(_) | Basic::Marker | Basic::Derived) {
+            op.check(t)?;
+            return Ok(ty.clone());
+        }
+    }
     let u = match ty.reduction_unit() {
         Some(u) => u,
-        None if ty.size == 0 => return Ok(TypeInfo::basic(&ty.name, crate::datatype::Basic::Byte, 1)),
+        None if ty.size == 0 => return Ok(TypeRef::Derived(Arc::new(TypeInfo::basic(&ty.name, Basic::Byte, 1)))),
         None => return err!(Op, "{} needs a datatype made of one predefined type; this one mixes several", op.name()),
     };
     op.check(&u).map_err(|mut e| {
@@ -432,7 +452,7 @@ fn unit(ty: &TypeInfo, op: Op) -> MpiResult<TypeInfo> {
         }
         e
     })?;
-    Ok(u)
+    Ok(TypeRef::Derived(Arc::new(u)))
 }
 
 /// Where one rank's part of a buffer lies: `count` items of `ty` starting
@@ -549,7 +569,7 @@ fn rooted(
     root: c_int,
     buf: *const c_void,
     which: &str,
-) -> MpiResult<(crate::comm::Comm, usize, bool)> {
+) -> MpiResult<(Local, usize, bool)> {
     let c = intra(st, comm)?;
     let root = check_root(c.size(), root)?;
     let in_place = is_in_place(buf);
@@ -910,7 +930,7 @@ fn reduce_scatter_any(
         let total: usize = layout.iter().map(|p| p.count).sum();
         let src = if is_in_place(sendbuf) { recvbuf as usize } else { sendbuf as usize };
         check_buf(src as *const c_void, total, &ty, "sendbuf")?;
-        let (rbuf, u) = (recvbuf as usize, Arc::new(u));
+        let (rbuf, u) = (recvbuf as usize, u);
         launch(st, comm, how, move |p| {
             let data = p.keep(packed(src, &ty, total));
             algo::reduce(p, data, &u, op, 0);

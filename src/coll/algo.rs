@@ -7,9 +7,8 @@
 //! layouts around them.
 
 use super::plan::{Block, Plan};
-use crate::datatype::TypeInfo;
+use crate::datatype::TypeRef;
 use crate::op::{self, Op};
-use std::sync::Arc;
 
 /// Dissemination barrier: ceil(log2 n) rounds of zero-byte messages.
 pub fn barrier(p: &mut Plan) {
@@ -48,7 +47,7 @@ pub fn bcast(p: &mut Plan, buf: Block, root: usize) {
 
 /// A step that combines `lower op higher` into `lower` (`op::apply`
 /// writes into its right operand, so the result is copied back).
-fn combine_into_lower(p: &mut Plan, op: Op, ty: &Arc<TypeInfo>, lower: Block, higher: Block) {
+fn combine_into_lower(p: &mut Plan, op: Op, ty: &TypeRef, lower: Block, higher: Block) {
     let ty = ty.clone();
     p.compute(move || {
         // SAFETY: both blocks are the plan's held buffers (or the user's
@@ -62,7 +61,7 @@ fn combine_into_lower(p: &mut Plan, op: Op, ty: &Arc<TypeInfo>, lower: Block, hi
 }
 
 /// A step that combines `lower op higher` into `higher`.
-fn combine_into_higher(p: &mut Plan, op: Op, ty: &Arc<TypeInfo>, lower: Block, higher: Block) {
+fn combine_into_higher(p: &mut Plan, op: Op, ty: &TypeRef, lower: Block, higher: Block) {
     let ty = ty.clone();
     // SAFETY: as in `combine_into_lower`.
     p.compute(move || unsafe { op::apply(op, &ty, lower.bytes(), higher.bytes_mut()) });
@@ -72,7 +71,7 @@ fn combine_into_higher(p: &mut Plan, op: Op, ty: &Arc<TypeInfo>, lower: Block, h
 /// completion the root's `data` holds the result. Partial results travel
 /// up a binomial tree rooted at rank 0, each node combining (lower ranks)
 /// op (higher ranks); then rank 0 hands the result to root.
-pub fn reduce(p: &mut Plan, data: Block, ty: &Arc<TypeInfo>, op: Op, root: usize) {
+pub fn reduce(p: &mut Plan, data: Block, ty: &TypeRef, op: Op, root: usize) {
     let (n, me) = (p.n, p.me);
     let other = p.scratch(data.len);
     let mut mask = 1;
@@ -103,7 +102,7 @@ pub fn reduce(p: &mut Plan, data: Block, ty: &Arc<TypeInfo>, op: Op, root: usize
 /// block), so every rank computes the same tree, ((0 op 1) op (2 op 3))
 /// ..., the tree the binomial reduce uses too. Otherwise reduce to rank 0
 /// and broadcast.
-pub fn allreduce(p: &mut Plan, data: Block, ty: &Arc<TypeInfo>, op: Op) {
+pub fn allreduce(p: &mut Plan, data: Block, ty: &TypeRef, op: Op) {
     let (n, me) = (p.n, p.me);
     if n == 1 {
         return;
@@ -202,7 +201,7 @@ pub fn allgather(p: &mut Plan, blocks: &[Block]) {
 /// Inclusive (or exclusive) prefix reduction along the ranks: rank r ends
 /// with v0 op ... op vr in `data` (exclusive: up to v(r-1); rank 0's is
 /// left as is).
-pub fn scan(p: &mut Plan, data: Block, ty: &Arc<TypeInfo>, op: Op, exclusive: bool) {
+pub fn scan(p: &mut Plan, data: Block, ty: &TypeRef, op: Op, exclusive: bool) {
     let (n, me) = (p.n, p.me);
     let prefix = p.scratch(data.len);
     let onward = p.scratch(data.len);

@@ -11,7 +11,7 @@ pub mod plan;
 mod scratch;
 
 use crate::comm::Comm;
-use crate::datatype::TypeInfo;
+use crate::datatype::{TypeInfo, TypeRef};
 use crate::error::MpiResult;
 use crate::op::Op;
 use crate::p2p::Engine;
@@ -49,7 +49,7 @@ pub fn bcast(e: &mut Engine, c: &Comm, buf: &mut [u8], root: usize) -> MpiResult
 /// Allreduce `data`, items of the predefined type `ty`.
 pub fn allreduce(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
     op.check(ty)?;
-    let (b, ty) = (Block::new(data.as_ptr(), data.len()), Arc::new(ty.clone()));
+    let (b, ty) = (Block::new(data.as_ptr(), data.len()), TypeRef::Derived(Arc::new(ty.clone())));
     run(e, c, TAG_ALLREDUCE, |p| algo::allreduce(p, b, &ty, op))
 }
 

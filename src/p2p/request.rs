@@ -146,8 +146,9 @@ pub enum Request {
     /// A message taken by MPI_Mprobe, waiting for MPI_Mrecv; `group` maps
     /// its source to the communicator's ranks.
     Message(Unexpected, Group),
-    /// A nonblocking multi-step operation (see `schedule`).
-    Schedule(Box<super::schedule::Schedule>),
+    /// A nonblocking multi-step operation (see `schedule`); None only
+    /// while the engine advances it.
+    Schedule(Option<Box<super::schedule::Schedule>>),
 }
 
 impl Request {
@@ -157,7 +158,7 @@ impl Request {
             Request::Recv(r) => matches!(r.state, RecvState::Done),
             Request::Done(_) => true,
             Request::Persistent(_) | Request::Message(..) => false,
-            Request::Schedule(s) => s.is_done(),
+            Request::Schedule(s) => s.as_ref().is_none_or(|s| s.is_done()),
         }
     }
 
@@ -167,7 +168,7 @@ impl Request {
             Request::Recv(r) => r.status,
             Request::Done(s) => *s,
             Request::Persistent(_) | Request::Message(..) => Status::default(),
-            Request::Schedule(s) => s.status(),
+            Request::Schedule(s) => s.as_ref().map_or_else(Status::default, |s| s.status()),
         }
     }
 }

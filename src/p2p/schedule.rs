@@ -104,66 +104,62 @@ impl Schedule {
 
 impl Engine {
     /// Start a schedule; its request completes when its last step has run.
-    pub fn start_schedule(&mut self, s: Schedule) -> MpiResult<ReqId> {
-        let id = self.requests.insert(Request::Schedule(Box::new(s)));
-        if !self.schedules.contains(&id) {
+    pub fn start_schedule(&mut self, mut s: Schedule) -> MpiResult<ReqId> {
+        self.drive(&mut s);
+        let done = s.done;
+        let id = self.requests.insert(Request::Schedule(Some(Box::new(s))));
+        if !done && !self.schedules.contains(&id) {
             self.schedules.push(id);
         }
-        self.advance(id);
         Ok(id)
     }
 
-    /// Run a schedule to its end (a blocking collective).
-    pub fn run_schedule(&mut self, s: Schedule) -> MpiResult<()> {
-        let id = self.start_schedule(s)?;
+    /// Run a schedule to its end (a blocking collective): on this stack,
+    /// no request made for it.
+    pub fn run_schedule(&mut self, mut s: Schedule) -> MpiResult<()> {
         let mut backoff = crate::runtime::backoff::Backoff::new();
-        while !self.peek_done(id) {
+        loop {
+            self.drive(&mut s);
+            if s.done {
+                return s.error.map_or(Ok(()), Err);
+            }
             self.progress();
-            if !self.peek_done(id) {
+            if !s.active.iter().all(|&(r, _)| self.peek_done(r)) {
                 self.idle(&mut backoff);
             }
         }
-        match self.requests.remove(id) {
-            Some(Request::Schedule(s)) => s.error.map_or(Ok(()), Err),
-            _ => Ok(()),
+    }
+
+    /// Advance schedule request `id` (taken out of its slot meanwhile).
+    fn advance(&mut self, id: ReqId) {
+        let Some(Request::Schedule(slot)) = self.requests.get_mut(id) else { return };
+        let Some(mut s) = slot.take() else { return };
+        self.drive(&mut s);
+        if let Some(Request::Schedule(slot)) = self.requests.get_mut(id) {
+            *slot = Some(s);
         }
     }
 
-    /// Run the steps of schedule `id` that can run now.
-    fn advance(&mut self, id: ReqId) {
+    /// Run the steps of `s` that can run now.
+    fn drive(&mut self, s: &mut Schedule) {
         loop {
-            let Some(Request::Schedule(s)) = self.requests.get_mut(id) else { return };
-            let active = std::mem::take(&mut s.active);
-            if !active.iter().all(|&(r, _)| self.peek_done(r)) {
-                if let Some(Request::Schedule(s)) = self.requests.get_mut(id) {
-                    s.active = active;
-                }
+            if s.done || !s.active.iter().all(|&(r, _)| self.peek_done(r)) {
                 return;
             }
-            let mut failure = None;
-            for (r, from) in active {
+            for (r, from) in std::mem::take(&mut s.active) {
                 let st = self.finish(r);
                 if let (Some(from), true) = (from, st.sent_bytes > st.bytes) {
-                    failure.get_or_insert_with(|| {
-                        MpiError::new(
-                            crate::error::ErrorClass::Truncate,
-                            format!(
-                                "world rank {from} sent {} bytes where {} were expected (send and receive type signatures differ)",
-                                st.sent_bytes, st.bytes
-                            ),
-                        )
-                    });
+                    s.fail(MpiError::new(
+                        crate::error::ErrorClass::Truncate,
+                        format!(
+                            "world rank {from} sent {} bytes where {} were expected (send and receive type signatures differ)",
+                            st.sent_bytes, st.bytes
+                        ),
+                    ));
                 }
-            }
-            let Some(Request::Schedule(s)) = self.requests.get_mut(id) else { return };
-            if let Some(e) = failure {
-                s.fail(e);
             }
             match s.steps.pop_front() {
-                None => {
-                    s.done = true;
-                    return;
-                }
+                None => s.done = true,
                 Some(Step::Compute(mut f)) => match f(&mut s.bufs) {
                     Ok(more) => {
                         for step in more.into_iter().rev() {
@@ -173,40 +169,32 @@ impl Engine {
                     Err(e) => s.fail(e),
                 },
                 Some(Step::Transfers(ts)) => {
-                    let (ctx, tag, group) = (s.ctx, s.tag, s.group.clone());
-                    let plans: Vec<(bool, (usize, usize), usize)> = ts
-                        .into_iter()
-                        .map(|t| match t {
+                    s.active.reserve(ts.len());
+                    for t in ts {
+                        let (send, (addr, len), peer) = match t {
                             Transfer::Send { buf, to } => (true, s.resolve(buf), to),
                             Transfer::Recv { buf, from } => (false, s.resolve(buf), from),
-                        })
-                        .collect();
-                    let mut started = Vec::with_capacity(plans.len());
-                    let mut failure = None;
-                    for (send, (addr, len), peer) in plans {
+                        };
                         let byte = crate::datatype::byte();
                         // SAFETY: the buffers are the schedule's own, storage
                         // it holds, or user memory the user keeps valid until
                         // the operation completes (MPI's rule).
-                        let r = unsafe {
+                        unsafe {
                             if send {
                                 let a = SendArgs {
                                     buf: addr as *const u8,
                                     count: len,
                                     ty: byte,
                                     dst: Some(peer),
-                                    tag,
-                                    ctx,
+                                    tag: s.tag,
+                                    ctx: s.ctx,
                                     mode: Mode::Standard,
                                     label: 0,
                                     sig: None,
                                 };
                                 match self.isend(a) {
-                                    Ok(r) => (r, None),
-                                    Err(e) => {
-                                        failure.get_or_insert(e);
-                                        continue;
-                                    }
+                                    Ok(r) => s.active.push((r, None)),
+                                    Err(e) => s.fail(e),
                                 }
                             } else {
                                 let r = self.irecv(
@@ -214,20 +202,13 @@ impl Engine {
                                     len,
                                     byte,
                                     Some(peer),
-                                    Some(tag),
-                                    ctx,
-                                    group.clone(),
+                                    Some(s.tag),
+                                    s.ctx,
+                                    s.group.clone(),
                                     0,
                                 );
-                                (r, Some(peer))
+                                s.active.push((r, Some(peer)));
                             }
-                        };
-                        started.push(r);
-                    }
-                    if let Some(Request::Schedule(s)) = self.requests.get_mut(id) {
-                        s.active = started;
-                        if let Some(e) = failure {
-                            s.fail(e);
                         }
                     }
                 }
@@ -241,7 +222,7 @@ impl Engine {
         let mut keep = Vec::with_capacity(ids.len());
         for id in ids {
             self.advance(id);
-            if matches!(self.requests.get(id), Some(Request::Schedule(s)) if !s.is_done()) {
+            if matches!(self.requests.get(id), Some(Request::Schedule(Some(s))) if !s.is_done()) {
                 keep.push(id);
             }
         }
