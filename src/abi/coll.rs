@@ -26,7 +26,7 @@ const IN_PLACE: usize = usize::MAX;
 
 /// How a collective call runs.
 #[derive(Clone, Copy)]
-enum How {
+pub(super) enum How {
     /// Blocking: to the end before returning.
     Now,
     /// Nonblocking: started, with its request stored here.
@@ -38,8 +38,8 @@ enum How {
 
 /// This rank's place in a communicator.
 #[derive(Clone, Copy)]
-struct Local {
-    rank: usize,
+pub(super) struct Local {
+    pub(super) rank: usize,
     n: usize,
 }
 
@@ -50,7 +50,7 @@ impl Local {
 }
 
 /// The communicator of a collective: an intracommunicator.
-fn intra(st: &State, comm: c_int) -> MpiResult<Local> {
+pub(super) fn intra(st: &State, comm: c_int) -> MpiResult<Local> {
     let c = handles::comm(st, comm)?;
     if c.remote.is_some() {
         return err!(
@@ -64,7 +64,7 @@ fn intra(st: &State, comm: c_int) -> MpiResult<Local> {
 /// Run, start or store (per `how`) the collective on `comm` whose plan
 /// `build` makes. The arguments are checked by now: the operation takes
 /// the communicator's next collective tag.
-fn launch(
+pub(super) fn launch(
     st: &mut State,
     comm: c_int,
     how: How,
@@ -110,14 +110,14 @@ fn check_root(size: usize, root: c_int) -> MpiResult<usize> {
     Ok(root as usize)
 }
 
-fn check_count(count: i64, datatype: c_int) -> MpiResult<(usize, TypeRef)> {
+pub(super) fn check_count(count: i64, datatype: c_int) -> MpiResult<(usize, TypeRef)> {
     if count < 0 {
         return err!(Count, "count {count} is negative");
     }
     Ok((count as usize, handles::committed(datatype)?))
 }
 
-fn check_buf(buf: *const c_void, count: usize, ty: &TypeInfo, name: &str) -> MpiResult<()> {
+pub(super) fn check_buf(buf: *const c_void, count: usize, ty: &TypeInfo, name: &str) -> MpiResult<()> {
     if buf.is_null() && count > 0 && ty.size > 0 && ty.contents.is_none() {
         return err!(Buffer, "{name} is a null pointer but count is {count}");
     }
@@ -173,7 +173,7 @@ fn finish_landing(p: &mut Plan, buf: usize, ty: &TypeRef, b: Block) {
     }
 }
 
-fn is_in_place(p: *const c_void) -> bool {
+pub(super) fn is_in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE
 }
 
@@ -201,6 +201,7 @@ macro_rules! collective {
         }
     };
 }
+pub(super) use collective;
 
 collective! { comm;
     MPI_Barrier / PMPI_Barrier, MPI_Ibarrier / PMPI_Ibarrier, MPI_Barrier_init / PMPI_Barrier_init;
@@ -458,14 +459,14 @@ fn unit(ty: &TypeRef, op: Op) -> MpiResult<TypeRef> {
 /// Where one rank's part of a buffer lies: `count` items of `ty` starting
 /// `offset` bytes into the buffer.
 #[derive(Clone)]
-struct Part {
+pub(super) struct Part {
     ty: TypeRef,
     count: usize,
     offset: isize,
 }
 
 impl Part {
-    fn bytes(&self) -> usize {
+    pub(super) fn bytes(&self) -> usize {
         self.ty.size * self.count
     }
 
@@ -479,17 +480,17 @@ impl Part {
     }
 
     /// The part as a block to send: see `source`.
-    fn source(&self, p: &mut Plan, buf: usize) -> Block {
+    pub(super) fn source(&self, p: &mut Plan, buf: usize) -> Block {
         source(p, self.at(buf), &self.ty, self.count)
     }
 
     /// Where the part is received: see `landing`.
-    fn landing(&self, p: &mut Plan, buf: usize) -> Block {
+    pub(super) fn landing(&self, p: &mut Plan, buf: usize) -> Block {
         landing(p, self.at(buf), &self.ty, self.count)
     }
 
     /// After the transfers: unpack `b` if it was a scratch landing.
-    fn finish(&self, p: &mut Plan, buf: usize, b: Block) {
+    pub(super) fn finish(&self, p: &mut Plan, buf: usize, b: Block) {
         finish_landing(p, self.at(buf), &self.ty, b)
     }
 }
@@ -497,7 +498,7 @@ impl Part {
 /// A per-rank argument (counts, displacements): one value for every
 /// rank, or an array of `int`, `MPI_Count` or `MPI_Aint`.
 #[derive(Clone, Copy)]
-enum Arr {
+pub(super) enum Arr {
     One(i64),
     Int(*const c_int),
     Count(*const i64),
@@ -524,7 +525,7 @@ impl Arr {
 
 /// Rank r's part is `counts[r]` items at `displs[r]` extents (or, with no
 /// displacements, packed one after another: `r * count` items).
-fn parts(
+pub(super) fn parts(
     n: usize,
     ty: &TypeRef,
     counts: Arr,
@@ -555,7 +556,7 @@ fn parts(
 
 /// The send (or receive) side of a rooted or all-to-all collective: a
 /// count and a committed datatype, checked.
-fn side(count: i64, datatype: c_int, buf: *const c_void, name: &str) -> MpiResult<Part> {
+pub(super) fn side(count: i64, datatype: c_int, buf: *const c_void, name: &str) -> MpiResult<Part> {
     let (count, ty) = check_count(count, datatype)?;
     check_buf(buf, count, &ty, name)?;
     Ok(Part { ty, count, offset: 0 })
@@ -975,7 +976,7 @@ collective! { comm;
 }
 
 /// Alltoallw's layout: per-rank types, displacements in bytes.
-fn wparts(
+pub(super) fn wparts(
     n: usize,
     counts: Arr,
     displs: Arr,

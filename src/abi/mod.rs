@@ -13,6 +13,7 @@ pub mod env;
 pub mod errhan;
 pub mod handles;
 pub mod info;
+pub mod neighbor;
 pub mod pt2pt;
 pub mod request;
 pub mod topo;

@@ -230,3 +230,28 @@ pub fn scan(p: &mut Plan, data: Block, ty: &TypeRef, op: Op, exclusive: bool) {
         });
     }
 }
+
+/// Neighborhood exchange in one step: receive `recvs[k]` from
+/// `sources[k]`, send `sends[k]` to `dests[k]` (None: no transfer), the
+/// sends posted in `send_order` (see `comm::topo::Neighbors`).
+pub fn neighbor_exchange(
+    p: &mut Plan,
+    sources: &[Option<usize>],
+    recvs: &[Block],
+    dests: &[Option<usize>],
+    sends: &[Block],
+    send_order: &[usize],
+) {
+    let mut t = Vec::with_capacity(sources.len() + dests.len());
+    for (src, &b) in sources.iter().zip(recvs) {
+        if let Some(r) = *src {
+            t.push(p.recv(b, r));
+        }
+    }
+    for &k in send_order {
+        if let Some(r) = dests[k] {
+            t.push(p.send(sends[k], r));
+        }
+    }
+    p.step(t);
+}

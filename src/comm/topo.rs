@@ -120,9 +120,65 @@ pub fn graph_neighbors(index: &[usize], edges: &[usize], node: usize) -> Vec<usi
     edges[start..index[node]].to_vec()
 }
 
+/// Where a neighborhood collective's blocks go and come from (MPI 4.0
+/// §8.6): `sources[k]` fills receive block k, `dests[k]` gets send block k
+/// (None: MPI_PROC_NULL, no transfer).
+pub struct Neighbors {
+    pub sources: Vec<Option<usize>>,
+    pub dests: Vec<Option<usize>>,
+    /// The order to post the sends in. Messages between two processes
+    /// match in the order they are posted, so this order pairs each send
+    /// with the right receive: in a Cartesian dimension the block sent up
+    /// (+1) is the one the upper neighbour receives from below, so the
+    /// sends of a dimension go up first, while receives go below first
+    /// (this matters when both neighbours are one process: periodic
+    /// dimensions of size 1 or 2). Other topologies pair edges in list
+    /// order.
+    pub send_order: Vec<usize>,
+}
+
+impl Topology {
+    pub fn neighbors(&self, rank: usize) -> Neighbors {
+        match self {
+            Topology::Cart { dims, periods } => {
+                let mut both = Vec::with_capacity(2 * dims.len());
+                for d in 0..dims.len() {
+                    let (down, up) = cart_shift(dims, periods, rank, d, 1);
+                    both.extend([down, up]);
+                }
+                let send_order = (0..dims.len()).flat_map(|d| [2 * d + 1, 2 * d]).collect();
+                Neighbors { sources: both.clone(), dests: both, send_order }
+            }
+            Topology::Graph { index, edges } => {
+                let n: Vec<Option<usize>> = graph_neighbors(index, edges, rank).into_iter().map(Some).collect();
+                Neighbors { send_order: (0..n.len()).collect(), sources: n.clone(), dests: n }
+            }
+            Topology::DistGraph { sources, dests, .. } => Neighbors {
+                sources: sources.iter().map(|&r| Some(r)).collect(),
+                dests: dests.iter().map(|&r| Some(r)).collect(),
+                send_order: (0..dests.len()).collect(),
+            },
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cartesian_neighbors_pair_up_and_down() {
+        // a periodic ring of 2: both neighbours are the other process
+        let t = Topology::Cart { dims: vec![2], periods: vec![true] };
+        let n = t.neighbors(0);
+        assert_eq!(n.sources, vec![Some(1), Some(1)]);
+        assert_eq!(n.send_order, vec![1, 0]);
+        // a non-periodic 2x3 grid, corner 0: no one below in either dimension
+        let t = Topology::Cart { dims: vec![2, 3], periods: vec![false, false] };
+        let n = t.neighbors(0);
+        assert_eq!(n.sources, vec![None, Some(3), None, Some(1)]);
+        assert_eq!(n.dests, n.sources);
+    }
 
     #[test]
     fn coordinates_and_shifts() {
