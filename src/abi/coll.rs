@@ -11,6 +11,7 @@
 
 use super::handles;
 use super::{mpi_fn, with_state};
+use crate::coll::inter::{self, Role};
 use crate::coll::{self, algo, Block, Plan, Scratch};
 use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
@@ -41,24 +42,73 @@ pub(super) enum How {
 pub(super) struct Local {
     pub(super) rank: usize,
     n: usize,
+    /// An intercommunicator's remote group size.
+    remote: Option<usize>,
 }
 
 impl Local {
     fn size(&self) -> usize {
         self.n
     }
+
+    /// The ranks a process exchanges blocks with: the remote group of an
+    /// intercommunicator, everyone in an intracommunicator.
+    fn peers(&self) -> usize {
+        self.remote.unwrap_or(self.n)
+    }
 }
 
-/// The communicator of a collective: an intracommunicator.
-pub(super) fn intra(st: &State, comm: c_int) -> MpiResult<Local> {
+/// The communicator of a collective, intra or inter.
+fn members(st: &State, comm: c_int) -> MpiResult<Local> {
     let c = handles::comm(st, comm)?;
+    Ok(Local { rank: c.rank, n: c.size(), remote: c.remote.as_ref().map(|g| g.size()) })
+}
+
+/// The communicator of a collective that only intracommunicators have.
+pub(super) fn intra(st: &State, comm: c_int) -> MpiResult<Local> {
+    let c = members(st, comm)?;
     if c.remote.is_some() {
-        return err!(
-            Comm,
-            "collectives on intercommunicators are not implemented yet; merge it first (MPI_Intercomm_merge)"
-        );
+        return err!(Comm, "this collective is not defined on intercommunicators (MPI 4.0 section 6.2.2)");
     }
-    Ok(Local { rank: c.rank, n: c.size() })
+    Ok(c)
+}
+
+/// MPI_IN_PLACE is no argument of intercommunicator collectives.
+fn no_in_place_between(c: &Local, buf: *const c_void, which: &str) -> MpiResult<()> {
+    if c.remote.is_some() && is_in_place(buf) {
+        return err!(Buffer, "MPI_IN_PLACE is not allowed as {which} on an intercommunicator");
+    }
+    Ok(())
+}
+
+/// The root's rank in an intracommunicator collective.
+fn root_rank(role: Role, me: usize) -> usize {
+    match role {
+        Role::Toward(r) => r,
+        _ => me,
+    }
+}
+
+/// MPI_ROOT and MPI_PROC_NULL, roots of intercommunicator collectives.
+const ROOT: c_int = -3;
+const PROC_NULL: c_int = -1;
+
+/// This process's part in a rooted collective whose root argument is `root`.
+fn role(c: &Local, root: c_int) -> MpiResult<Role> {
+    let Some(m) = c.remote else {
+        let r = check_root(c.n, root)?;
+        return Ok(if r == c.rank { Role::Root } else { Role::Toward(r) });
+    };
+    match root {
+        ROOT => Ok(Role::Root),
+        PROC_NULL => Ok(Role::Idle),
+        r if r >= 0 && (r as usize) < m => Ok(Role::Toward(r as usize)),
+        _ => err!(
+            Root,
+            "root {root} on an intercommunicator must be MPI_ROOT, MPI_PROC_NULL or a rank of the remote group (0..{})",
+            m as i64 - 1
+        ),
+    }
 }
 
 /// Run, start or store (per `how`) the collective on `comm` whose plan
@@ -85,9 +135,12 @@ pub(super) fn launch(
     let c = handles::comm_mut(st, comm)?;
     c.colls = c.colls.wrapping_add(1);
     let tag = coll::TAG_USER + (c.colls % coll::TAG_SPAN) as i32;
-    let (group, rank, ctx) = (c.group.clone(), c.rank, c.ctx_coll);
+    let (group, rank, ctx, remote) = (c.group.clone(), c.rank, c.ctx_coll, c.remote.clone());
     let mut start = move || {
-        let mut p = Plan::among(group.clone(), rank);
+        let mut p = match &remote {
+            None => Plan::among(group.clone(), rank),
+            Some(r) => Plan::between(group.clone(), rank, r.clone()),
+        };
         build(&mut p)?;
         Ok(p.into_schedule(ctx, tag))
     };
@@ -206,9 +259,13 @@ pub(super) use collective;
 collective! { comm;
     MPI_Barrier / PMPI_Barrier, MPI_Ibarrier / PMPI_Ibarrier, MPI_Barrier_init / PMPI_Barrier_init;
     (comm: c_int) |how| with_state(|st| {
-        intra(st, comm)?;
-        launch(st, comm, how, |p| {
-            algo::barrier(p);
+        let between = members(st, comm)?.remote.is_some();
+        launch(st, comm, how, move |p| {
+            if between {
+                inter::barrier(p);
+            } else {
+                algo::barrier(p);
+            }
             Ok(())
         })
     })
@@ -216,15 +273,25 @@ collective! { comm;
 
 fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int, how: How) -> MpiResult<()> {
     with_state(|st| {
-        let c = intra(st, comm)?;
+        let c = members(st, comm)?;
         let (count, ty) = check_count(count, datatype)?;
-        let root = check_root(c.size(), root)?;
-        check_buf(buffer, count, &ty, "buffer")?;
-        let (buf, me) = (buffer as usize, c.rank);
+        let role = role(&c, root)?;
+        if role != Role::Idle {
+            check_buf(buffer, count, &ty, "buffer")?;
+        }
+        let (buf, me, between) = (buffer as usize, c.rank, c.remote.is_some());
         launch(st, comm, how, move |p| {
-            let data = if me == root { source(p, buf, &ty, count) } else { landing(p, buf, &ty, count) };
-            algo::bcast(p, data, root);
-            if me != root {
+            let data = match role {
+                Role::Root => source(p, buf, &ty, count),
+                Role::Toward(_) => landing(p, buf, &ty, count),
+                Role::Idle => Block::EMPTY,
+            };
+            if between {
+                inter::bcast(p, data, role);
+            } else {
+                algo::bcast(p, data, root_rank(role, me));
+            }
+            if let Role::Toward(_) = role {
                 finish_landing(p, buf, &ty, data);
             }
             Ok(())
@@ -275,27 +342,39 @@ fn reduce_any(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
-        let c = intra(st, comm)?;
+        let c = members(st, comm)?;
         let (count, ty, op, u) = reduction(count, datatype, op)?;
-        let root = check_root(c.size(), root)?;
+        let role = role(&c, root)?;
+        no_in_place_between(&c, sendbuf, "sendbuf")?;
         let in_place = is_in_place(sendbuf);
-        if in_place && c.rank != root {
+        if in_place && role != Role::Root {
             return err!(Buffer, "MPI_IN_PLACE is only allowed as sendbuf at the root of MPI_Reduce");
         }
-        if !in_place {
+        let between = c.remote.is_some();
+        // the root of an intercommunicator reduction sends nothing
+        let sends = !(between && role == Role::Root) && role != Role::Idle;
+        if sends && !in_place {
             check_buf(sendbuf, count, &ty, "sendbuf")?;
         }
-        let me = c.rank;
-        if me == root {
+        if role == Role::Root {
             check_buf(recvbuf, count, &ty, "recvbuf")?;
         }
+        let me = c.rank;
         let src = if in_place { recvbuf as usize } else { sendbuf as usize };
-        let (recv, u) = (recvbuf as usize, u);
+        let recv = recvbuf as usize;
         launch(st, comm, how, move |p| {
-            let dst = (me == root).then_some(recv);
-            let data = reduction_data(p, src, dst, &ty, count);
-            algo::reduce(p, data, &u, op, root);
-            if me == root && data.addr != recv {
+            let at_root = role == Role::Root;
+            let data = match (between, at_root) {
+                (true, true) => landing(p, recv, &ty, count),
+                (true, false) if role == Role::Idle => Block::EMPTY,
+                _ => reduction_data(p, src, at_root.then_some(recv), &ty, count),
+            };
+            if between {
+                inter::reduce(p, data, &u, op, role);
+            } else {
+                algo::reduce(p, data, &u, op, root_rank(role, me));
+            }
+            if at_root && data.addr != recv {
                 unpack_step(p, recv, &ty, data);
             }
             Ok(())
@@ -338,12 +417,23 @@ fn all_reduction(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
-        let c = intra(st, comm)?;
+        let c = if what == Combine::All { members(st, comm)? } else { intra(st, comm)? };
         let (count, ty, op, u) = reduction(count, datatype, op)?;
+        no_in_place_between(&c, sendbuf, "sendbuf")?;
         check_buf(recvbuf, count, &ty, "recvbuf")?;
         let src = if is_in_place(sendbuf) { recvbuf as usize } else { sendbuf as usize };
         check_buf(src as *const c_void, count, &ty, "sendbuf")?;
         let (recv, u, me) = (recvbuf as usize, u, c.rank);
+        if c.remote.is_some() {
+            // the other group's reduction lands in recvbuf
+            return launch(st, comm, how, move |p| {
+                let data = p.keep(packed(src, &ty, count));
+                let result = landing(p, recv, &ty, count);
+                inter::allreduce(p, data, result, &u, op);
+                finish_landing(p, recv, &ty, result);
+                Ok(())
+            });
+        }
         launch(st, comm, how, move |p| {
             // Exscan leaves rank 0's recvbuf alone, so it never works there
             let dst = (what != Combine::ExclusivePrefix).then_some(recv);
@@ -562,22 +652,18 @@ pub(super) fn side(count: i64, datatype: c_int, buf: *const c_void, name: &str) 
     Ok(Part { ty, count, offset: 0 })
 }
 
-/// A rooted collective's communicator and root, and whether `buf` (the
-/// argument named `which`) is MPI_IN_PLACE, which only the root may pass.
-fn rooted(
-    st: &crate::runtime::State,
-    comm: c_int,
-    root: c_int,
-    buf: *const c_void,
-    which: &str,
-) -> MpiResult<(Local, usize, bool)> {
-    let c = intra(st, comm)?;
-    let root = check_root(c.size(), root)?;
+/// A rooted collective's communicator, this process's role, and whether
+/// `buf` (the argument named `which`) is MPI_IN_PLACE, which only the root
+/// of an intracommunicator collective may pass.
+fn rooted(st: &State, comm: c_int, root: c_int, buf: *const c_void, which: &str) -> MpiResult<(Local, Role, bool)> {
+    let c = members(st, comm)?;
+    let role = role(&c, root)?;
+    no_in_place_between(&c, buf, which)?;
     let in_place = is_in_place(buf);
-    if in_place && c.rank != root {
+    if in_place && role != Role::Root {
         return err!(Buffer, "MPI_IN_PLACE is only allowed as {which} at the root");
     }
-    Ok((c, root, in_place))
+    Ok((c, role, in_place))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -594,12 +680,18 @@ fn gather_any(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
-        let (c, root, in_place) = rooted(st, comm, root, sendbuf, "sendbuf")?;
-        let (n, me) = (c.size(), c.rank);
-        let send = if in_place { None } else { Some(side(sendcount, sendtype, sendbuf, "sendbuf")?) };
+        let (c, role, in_place) = rooted(st, comm, root, sendbuf, "sendbuf")?;
+        let (me, between) = (c.rank, c.remote.is_some());
+        // who sends: the other group (inter), everyone but an in-place root (intra)
+        let sends = match role {
+            Role::Toward(_) => true,
+            Role::Root => !between && !in_place,
+            Role::Idle => false,
+        };
+        let send = if sends { Some(side(sendcount, sendtype, sendbuf, "sendbuf")?) } else { None };
         let mut layout = Vec::new();
-        if me == root {
-            layout = parts(n, &handles::committed(recvtype)?, counts, displs, recvbuf, "recvbuf")?;
+        if role == Role::Root {
+            layout = parts(c.peers(), &handles::committed(recvtype)?, counts, displs, recvbuf, "recvbuf")?;
             if let Some(s) = send.as_ref().filter(|s| s.bytes() > layout[me].bytes()) {
                 return err!(
                     Truncate,
@@ -618,7 +710,11 @@ fn gather_any(
                 .enumerate()
                 .map(|(r, l)| if skip(r) { Block::EMPTY } else { l.landing(p, rbuf) })
                 .collect();
-            algo::gather(p, mine, root, &blocks);
+            if between {
+                inter::gather(p, role, mine, &blocks);
+            } else {
+                algo::gather(p, mine, root_rank(role, me), &blocks);
+            }
             for (r, l) in layout.iter().enumerate().filter(|&(r, _)| !skip(r)) {
                 l.finish(p, rbuf, blocks[r]);
             }
@@ -665,12 +761,18 @@ fn scatter_any(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
-        let (c, root, in_place) = rooted(st, comm, root, recvbuf, "recvbuf")?;
-        let (n, me) = (c.size(), c.rank);
-        let recv = if in_place { None } else { Some(side(recvcount, recvtype, recvbuf, "recvbuf")?) };
+        let (c, role, in_place) = rooted(st, comm, root, recvbuf, "recvbuf")?;
+        let (me, between) = (c.rank, c.remote.is_some());
+        // who receives: the other group (inter), everyone but an in-place root (intra)
+        let receives = match role {
+            Role::Toward(_) => true,
+            Role::Root => !between && !in_place,
+            Role::Idle => false,
+        };
+        let recv = if receives { Some(side(recvcount, recvtype, recvbuf, "recvbuf")?) } else { None };
         let mut layout = Vec::new();
-        if me == root {
-            layout = parts(n, &handles::committed(sendtype)?, counts, displs, sendbuf, "sendbuf")?;
+        if role == Role::Root {
+            layout = parts(c.peers(), &handles::committed(sendtype)?, counts, displs, sendbuf, "sendbuf")?;
             if let Some(r) = recv.as_ref().filter(|r| layout[me].bytes() > r.bytes()) {
                 return err!(
                     Truncate,
@@ -688,7 +790,11 @@ fn scatter_any(
                 .map(|(r, l)| if in_place && r == me { Block::EMPTY } else { l.source(p, sbuf) })
                 .collect();
             let mine = recv.as_ref().map_or(Block::EMPTY, |r| r.landing(p, rbuf));
-            algo::scatter(p, &blocks, root, mine);
+            if between {
+                inter::scatter(p, role, &blocks, mine);
+            } else {
+                algo::scatter(p, &blocks, root_rank(role, me), mine);
+            }
             if let Some(r) = &recv {
                 r.finish(p, rbuf, mine);
             }
@@ -734,15 +840,29 @@ fn allgather_any(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
-        let c = intra(st, comm)?;
-        let (n, me) = (c.size(), c.rank);
-        let layout = parts(n, &handles::committed(recvtype)?, counts, displs, recvbuf, "recvbuf")?;
+        let c = members(st, comm)?;
+        let me = c.rank;
+        no_in_place_between(&c, sendbuf, "sendbuf")?;
+        let layout = parts(c.peers(), &handles::committed(recvtype)?, counts, displs, recvbuf, "recvbuf")?;
         let in_place = is_in_place(sendbuf);
         let send = if in_place { None } else { Some(side(sendcount, sendtype, sendbuf, "sendbuf")?) };
+        let (sbuf, rbuf) = (sendbuf as usize, recvbuf as usize);
+        if c.remote.is_some() {
+            // each process's block goes to every process of the other group
+            let send = send.expect("not in place");
+            return launch(st, comm, how, move |p| {
+                let mine = send.source(p, sbuf);
+                let blocks: Vec<Block> = layout.iter().map(|l| l.landing(p, rbuf)).collect();
+                inter::alltoall(p, &vec![mine; blocks.len()], &blocks);
+                for (l, b) in layout.iter().zip(blocks) {
+                    l.finish(p, rbuf, b);
+                }
+                Ok(())
+            });
+        }
         if let Some(s) = send.as_ref().filter(|s| s.bytes() != layout[me].bytes()) {
             return err!(Truncate, "rank {me} sends {} bytes but every rank expects {}", s.bytes(), layout[me].bytes());
         }
-        let (sbuf, rbuf) = (sendbuf as usize, recvbuf as usize);
         launch(st, comm, how, move |p| {
             let blocks: Vec<Block> = layout.iter().map(|l| l.landing(p, rbuf)).collect();
             // this rank's part into its block (in place: already there
@@ -803,10 +923,11 @@ fn alltoall_layouts(
     recvbuf: *mut c_void,
     recv: Vec<Part>,
 ) -> MpiResult<()> {
-    let me = handles::comm(st, comm)?.rank;
+    let c = members(st, comm)?;
+    let (me, between) = (c.rank, c.remote.is_some());
     let in_place = send.is_none();
     let send = send.unwrap_or_else(|| recv.clone());
-    if send[me].bytes() > recv[me].bytes() {
+    if !between && send[me].bytes() > recv[me].bytes() {
         return err!(Truncate, "rank {me} sends {} bytes to itself but expects {}", send[me].bytes(), recv[me].bytes());
     }
     let rbuf = recvbuf as usize;
@@ -815,7 +936,11 @@ fn alltoall_layouts(
         let sends: Vec<Block> =
             send.iter().map(|l| if in_place { p.keep(l.pack(src)) } else { l.source(p, src) }).collect();
         let recvs: Vec<Block> = recv.iter().map(|l| l.landing(p, rbuf)).collect();
-        algo::alltoall(p, &sends, &recvs);
+        if between {
+            inter::alltoall(p, &sends, &recvs);
+        } else {
+            algo::alltoall(p, &sends, &recvs);
+        }
         for (l, b) in recv.iter().zip(recvs) {
             l.finish(p, rbuf, b);
         }
@@ -838,8 +963,9 @@ fn alltoallv_any(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
-        let c = intra(st, comm)?;
-        let n = c.size();
+        let c = members(st, comm)?;
+        no_in_place_between(&c, sendbuf, "sendbuf")?;
+        let n = c.peers();
         let layout = |counts, displs, ty, buf, name| parts(n, &handles::committed(ty)?, counts, displs, buf, name);
         let recv = layout(recvcounts, rdispls, recvtype, recvbuf, "recvbuf")?;
         let send =
@@ -886,8 +1012,9 @@ fn alltoallw_any(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
-        let c = intra(st, comm)?;
-        let n = c.size();
+        let c = members(st, comm)?;
+        no_in_place_between(&c, sendbuf, "sendbuf")?;
+        let n = c.peers();
         let recv = wparts(n, recvcounts, rdispls, recvtypes, recvbuf, "recvbuf")?;
         let send = if is_in_place(sendbuf) {
             None
@@ -922,8 +1049,9 @@ fn reduce_scatter_any(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
-        let c = intra(st, comm)?;
-        let (n, me) = (c.size(), c.rank);
+        let c = members(st, comm)?;
+        let (n, me, between) = (c.size(), c.rank, c.remote.is_some());
+        no_in_place_between(&c, sendbuf, "sendbuf")?;
         let (_, ty, op, u) = reduction(0, datatype, op)?;
         // recvbuf holds this rank's part only (all of the input in place)
         let layout = parts(n, &ty, counts, None, std::ptr::NonNull::<c_void>::dangling().as_ptr(), "recvbuf")?;
@@ -934,17 +1062,23 @@ fn reduce_scatter_any(
         let (rbuf, u) = (recvbuf as usize, u);
         launch(st, comm, how, move |p| {
             let data = p.keep(packed(src, &ty, total));
-            algo::reduce(p, data, &u, op, 0);
-            let mut at = data.addr;
-            let blocks: Vec<Block> = layout
+            // where each rank's part lies in the reduced vector
+            let mut at = 0;
+            let spans: Vec<(usize, usize)> = layout
                 .iter()
                 .map(|l| {
                     at += l.bytes();
-                    Block { addr: at - l.bytes(), len: l.bytes() }
+                    (at - l.bytes(), l.bytes())
                 })
                 .collect();
             let mine = landing(p, rbuf, &ty, layout[me].count);
-            algo::scatter(p, &blocks, 0, mine);
+            if between {
+                inter::reduce_scatter(p, data, &u, op, &spans, mine);
+            } else {
+                algo::reduce(p, data, &u, op, 0);
+                let blocks: Vec<Block> = spans.iter().map(|&(at, len)| Block { addr: data.addr + at, len }).collect();
+                algo::scatter(p, &blocks, 0, mine);
+            }
             finish_landing(p, rbuf, &ty, mine);
             Ok(())
         })

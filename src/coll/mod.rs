@@ -7,6 +7,7 @@
 //! creation, MPI_Finalize) with fixed tags of their own.
 
 pub mod algo;
+pub mod inter;
 pub mod plan;
 mod scratch;
 

@@ -1,9 +1,9 @@
 //! A plan: the steps of one collective operation on one rank, built by
 //! the algorithms in `algo` and run as a `p2p::schedule::Schedule`, to the
 //! end at once (blocking) or behind a request (nonblocking, persistent).
-//! Ranks are the communicator's (or, for an intercommunicator's local
-//! phases, the local group's); transfers to the remote group name world
-//! ranks through `send_to_world`/`recv_from_world`.
+//! Ranks are the communicator's (for an intercommunicator, the local
+//! group's); transfers to an intercommunicator's remote group go through
+//! `send_remote`/`recv_remote`.
 
 use super::Scratch;
 use crate::comm::{Comm, Group};
@@ -60,6 +60,8 @@ impl Block {
 
 pub struct Plan {
     group: Group,
+    /// An intercommunicator's remote group.
+    remote: Option<Group>,
     /// This rank and the number of ranks the algorithms work among.
     pub me: usize,
     pub n: usize,
@@ -75,7 +77,28 @@ impl Plan {
 
     /// A plan among `group`, where this rank is `me`.
     pub fn among(group: Group, me: usize) -> Plan {
-        Plan { n: group.size(), group, me, steps: Vec::new(), hold: Vec::new() }
+        Plan { n: group.size(), group, remote: None, me, steps: Vec::new(), hold: Vec::new() }
+    }
+
+    /// A plan on an intercommunicator: the local `group` (where this rank
+    /// is `me`) and the `remote` group.
+    pub fn between(group: Group, me: usize, remote: Group) -> Plan {
+        Plan { remote: Some(remote), ..Plan::among(group, me) }
+    }
+
+    /// The size of the remote group (0 on an intracommunicator).
+    pub fn remote_size(&self) -> usize {
+        self.remote.as_ref().map_or(0, Group::size)
+    }
+
+    /// A send to rank `to` of the remote group.
+    pub fn send_remote(&self, b: Block, to: usize) -> Transfer {
+        self.send_to_world(b, self.remote.as_ref().expect("an intercommunicator").world_rank(to))
+    }
+
+    /// A receive from rank `from` of the remote group.
+    pub fn recv_remote(&self, b: Block, from: usize) -> Transfer {
+        self.recv_from_world(b, self.remote.as_ref().expect("an intercommunicator").world_rank(from))
     }
 
     pub fn send(&self, b: Block, to: usize) -> Transfer {
@@ -86,11 +109,11 @@ impl Plan {
         self.recv_from_world(b, self.group.world_rank(from))
     }
 
-    pub fn send_to_world(&self, b: Block, to: usize) -> Transfer {
+    fn send_to_world(&self, b: Block, to: usize) -> Transfer {
         Transfer::Send { buf: Buf::At { addr: b.addr, len: b.len }, to }
     }
 
-    pub fn recv_from_world(&self, b: Block, from: usize) -> Transfer {
+    fn recv_from_world(&self, b: Block, from: usize) -> Transfer {
         Transfer::Recv { buf: Buf::At { addr: b.addr, len: b.len }, from }
     }
 
