@@ -7,6 +7,7 @@
 //! layouts around them.
 
 use super::plan::{Block, Plan};
+use super::tuning::{self, Allgather, Allreduce, Alltoall, Bcast};
 use crate::datatype::TypeRef;
 use crate::op::{self, Op};
 
@@ -21,8 +22,16 @@ pub fn barrier(p: &mut Plan) {
     }
 }
 
-/// Binomial-tree broadcast of `buf` from `root`.
+/// Broadcast of `buf` from `root`, by the algorithm `tuning` picks.
 pub fn bcast(p: &mut Plan, buf: Block, root: usize) {
+    match tuning::bcast(p.n, buf.len) {
+        Bcast::Binomial => bcast_binomial(p, buf, root),
+        Bcast::ScatterAllgather => bcast_scatter_allgather(p, buf, root),
+    }
+}
+
+/// Binomial-tree broadcast: log2(n) rounds of the whole message.
+fn bcast_binomial(p: &mut Plan, buf: Block, root: usize) {
     let (n, me) = (p.n, p.me);
     let rel = (me + n - root) % n;
     let mut mask = 1;
@@ -43,6 +52,44 @@ pub fn bcast(p: &mut Plan, buf: Block, root: usize) {
         mask >>= 1;
     }
     p.step(sends);
+}
+
+/// Scatter-allgather broadcast (for long messages): the message is cut in
+/// n pieces, scattered down a binomial tree (each rank gets the pieces of
+/// its subtree, passes on its children's), then a ring allgather brings
+/// every piece everywhere. Each rank moves about 2x the message, where a
+/// binomial tree's inner ranks send it log2(n) times.
+fn bcast_scatter_allgather(p: &mut Plan, buf: Block, root: usize) {
+    let (n, me) = (p.n, p.me);
+    let rel = (me + n - root) % n;
+    let chunk = buf.len.div_ceil(n);
+    // pieces rel..rel+k, by relative rank
+    let span = |from: usize, k: usize| {
+        let lo = (from * chunk).min(buf.len);
+        let hi = ((from + k) * chunk).min(buf.len);
+        Block { addr: buf.addr + lo, len: hi - lo }
+    };
+    let mut mask = 1;
+    while mask < n {
+        if rel & mask != 0 {
+            let t = vec![p.recv(span(rel, mask.min(n - rel)), (me + n - mask) % n)];
+            p.step(t);
+            break;
+        }
+        mask <<= 1;
+    }
+    mask >>= 1;
+    let mut sends = Vec::new();
+    while mask > 0 {
+        if rel + mask < n {
+            sends.push(p.send(span(rel + mask, mask.min(n - rel - mask)), (me + mask) % n));
+        }
+        mask >>= 1;
+    }
+    p.step(sends);
+    // ring allgather: real rank r holds the piece of its relative rank
+    let blocks: Vec<Block> = (0..n).map(|r| span((r + n - root) % n, 1)).collect();
+    allgather_ring(p, &blocks);
 }
 
 /// A step that combines `lower op higher` into `lower` (`op::apply`
@@ -97,33 +144,152 @@ pub fn reduce(p: &mut Plan, data: Block, ty: &TypeRef, op: Op, root: usize) {
     }
 }
 
-/// Allreduce of `data`. With a power-of-two size: recursive doubling,
-/// log2(n) exchange steps; each pair combines (lower block) op (higher
-/// block), so every rank computes the same tree, ((0 op 1) op (2 op 3))
-/// ..., the tree the binomial reduce uses too. Otherwise reduce to rank 0
-/// and broadcast.
-pub fn allreduce(p: &mut Plan, data: Block, ty: &TypeRef, op: Op) {
-    let (n, me) = (p.n, p.me);
-    if n == 1 {
-        return;
+/// The ranks an algorithm for power-of-two sizes runs on when the size
+/// is not one: `pof2` virtual ranks; the first `2 * rem` real ranks pair up
+/// (2i, 2i+1) into virtual rank i, the others follow in order, so every
+/// virtual rank stands for a run of consecutive real ranks and combining
+/// in virtual rank order is combining in real rank order.
+struct Fold {
+    pof2: usize,
+    rem: usize,
+}
+
+impl Fold {
+    fn new(n: usize) -> Fold {
+        let pof2 = 1 << n.ilog2();
+        Fold { pof2, rem: n - pof2 }
     }
-    if !n.is_power_of_two() {
-        reduce(p, data, ty, op, 0);
-        return bcast(p, data, 0);
-    }
-    let theirs = p.scratch(data.len);
-    let mut mask = 1;
-    while mask < n {
-        let partner = me ^ mask;
-        let t = vec![p.recv(theirs, partner), p.send(data, partner)];
-        p.step(t);
-        if me < partner {
-            combine_into_lower(p, op, ty, data, theirs);
+
+    fn real(&self, v: usize) -> usize {
+        if v < self.rem {
+            2 * v + 1
         } else {
+            v + self.rem
+        }
+    }
+
+    /// This rank's virtual rank; None for the even rank of a pair, which
+    /// hands its data to its partner and waits for the result.
+    fn virt(&self, me: usize) -> Option<usize> {
+        if me < 2 * self.rem {
+            (me % 2 == 1).then_some(me / 2)
+        } else {
+            Some(me - self.rem)
+        }
+    }
+
+    /// Before: the pairs combine (even op odd) into the odd rank's `data`.
+    fn fold_in(&self, p: &mut Plan, data: Block, ty: &TypeRef, op: Op) {
+        let me = p.me;
+        if me >= 2 * self.rem {
+            return;
+        }
+        if me % 2 == 0 {
+            let t = vec![p.send(data, me + 1)];
+            p.step(t);
+        } else {
+            let theirs = p.scratch(data.len);
+            let t = vec![p.recv(theirs, me - 1)];
+            p.step(t);
             combine_into_higher(p, op, ty, theirs, data);
         }
-        mask <<= 1;
     }
+
+    /// After: the odd rank of each pair hands the result to the even one.
+    fn fold_out(&self, p: &mut Plan, data: Block) {
+        let me = p.me;
+        if me >= 2 * self.rem {
+            return;
+        }
+        let t = if me % 2 == 0 { vec![p.recv(data, me + 1)] } else { vec![p.send(data, me - 1)] };
+        p.step(t);
+    }
+}
+
+/// Allreduce of `data` (items of `ty`), by the algorithm `tuning` picks:
+/// recursive doubling, Rabenseifner, or reduce then broadcast. All combine
+/// in rank order.
+pub fn allreduce(p: &mut Plan, data: Block, ty: &TypeRef, op: Op) {
+    let n = p.n;
+    if n == 1 || data.len == 0 || ty.size == 0 {
+        return;
+    }
+    match tuning::allreduce(n, data.len / ty.size, data.len) {
+        Allreduce::ReduceBcast => {
+            reduce(p, data, ty, op, 0);
+            bcast(p, data, 0)
+        }
+        Allreduce::RecursiveDoubling => allreduce_recursive_doubling(p, data, ty, op),
+        Allreduce::Rabenseifner => allreduce_rabenseifner(p, data, ty, op),
+    }
+}
+
+/// log2(n) exchange steps of the whole vector; each pair combines (lower
+/// block) op (higher block), so every rank computes the same tree,
+/// ((0 op 1) op (2 op 3)) ..., the tree the binomial reduce uses too.
+fn allreduce_recursive_doubling(p: &mut Plan, data: Block, ty: &TypeRef, op: Op) {
+    let f = Fold::new(p.n);
+    f.fold_in(p, data, ty, op);
+    if let Some(v) = f.virt(p.me) {
+        let theirs = p.scratch(data.len);
+        let mut mask = 1;
+        while mask < f.pof2 {
+            let partner = v ^ mask;
+            let t = vec![p.recv(theirs, f.real(partner)), p.send(data, f.real(partner))];
+            p.step(t);
+            if v < partner {
+                combine_into_lower(p, op, ty, data, theirs);
+            } else {
+                combine_into_higher(p, op, ty, theirs, data);
+            }
+            mask <<= 1;
+        }
+    }
+    f.fold_out(p, data);
+}
+
+/// Rabenseifner: a reduce-scatter by recursive halving (partners at
+/// distance 1, 2, 4, ... so each piece combines in rank order), after which
+/// every rank holds the reduction of one piece, then an allgather by
+/// recursive doubling in the opposite order. Each rank moves about 2x the
+/// vector instead of log2(n) times it.
+fn allreduce_rabenseifner(p: &mut Plan, data: Block, ty: &TypeRef, op: Op) {
+    let f = Fold::new(p.n);
+    f.fold_in(p, data, ty, op);
+    if let Some(v) = f.virt(p.me) {
+        let es = ty.size;
+        let piece = |lo: usize, hi: usize| Block { addr: data.addr + lo * es, len: (hi - lo) * es };
+        let tmp = p.scratch(data.len);
+        let tmp_piece = |lo: usize, hi: usize| Block { addr: tmp.addr + lo * es, len: (hi - lo) * es };
+        let (mut lo, mut hi) = (0, data.len / es);
+        let mut halves = Vec::new();
+        let mut mask = 1;
+        while mask < f.pof2 {
+            let partner = v ^ mask;
+            let mid = lo + (hi - lo) / 2;
+            let (keep, give) = if v & mask == 0 { ((lo, mid), (mid, hi)) } else { ((mid, hi), (lo, mid)) };
+            let (mine, theirs) = (piece(keep.0, keep.1), tmp_piece(keep.0, keep.1));
+            let t = vec![p.recv(theirs, f.real(partner)), p.send(piece(give.0, give.1), f.real(partner))];
+            p.step(t);
+            if v < partner {
+                combine_into_lower(p, op, ty, mine, theirs);
+            } else {
+                combine_into_higher(p, op, ty, theirs, mine);
+            }
+            halves.push((lo, hi));
+            (lo, hi) = keep;
+            mask <<= 1;
+        }
+        while let Some((plo, phi)) = halves.pop() {
+            mask >>= 1;
+            let partner = f.real(v ^ mask);
+            let other = if lo == plo { piece(hi, phi) } else { piece(plo, lo) };
+            let t = vec![p.recv(other, partner), p.send(piece(lo, hi), partner)];
+            p.step(t);
+            (lo, hi) = (plo, phi);
+        }
+    }
+    f.fold_out(p, data);
 }
 
 /// Every rank's `mine` to `root`, into `blocks[r]` there (the root's own
@@ -167,10 +333,74 @@ pub fn scatter(p: &mut Plan, blocks: &[Block], root: usize, mine: Block) {
     p.step(t);
 }
 
-/// Every rank sends `sends[r]` to rank r and receives into `recvs[r]`
-/// (pairwise exchange: step k talks to me+k and me-k). The block for this
-/// rank is copied locally (as much as fits).
+/// Every rank sends `sends[r]` to rank r and receives into `recvs[r]`, by
+/// the algorithm `tuning` picks (Bruck only when all blocks are one size).
+/// The block for this rank is copied locally (as much as fits).
 pub fn alltoall(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
+    let len = sends[0].len;
+    let uniform = sends.iter().chain(recvs).all(|b| b.len == len);
+    match tuning::alltoall(p.n, uniform.then_some(len)) {
+        Alltoall::Pairwise => alltoall_pairwise(p, sends, recvs),
+        Alltoall::Bruck => alltoall_bruck(p, sends, recvs),
+    }
+}
+
+/// Bruck's alltoall for short equal blocks: ceil(log2 n) steps instead of
+/// n - 1. Blocks are rotated so block i is the one for rank me + i; step k
+/// sends every block whose index has bit k set to rank me + 2^k (packed
+/// together) and puts what comes from me - 2^k in their place; block i then
+/// holds what rank me - i sent here.
+fn alltoall_bruck(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
+    let (n, me, b) = (p.n, p.me, sends[0].len);
+    let rot = p.scratch(n * b);
+    let at = move |i: usize| Block { addr: rot.addr + i * b, len: b };
+    let sends_v: Vec<Block> = sends.to_vec();
+    // SAFETY: the user's send blocks and the plan's own buffers are valid
+    // and distinct; no transfer runs during a compute step.
+    p.compute(move || unsafe {
+        for i in 0..n {
+            sends_v[(me + i) % n].copy_to(at(i));
+        }
+        Ok(())
+    });
+    let out = p.scratch(n.div_ceil(2) * b);
+    let inn = p.scratch(n.div_ceil(2) * b);
+    let mut k = 1;
+    while k < n {
+        let moved: Vec<usize> = (0..n).filter(|i| i & k != 0).collect();
+        let len = moved.len() * b;
+        let (o, i_) = (Block { addr: out.addr, len }, Block { addr: inn.addr, len });
+        let m = moved.clone();
+        // SAFETY: as above.
+        p.compute(move || unsafe {
+            for (j, &i) in m.iter().enumerate() {
+                at(i).copy_to(Block { addr: o.addr + j * b, len: b });
+            }
+            Ok(())
+        });
+        let t = vec![p.recv(i_, (me + n - k) % n), p.send(o, (me + k) % n)];
+        p.step(t);
+        // SAFETY: as above.
+        p.compute(move || unsafe {
+            for (j, &i) in moved.iter().enumerate() {
+                Block { addr: i_.addr + j * b, len: b }.copy_to(at(i));
+            }
+            Ok(())
+        });
+        k <<= 1;
+    }
+    let recvs_v: Vec<Block> = recvs.to_vec();
+    // SAFETY: as above.
+    p.compute(move || unsafe {
+        for i in 0..n {
+            at(i).copy_to(recvs_v[(me + n - i) % n]);
+        }
+        Ok(())
+    });
+}
+
+/// Pairwise exchange: step k talks to me+k and me-k.
+fn alltoall_pairwise(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
     let (n, me) = (p.n, p.me);
     let (own_s, own_r) = (sends[me], recvs[me]);
     // SAFETY: the caller's send and receive blocks do not overlap.
@@ -185,10 +415,32 @@ pub fn alltoall(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
     }
 }
 
-/// Ring allgather: `blocks[me]` holds this rank's part at the start and
-/// `blocks[r]` rank r's at the end; step k passes on the part received in
-/// step k-1.
+/// Allgather: `blocks[me]` holds this rank's part at the start and
+/// `blocks[r]` rank r's at the end, by the algorithm `tuning` picks.
 pub fn allgather(p: &mut Plan, blocks: &[Block]) {
+    match tuning::allgather(p.n, blocks.iter().map(|b| b.len).sum()) {
+        Allgather::Ring => allgather_ring(p, blocks),
+        Allgather::RecursiveDoubling => allgather_recursive_doubling(p, blocks),
+    }
+}
+
+/// Recursive doubling (power-of-two sizes): at distance 1, 2, 4, ... each
+/// pair swaps all the parts it holds, doubling them in log2(n) steps.
+fn allgather_recursive_doubling(p: &mut Plan, blocks: &[Block]) {
+    let me = p.me;
+    let mut mask = 1;
+    while mask < p.n {
+        let partner = me ^ mask;
+        let (mine, theirs) = (me & !(mask - 1), partner & !(mask - 1));
+        let mut t: Vec<_> = (theirs..theirs + mask).map(|r| p.recv(blocks[r], partner)).collect();
+        t.extend((mine..mine + mask).map(|r| p.send(blocks[r], partner)));
+        p.step(t);
+        mask <<= 1;
+    }
+}
+
+/// Ring allgather: step k passes on the part received in step k-1.
+fn allgather_ring(p: &mut Plan, blocks: &[Block]) {
     let (n, me) = (p.n, p.me);
     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
     for k in 0..n.saturating_sub(1) {

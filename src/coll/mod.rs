@@ -10,6 +10,7 @@ pub mod algo;
 pub mod inter;
 pub mod plan;
 mod scratch;
+pub mod tuning;
 
 use crate::comm::Comm;
 use crate::datatype::{TypeInfo, TypeRef};

@@ -99,6 +99,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
             "OXMPI_TRANSPORT={transport} is not available: this build has only the shm transport (ranks on one host)"
         );
     }
+    crate::coll::tuning::init()?;
     let eager = tunables::size("OXMPI_EAGER_LIMIT");
     let slots = tunables::size("OXMPI_SLOTS");
     if !(2..=1024).contains(&slots) || !slots.is_power_of_two() {

@@ -41,6 +41,46 @@ pub const TUNABLES: &[Tunable] = &[
         meaning: "message slots per ordered pair of ranks in the shared segment (a power of two, 2..1024)",
     },
     Tunable {
+        name: "OXMPI_COLL_BCAST",
+        default: "auto",
+        meaning: "MPI_Bcast algorithm: binomial, scatter_allgather (scatter the message in pieces, then ring allgather), or auto: scatter_allgather from OXMPI_BCAST_LONG bytes on 3 or more ranks",
+    },
+    Tunable {
+        name: "OXMPI_BCAST_LONG",
+        default: "256k",
+        meaning: "auto MPI_Bcast: messages of at least this many bytes use scatter_allgather",
+    },
+    Tunable {
+        name: "OXMPI_COLL_ALLREDUCE",
+        default: "auto",
+        meaning: "MPI_Allreduce algorithm: recursive_doubling, rabenseifner (reduce-scatter by recursive halving, then allgather), reduce_bcast, or auto: rabenseifner from OXMPI_ALLREDUCE_LONG bytes, else recursive_doubling",
+    },
+    Tunable {
+        name: "OXMPI_ALLREDUCE_LONG",
+        default: "16k",
+        meaning: "auto MPI_Allreduce: vectors of at least this many bytes use rabenseifner",
+    },
+    Tunable {
+        name: "OXMPI_COLL_ALLGATHER",
+        default: "auto",
+        meaning: "MPI_Allgather(v) algorithm: ring, recursive_doubling (power-of-two sizes; ring otherwise), or auto: recursive_doubling below OXMPI_ALLGATHER_SHORT bytes in all, else ring",
+    },
+    Tunable {
+        name: "OXMPI_ALLGATHER_SHORT",
+        default: "64k",
+        meaning: "auto MPI_Allgather: results smaller than this many bytes use recursive_doubling",
+    },
+    Tunable {
+        name: "OXMPI_COLL_ALLTOALL",
+        default: "auto",
+        meaning: "MPI_Alltoall algorithm: pairwise, bruck (log2 n steps, for equal blocks; pairwise otherwise), or auto: bruck for blocks up to OXMPI_ALLTOALL_SHORT bytes on 3 or more ranks",
+    },
+    Tunable {
+        name: "OXMPI_ALLTOALL_SHORT",
+        default: "256",
+        meaning: "auto MPI_Alltoall: blocks of at most this many bytes use bruck",
+    },
+    Tunable {
         name: "OXMPI_DEBUG",
         default: "0",
         meaning: "1: print each rank's transport set-up (segment, eager limit, single copy) at init",

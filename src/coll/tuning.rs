@@ -1,0 +1,144 @@
+//! Which algorithm each collective uses: chosen by communicator and
+//! message size, or forced by the `OXMPI_COLL_*` tunables (read once, at
+//! MPI_Init; see `runtime::tunables` for their meaning and defaults).
+
+use crate::err;
+use crate::error::MpiResult;
+use crate::runtime::tunables;
+use std::sync::OnceLock;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bcast {
+    Binomial,
+    ScatterAllgather,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allreduce {
+    RecursiveDoubling,
+    Rabenseifner,
+    ReduceBcast,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allgather {
+    Ring,
+    RecursiveDoubling,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alltoall {
+    Pairwise,
+    Bruck,
+}
+
+/// The settings: a forced algorithm (None: auto) and the auto thresholds.
+#[derive(Clone, Copy, Debug)]
+pub struct Tuning {
+    bcast: Option<Bcast>,
+    bcast_long: usize,
+    allreduce: Option<Allreduce>,
+    allreduce_long: usize,
+    allgather: Option<Allgather>,
+    allgather_short: usize,
+    alltoall: Option<Alltoall>,
+    alltoall_short: usize,
+}
+
+static TUNING: OnceLock<Tuning> = OnceLock::new();
+
+/// Read and check the tunables (MPI_Init): an unknown algorithm name is
+/// an error naming the choices.
+pub fn init() -> MpiResult<()> {
+    fn pick<T: Copy>(name: &str, choices: &[(&str, T)]) -> MpiResult<Option<T>> {
+        let v = tunables::value(name);
+        if v == "auto" {
+            return Ok(None);
+        }
+        match choices.iter().find(|(n, _)| *n == v) {
+            Some(&(_, t)) => Ok(Some(t)),
+            None => {
+                let names: Vec<&str> = choices.iter().map(|c| c.0).collect();
+                err!(Arg, "{name}={v} is not an algorithm; use auto, {}", names.join(", "))
+            }
+        }
+    }
+    let t = Tuning {
+        bcast: pick(
+            "OXMPI_COLL_BCAST",
+            &[("binomial", Bcast::Binomial), ("scatter_allgather", Bcast::ScatterAllgather)],
+        )?,
+        bcast_long: tunables::size("OXMPI_BCAST_LONG"),
+        allreduce: pick(
+            "OXMPI_COLL_ALLREDUCE",
+            &[
+                ("recursive_doubling", Allreduce::RecursiveDoubling),
+                ("rabenseifner", Allreduce::Rabenseifner),
+                ("reduce_bcast", Allreduce::ReduceBcast),
+            ],
+        )?,
+        allreduce_long: tunables::size("OXMPI_ALLREDUCE_LONG"),
+        allgather: pick(
+            "OXMPI_COLL_ALLGATHER",
+            &[("ring", Allgather::Ring), ("recursive_doubling", Allgather::RecursiveDoubling)],
+        )?,
+        allgather_short: tunables::size("OXMPI_ALLGATHER_SHORT"),
+        alltoall: pick("OXMPI_COLL_ALLTOALL", &[("pairwise", Alltoall::Pairwise), ("bruck", Alltoall::Bruck)])?,
+        alltoall_short: tunables::size("OXMPI_ALLTOALL_SHORT"),
+    };
+    let _ = TUNING.set(t);
+    Ok(())
+}
+
+fn get() -> Tuning {
+    *TUNING.get_or_init(|| {
+        let _ = init();
+        TUNING.get().copied().unwrap_or(Tuning {
+            bcast: None,
+            bcast_long: 256 << 10,
+            allreduce: None,
+            allreduce_long: 16 << 10,
+            allgather: None,
+            allgather_short: 64 << 10,
+            alltoall: None,
+            alltoall_short: 256,
+        })
+    })
+}
+
+/// Broadcast of `bytes` among `n` ranks.
+pub fn bcast(n: usize, bytes: usize) -> Bcast {
+    let t = get();
+    t.bcast.unwrap_or(if n > 2 && bytes >= t.bcast_long { Bcast::ScatterAllgather } else { Bcast::Binomial })
+}
+
+/// Allreduce of `count` items, `bytes` in all, among `n` ranks.
+pub fn allreduce(n: usize, count: usize, bytes: usize) -> Allreduce {
+    let t = get();
+    let pof2 = if n == 0 { 1 } else { 1 << n.ilog2() };
+    t.allreduce.unwrap_or(if bytes >= t.allreduce_long && count >= pof2 {
+        Allreduce::Rabenseifner
+    } else {
+        Allreduce::RecursiveDoubling
+    })
+}
+
+/// Allgather of `total` bytes in all among `n` ranks.
+pub fn allgather(n: usize, total: usize) -> Allgather {
+    let t = get();
+    let a =
+        t.allgather.unwrap_or(if total < t.allgather_short { Allgather::RecursiveDoubling } else { Allgather::Ring });
+    if n.is_power_of_two() {
+        a
+    } else {
+        Allgather::Ring
+    }
+}
+
+/// Alltoall of `block` bytes per pair among `n` ranks (None: the blocks
+/// differ, as in Alltoallv).
+pub fn alltoall(n: usize, block: Option<usize>) -> Alltoall {
+    let t = get();
+    let Some(b) = block else { return Alltoall::Pairwise };
+    t.alltoall.unwrap_or(if n > 2 && b <= t.alltoall_short { Alltoall::Bruck } else { Alltoall::Pairwise })
+}
