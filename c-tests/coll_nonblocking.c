@@ -1,7 +1,7 @@
 /* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_COLL_BCAST=scatter_allgather,OXMPI_COLL_ALLREDUCE=rabenseifner,OXMPI_COLL_ALLGATHER=recursive_doubling,OXMPI_COLL_ALLTOALL=bruck;OXMPI_COLL_BCAST=binomial,OXMPI_COLL_ALLREDUCE=reduce_bcast,OXMPI_COLL_ALLGATHER=ring,OXMPI_COLL_ALLTOALL=pairwise
  * Nonblocking (MPI_I...) and persistent (MPI_..._init + MPI_Start)
  * collectives: every operation, run the three ways (blocking, nonblocking,
- * persistent) at counts 0 to 64 Ki ints and every root, checked against
+ * persistent) at counts 0 to 256 Ki ints (1 MiB) and every root, checked against
  * values computed here; several operations in flight at once on two
  * communicators, completed in another order, with a blocking collective
  * and point-to-point traffic in between; completion by MPI_Test polling
@@ -334,11 +334,12 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int counts[] = {0, 1, 1000, 65536};
+    /* up to 1 MiB per rank */
+    int counts[] = {0, 1, 1000, 65536, 262144};
     reference = getenv("OXMPI_TEST_REFERENCE") != NULL;
     int modes = reference && size > 2 ? NONBLOCKING : PERSISTENT;
     for (int mode = BLOCKING; mode <= modes; mode++)
-        for (int c = 0; c < 4; c++) every_operation(mode, counts[c]);
+        for (int c = 0; c < 5; c++) every_operation(mode, counts[c]);
     many_in_flight();
     if (size > 1)
         progress_by_test();

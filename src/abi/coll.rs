@@ -111,6 +111,61 @@ fn role(c: &Local, root: c_int) -> MpiResult<Role> {
     }
 }
 
+/// What the members of a communicator must call alike: the operation,
+/// its root and its operator (checked with OXMPI_CHECK_COLLECTIVES=1).
+#[derive(Clone, Copy)]
+pub(super) struct Agree {
+    what: &'static str,
+    root: c_int,
+    op: c_int,
+}
+
+impl Agree {
+    pub(super) fn new(what: &'static str, root: c_int, op: c_int) -> Agree {
+        Agree { what, root, op }
+    }
+
+    /// The words compared: each field and its negation, so one MAX
+    /// allreduce gives every field's maximum and minimum.
+    fn words(self) -> [i64; 6] {
+        // FNV-1a of the name
+        let kind =
+            self.what.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        let kind = (kind >> 2) as i64;
+        let (root, op) = (self.root as i64, self.op as i64);
+        [kind, -kind, root, -root, op, -op]
+    }
+
+    /// A plan that first checks the agreement, then runs `rest`.
+    fn guard(self, p: &mut Plan, rest: Vec<crate::p2p::schedule::Step>) {
+        use crate::datatype::{Basic, TypeInfo};
+        static WORD: std::sync::OnceLock<TypeInfo> = std::sync::OnceLock::new();
+        let word = TypeRef::Builtin(
+            WORD.get_or_init(|| TypeInfo::basic("MPI_INT64_T", Basic::Int { bytes: 8, signed: true }, 8)),
+        );
+        let bytes: Vec<u8> = self.words().iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let b = p.keep(Scratch::from_slice(&bytes));
+        algo::allreduce(p, b, &word, Op::Max);
+        let mut rest = Some(rest);
+        p.then(move || {
+            // SAFETY: the plan holds the block; no transfer uses it now.
+            let w: Vec<i64> =
+                unsafe { b.bytes() }.chunks(8).map(|c| i64::from_ne_bytes(c.try_into().unwrap_or_default())).collect();
+            let (what, me) = (self.what, self.words());
+            if w[0] != -w[1] {
+                return err!(Other, "the ranks do not all call {what} here: some call another collective operation (OXMPI_CHECK_COLLECTIVES)");
+            }
+            if w[2] != -w[3] {
+                return err!(Root, "the ranks disagree on the root of {what}: roots from {} to {} (this rank: {}) (OXMPI_CHECK_COLLECTIVES)", -w[3], w[2], me[2]);
+            }
+            if w[4] != -w[5] {
+                return err!(Op, "the ranks pass different operators to {what} (OXMPI_CHECK_COLLECTIVES)");
+            }
+            Ok(rest.take().unwrap_or_default())
+        });
+    }
+}
+
 /// Run, start or store (per `how`) the collective on `comm` whose plan
 /// `build` makes. The arguments are checked by now: the operation takes
 /// the communicator's next collective tag.
@@ -118,6 +173,7 @@ pub(super) fn launch(
     st: &mut State,
     comm: c_int,
     how: How,
+    agree: Agree,
     mut build: impl FnMut(&mut Plan) -> MpiResult<()> + Send + 'static,
 ) -> MpiResult<()> {
     let out = match how {
@@ -136,12 +192,19 @@ pub(super) fn launch(
     c.colls = c.colls.wrapping_add(1);
     let tag = coll::TAG_USER + (c.colls % coll::TAG_SPAN) as i32;
     let (group, rank, ctx, remote) = (c.group.clone(), c.rank, c.ctx_coll, c.remote.clone());
+    // on an intercommunicator the root argument differs by design
+    let agree = if remote.is_some() { Agree { root: 0, ..agree } } else { agree };
+    let check = coll::tuning::check_collectives();
     let mut start = move || {
         let mut p = match &remote {
             None => Plan::among(group.clone(), rank),
             Some(r) => Plan::between(group.clone(), rank, r.clone()),
         };
         build(&mut p)?;
+        if check {
+            let rest = p.take_steps();
+            agree.guard(&mut p, rest);
+        }
         Ok(p.into_schedule(ctx, tag))
     };
     let id = match how {
@@ -260,7 +323,7 @@ collective! { comm;
     MPI_Barrier / PMPI_Barrier, MPI_Ibarrier / PMPI_Ibarrier, MPI_Barrier_init / PMPI_Barrier_init;
     (comm: c_int) |how| with_state(|st| {
         let between = members(st, comm)?.remote.is_some();
-        launch(st, comm, how, move |p| {
+        launch(st, comm, how, Agree::new("MPI_Barrier", 0, 0), move |p| {
             if between {
                 inter::barrier(p);
             } else {
@@ -280,7 +343,7 @@ fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm
             check_buf(buffer, count, &ty, "buffer")?;
         }
         let (buf, me, between) = (buffer as usize, c.rank, c.remote.is_some());
-        launch(st, comm, how, move |p| {
+        launch(st, comm, how, Agree::new("MPI_Bcast", root, 0), move |p| {
             let data = match role {
                 Role::Root => source(p, buf, &ty, count),
                 Role::Toward(_) => landing(p, buf, &ty, count),
@@ -343,6 +406,7 @@ fn reduce_any(
 ) -> MpiResult<()> {
     with_state(|st| {
         let c = members(st, comm)?;
+        let op_h = op;
         let (count, ty, op, u) = reduction(count, datatype, op)?;
         let role = role(&c, root)?;
         no_in_place_between(&c, sendbuf, "sendbuf")?;
@@ -362,7 +426,7 @@ fn reduce_any(
         let me = c.rank;
         let src = if in_place { recvbuf as usize } else { sendbuf as usize };
         let recv = recvbuf as usize;
-        launch(st, comm, how, move |p| {
+        launch(st, comm, how, Agree::new("MPI_Reduce", root, op_h), move |p| {
             let at_root = role == Role::Root;
             let data = match (between, at_root) {
                 (true, true) => landing(p, recv, &ty, count),
@@ -394,6 +458,16 @@ collective! { comm;
     |how| reduce_any(sendbuf, recvbuf, count, datatype, op, root, comm, how)
 }
 
+impl Combine {
+    fn name(self) -> &'static str {
+        match self {
+            Combine::All => "MPI_Allreduce",
+            Combine::Prefix => "MPI_Scan",
+            Combine::ExclusivePrefix => "MPI_Exscan",
+        }
+    }
+}
+
 /// What every rank of an all-reduction ends with.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Combine {
@@ -418,6 +492,7 @@ fn all_reduction(
 ) -> MpiResult<()> {
     with_state(|st| {
         let c = if what == Combine::All { members(st, comm)? } else { intra(st, comm)? };
+        let op_h = op;
         let (count, ty, op, u) = reduction(count, datatype, op)?;
         no_in_place_between(&c, sendbuf, "sendbuf")?;
         check_buf(recvbuf, count, &ty, "recvbuf")?;
@@ -426,7 +501,7 @@ fn all_reduction(
         let (recv, u, me) = (recvbuf as usize, u, c.rank);
         if c.remote.is_some() {
             // the other group's reduction lands in recvbuf
-            return launch(st, comm, how, move |p| {
+            return launch(st, comm, how, Agree::new(what.name(), 0, op_h), move |p| {
                 let data = p.keep(packed(src, &ty, count));
                 let result = landing(p, recv, &ty, count);
                 inter::allreduce(p, data, result, &u, op);
@@ -434,7 +509,7 @@ fn all_reduction(
                 Ok(())
             });
         }
-        launch(st, comm, how, move |p| {
+        launch(st, comm, how, Agree::new(what.name(), 0, op_h), move |p| {
             // Exscan leaves rank 0's recvbuf alone, so it never works there
             let dst = (what != Combine::ExclusivePrefix).then_some(recv);
             let data = reduction_data(p, src, dst, &ty, count);
@@ -702,7 +777,7 @@ fn gather_any(
             }
         }
         let (sbuf, rbuf) = (sendbuf as usize, recvbuf as usize);
-        launch(st, comm, how, move |p| {
+        launch(st, comm, how, Agree::new("MPI_Gather", root, 0), move |p| {
             let mine = send.as_ref().map_or(Block::EMPTY, |s| s.source(p, sbuf));
             let skip = |r: usize| in_place && r == me;
             let blocks: Vec<Block> = layout
@@ -783,7 +858,7 @@ fn scatter_any(
             }
         }
         let (sbuf, rbuf) = (sendbuf as usize, recvbuf as usize);
-        launch(st, comm, how, move |p| {
+        launch(st, comm, how, Agree::new("MPI_Scatter", root, 0), move |p| {
             let blocks: Vec<Block> = layout
                 .iter()
                 .enumerate()
@@ -850,7 +925,7 @@ fn allgather_any(
         if c.remote.is_some() {
             // each process's block goes to every process of the other group
             let send = send.expect("not in place");
-            return launch(st, comm, how, move |p| {
+            return launch(st, comm, how, Agree::new("MPI_Allgather", 0, 0), move |p| {
                 let mine = send.source(p, sbuf);
                 let blocks: Vec<Block> = layout.iter().map(|l| l.landing(p, rbuf)).collect();
                 inter::alltoall(p, &vec![mine; blocks.len()], &blocks);
@@ -863,7 +938,7 @@ fn allgather_any(
         if let Some(s) = send.as_ref().filter(|s| s.bytes() != layout[me].bytes()) {
             return err!(Truncate, "rank {me} sends {} bytes but every rank expects {}", s.bytes(), layout[me].bytes());
         }
-        launch(st, comm, how, move |p| {
+        launch(st, comm, how, Agree::new("MPI_Allgather", 0, 0), move |p| {
             let blocks: Vec<Block> = layout.iter().map(|l| l.landing(p, rbuf)).collect();
             // this rank's part into its block (in place: already there
             // when the receive type is contiguous)
@@ -932,7 +1007,7 @@ fn alltoall_layouts(
     }
     let rbuf = recvbuf as usize;
     let src = if in_place { rbuf } else { sendbuf as usize };
-    launch(st, comm, how, move |p| {
+    launch(st, comm, how, Agree::new("MPI_Alltoall", 0, 0), move |p| {
         let sends: Vec<Block> =
             send.iter().map(|l| if in_place { p.keep(l.pack(src)) } else { l.source(p, src) }).collect();
         let recvs: Vec<Block> = recv.iter().map(|l| l.landing(p, rbuf)).collect();
@@ -1052,6 +1127,7 @@ fn reduce_scatter_any(
         let c = members(st, comm)?;
         let (n, me, between) = (c.size(), c.rank, c.remote.is_some());
         no_in_place_between(&c, sendbuf, "sendbuf")?;
+        let op_h = op;
         let (_, ty, op, u) = reduction(0, datatype, op)?;
         // recvbuf holds this rank's part only (all of the input in place)
         let layout = parts(n, &ty, counts, None, std::ptr::NonNull::<c_void>::dangling().as_ptr(), "recvbuf")?;
@@ -1060,7 +1136,7 @@ fn reduce_scatter_any(
         let src = if is_in_place(sendbuf) { recvbuf as usize } else { sendbuf as usize };
         check_buf(src as *const c_void, total, &ty, "sendbuf")?;
         let (rbuf, u) = (recvbuf as usize, u);
-        launch(st, comm, how, move |p| {
+        launch(st, comm, how, Agree::new("MPI_Reduce_scatter", 0, op_h), move |p| {
             let data = p.keep(packed(src, &ty, total));
             // where each rank's part lies in the reduced vector
             let mut at = 0;

@@ -3,7 +3,7 @@
 //! neighbours only, blocking, nonblocking or persistent like the other
 //! collectives (see `coll`).
 
-use super::coll::{collective, intra, is_in_place, launch, parts, side, wparts, Arr, How, Part};
+use super::coll::{collective, intra, is_in_place, launch, parts, side, wparts, Agree, Arr, How, Part};
 use super::{handles, mpi_fn, with_state};
 use crate::coll::{algo, Block};
 use crate::comm::topo::Neighbors;
@@ -40,7 +40,7 @@ fn exchange(
     recv: Vec<Part>,
 ) -> MpiResult<()> {
     let (sbuf, rbuf) = (sendbuf as usize, recvbuf as usize);
-    launch(st, comm, how, move |p| {
+    launch(st, comm, how, Agree::new("a neighborhood collective", 0, 0), move |p| {
         let sends: Vec<Block> = send.iter().map(|l| l.source(p, sbuf)).collect();
         let recvs: Vec<Block> = recv.iter().map(|l| l.landing(p, rbuf)).collect();
         algo::neighbor_exchange(p, &nb.sources, &recvs, &nb.dests, &sends, &nb.send_order);

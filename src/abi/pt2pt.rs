@@ -207,6 +207,11 @@ unsafe fn nonblocking(request: *mut c_int, make: impl FnOnce(&State) -> MpiResul
 /// The error a completed operation carries, if any.
 pub fn status_error(s: &Status) -> MpiResult<()> {
     use crate::error::ErrorClass;
+    if s.error != 0 {
+        if let Some(e) = crate::p2p::schedule::failure(s.failure) {
+            return Err(e);
+        }
+    }
     if s.error == ErrorClass::Truncate.code() {
         return err!(
             Truncate,

@@ -129,6 +129,18 @@ impl Plan {
         self.steps.push(Step::Compute(Box::new(move |_| f().map(|_| Vec::new()))));
     }
 
+    /// A local step that decides what follows: the steps it returns, or
+    /// none (and the operation fails) when it returns an error.
+    pub fn then(&mut self, f: impl FnMut() -> MpiResult<Vec<Step>> + Send + 'static) {
+        let mut f = f;
+        self.steps.push(Step::Compute(Box::new(move |_| f())));
+    }
+
+    /// The steps so far, taken out of the plan.
+    pub fn take_steps(&mut self) -> Vec<Step> {
+        std::mem::take(&mut self.steps)
+    }
+
     /// A zero-filled buffer of `len` bytes, held until the plan is done.
     pub fn scratch(&mut self, len: usize) -> Block {
         self.keep(Scratch::zeroed(len))

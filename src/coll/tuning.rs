@@ -43,6 +43,7 @@ pub struct Tuning {
     allgather_short: usize,
     alltoall: Option<Alltoall>,
     alltoall_short: usize,
+    check: bool,
 }
 
 static TUNING: OnceLock<Tuning> = OnceLock::new();
@@ -85,6 +86,7 @@ pub fn init() -> MpiResult<()> {
         allgather_short: tunables::size("OXMPI_ALLGATHER_SHORT"),
         alltoall: pick("OXMPI_COLL_ALLTOALL", &[("pairwise", Alltoall::Pairwise), ("bruck", Alltoall::Bruck)])?,
         alltoall_short: tunables::size("OXMPI_ALLTOALL_SHORT"),
+        check: tunables::flag("OXMPI_CHECK_COLLECTIVES"),
     };
     let _ = TUNING.set(t);
     Ok(())
@@ -102,6 +104,7 @@ fn get() -> Tuning {
             allgather_short: 64 << 10,
             alltoall: None,
             alltoall_short: 256,
+            check: false,
         })
     })
 }
@@ -141,4 +144,9 @@ pub fn alltoall(n: usize, block: Option<usize>) -> Alltoall {
     let t = get();
     let Some(b) = block else { return Alltoall::Pairwise };
     t.alltoall.unwrap_or(if n > 2 && b <= t.alltoall_short { Alltoall::Bruck } else { Alltoall::Pairwise })
+}
+
+/// Whether collectives check that the ranks agree (OXMPI_CHECK_COLLECTIVES).
+pub fn check_collectives() -> bool {
+    get().check
 }

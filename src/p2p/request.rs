@@ -25,6 +25,9 @@ pub struct Status {
     /// receiver's datatypes.
     pub peer_type: u32,
     pub own_type: u32,
+    /// A failed multi-step operation's error (see `schedule::failure`),
+    /// or 0.
+    pub failure: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -86,6 +86,7 @@ impl Schedule {
             source: super::PROC_NULL,
             tag: super::ANY_TAG,
             error: self.error.as_ref().map_or(0, |e| e.class.code()),
+            failure: self.error.as_ref().map_or(0, |e| remember(e.clone())),
             ..Default::default()
         }
     }
@@ -100,6 +101,28 @@ impl Schedule {
             Buf::At { addr, len } => (addr, len),
         }
     }
+}
+
+/// The errors of failed schedules, so that the completion call that
+/// reports one can say what went wrong: a status carries a number for it.
+/// The latest few are kept.
+static FAILURES: std::sync::Mutex<VecDeque<(u32, MpiError)>> = std::sync::Mutex::new(VecDeque::new());
+static NEXT_FAILURE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
+fn remember(e: MpiError) -> u32 {
+    let n = NEXT_FAILURE.fetch_add(1, std::sync::atomic::Ordering::Relaxed).max(1);
+    let mut f = FAILURES.lock().unwrap_or_else(|p| p.into_inner());
+    if f.len() >= 64 {
+        f.pop_front();
+    }
+    f.push_back((n, e));
+    n
+}
+
+/// The error a status's `failure` number stands for.
+pub fn failure(n: u32) -> Option<MpiError> {
+    let f = FAILURES.lock().unwrap_or_else(|p| p.into_inner());
+    f.iter().find(|(k, _)| *k == n).map(|(_, e)| e.clone())
 }
 
 impl Engine {

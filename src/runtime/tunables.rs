@@ -36,6 +36,11 @@ pub const TUNABLES: &[Tunable] = &[
         meaning: "1: every message carries its type signature and a send/receive type mismatch is MPI_ERR_TYPE naming both types",
     },
     Tunable {
+        name: "OXMPI_CHECK_COLLECTIVES",
+        default: "0",
+        meaning: "1: every collective first checks that all ranks call the same operation with the same root and operator (one small allreduce); a disagreement is an error on every rank instead of a hang or wrong data",
+    },
+    Tunable {
         name: "OXMPI_SLOTS",
         default: "8",
         meaning: "message slots per ordered pair of ranks in the shared segment (a power of two, 2..1024)",
