@@ -145,7 +145,7 @@ impl Agree {
         );
         let bytes: Vec<u8> = self.words().iter().flat_map(|w| w.to_ne_bytes()).collect();
         let b = p.keep(Scratch::from_slice(&bytes));
-        algo::allreduce(p, b, &word, Op::Max);
+        algo::allreduce(p, b, b, &word, Op::Max);
         let mut rest = Some(rest);
         p.then(move || {
             // SAFETY: the plan holds the block; no transfer uses it now.
@@ -510,11 +510,17 @@ fn all_reduction(
             });
         }
         launch(st, comm, how, Agree::new(what.name(), 0, op_h), move |p| {
+            if what == Combine::All && ty.is_contiguous() {
+                // straight from sendbuf into recvbuf (see algo::allreduce)
+                let len = ty.size * count;
+                algo::allreduce(p, Block { addr: src, len }, Block { addr: recv, len }, &u, op);
+                return Ok(());
+            }
             // Exscan leaves rank 0's recvbuf alone, so it never works there
             let dst = (what != Combine::ExclusivePrefix).then_some(recv);
             let data = reduction_data(p, src, dst, &ty, count);
             match what {
-                Combine::All => algo::allreduce(p, data, &u, op),
+                Combine::All => algo::allreduce(p, data, data, &u, op),
                 Combine::Prefix => algo::scan(p, data, &u, op, false),
                 Combine::ExclusivePrefix => algo::scan(p, data, &u, op, true),
             }

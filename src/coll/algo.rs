@@ -92,14 +92,18 @@ fn bcast_scatter_allgather(p: &mut Plan, buf: Block, root: usize) {
     allgather_ring(p, &blocks);
 }
 
-/// A step that combines `lower op higher` into `lower` (`op::apply`
-/// writes into its right operand, so the result is copied back).
+/// A step that combines `lower op higher` into `lower`. `op::apply`
+/// writes into its right operand: a symmetric operator is applied the
+/// other way round; others go through `higher` and are copied back.
 fn combine_into_lower(p: &mut Plan, op: Op, ty: &TypeRef, lower: Block, higher: Block) {
     let ty = ty.clone();
     p.compute(move || {
         // SAFETY: both blocks are the plan's held buffers (or the user's
         // packed data), not in use by any transfer during a compute step.
         unsafe {
+            if op.symmetric() {
+                return op::apply(op, &ty, higher.bytes(), lower.bytes_mut());
+            }
             op::apply(op, &ty, lower.bytes(), higher.bytes_mut())?;
             higher.copy_to(lower);
         }
@@ -179,19 +183,20 @@ impl Fold {
     }
 
     /// Before: the pairs combine (even op odd) into the odd rank's `data`.
-    fn fold_in(&self, p: &mut Plan, data: Block, ty: &TypeRef, op: Op) {
+    fn fold_in(&self, p: &mut Plan, src: &mut Source, data: Block, ty: &TypeRef, op: Op) {
         let me = p.me;
         if me >= 2 * self.rem {
             return;
         }
         if me % 2 == 0 {
-            let t = vec![p.send(data, me + 1)];
+            let t = vec![p.send(src.at(data), me + 1)];
             p.step(t);
+            src.consumed();
         } else {
-            let theirs = p.scratch(data.len);
-            let t = vec![p.recv(theirs, me - 1)];
+            let spare = p.scratch(data.len);
+            let t = vec![p.recv(src.landing(data, spare), me - 1)];
             p.step(t);
-            combine_into_higher(p, op, ty, theirs, data);
+            src.combine(p, op, ty, data, spare, false);
         }
     }
 
@@ -206,42 +211,115 @@ impl Fold {
     }
 }
 
-/// Allreduce of `data` (items of `ty`), by the algorithm `tuning` picks:
-/// recursive doubling, Rabenseifner, or reduce then broadcast. All combine
-/// in rank order.
-pub fn allreduce(p: &mut Plan, data: Block, ty: &TypeRef, op: Op) {
+/// Where an allreduce's input is until its first exchange has read it.
+/// `src` may be the user's send buffer, distinct from `data` (the receive
+/// buffer); the input is then never copied into `data` first: the first
+/// exchange sends from `src`, receives the partner's part straight into
+/// `data` and combines `src` into it.
+struct Source {
+    src: Option<Block>,
+    data: Block,
+}
+
+impl Source {
+    fn new(src: Block, data: Block) -> Source {
+        Source { src: (src.addr != data.addr).then_some(src), data }
+    }
+
+    /// The input at the place of `piece` (a part of `data`).
+    fn at(&self, piece: Block) -> Block {
+        match self.src {
+            Some(s) => Block { addr: s.addr + (piece.addr - self.data.addr), len: piece.len },
+            None => piece,
+        }
+    }
+
+    /// Where the partner's part for `piece` lands: `piece` itself while
+    /// the input is unread, else `spare` (scratch of the same length).
+    fn landing(&self, piece: Block, spare: Block) -> Block {
+        if self.src.is_some() {
+            piece
+        } else {
+            spare
+        }
+    }
+
+    /// After an exchange: `piece` of `data` becomes (mine op theirs) if
+    /// this rank's part comes first (`mine_first`), else (theirs op mine).
+    fn combine(&mut self, p: &mut Plan, op: Op, ty: &TypeRef, piece: Block, spare: Block, mine_first: bool) {
+        let Some(s) = self.src.take() else {
+            return if mine_first {
+                combine_into_lower(p, op, ty, piece, spare)
+            } else {
+                combine_into_higher(p, op, ty, spare, piece)
+            };
+        };
+        // theirs is in `piece`, mine in `src`
+        let mine = Block { addr: s.addr + (piece.addr - self.data.addr), len: piece.len };
+        if mine_first || op.symmetric() {
+            return combine_into_higher(p, op, ty, mine, piece);
+        }
+        // (theirs op mine) into piece, through `spare`
+        // SAFETY: distinct user or plan buffers, idle during computes.
+        p.compute(move || unsafe {
+            mine.copy_to(spare);
+            Ok(())
+        });
+        combine_into_higher(p, op, ty, piece, spare);
+        // SAFETY: as above.
+        p.compute(move || unsafe {
+            spare.copy_to(piece);
+            Ok(())
+        });
+    }
+
+    /// The input is read (sent whole to a partner).
+    fn consumed(&mut self) {
+        self.src = None;
+    }
+}
+
+/// Allreduce of `src` into `data` (items of `ty`; `src` may be `data`), by
+/// the algorithm `tuning` picks: recursive doubling, Rabenseifner, or
+/// reduce then broadcast. All combine in rank order.
+pub fn allreduce(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, op: Op) {
     let n = p.n;
-    if n == 1 || data.len == 0 || ty.size == 0 {
+    let algorithm = tuning::allreduce(n, data.len / ty.size.max(1), data.len);
+    if n == 1 || data.len == 0 || ty.size == 0 || algorithm == Allreduce::ReduceBcast {
+        if src.addr != data.addr {
+            // SAFETY: distinct user or plan buffers, idle during computes.
+            p.compute(move || unsafe {
+                src.copy_to(data);
+                Ok(())
+            });
+        }
+        if n > 1 && data.len > 0 && ty.size > 0 {
+            reduce(p, data, ty, op, 0);
+            bcast(p, data, 0);
+        }
         return;
     }
-    match tuning::allreduce(n, data.len / ty.size, data.len) {
-        Allreduce::ReduceBcast => {
-            reduce(p, data, ty, op, 0);
-            bcast(p, data, 0)
-        }
-        Allreduce::RecursiveDoubling => allreduce_recursive_doubling(p, data, ty, op),
-        Allreduce::Rabenseifner => allreduce_rabenseifner(p, data, ty, op),
+    match algorithm {
+        Allreduce::Rabenseifner => allreduce_rabenseifner(p, src, data, ty, op),
+        _ => allreduce_recursive_doubling(p, src, data, ty, op),
     }
 }
 
 /// log2(n) exchange steps of the whole vector; each pair combines (lower
 /// block) op (higher block), so every rank computes the same tree,
 /// ((0 op 1) op (2 op 3)) ..., the tree the binomial reduce uses too.
-fn allreduce_recursive_doubling(p: &mut Plan, data: Block, ty: &TypeRef, op: Op) {
+fn allreduce_recursive_doubling(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, op: Op) {
     let f = Fold::new(p.n);
-    f.fold_in(p, data, ty, op);
+    let mut src = Source::new(src, data);
+    f.fold_in(p, &mut src, data, ty, op);
     if let Some(v) = f.virt(p.me) {
-        let theirs = p.scratch(data.len);
+        let spare = p.scratch(data.len);
         let mut mask = 1;
         while mask < f.pof2 {
-            let partner = v ^ mask;
-            let t = vec![p.recv(theirs, f.real(partner)), p.send(data, f.real(partner))];
+            let partner = f.real(v ^ mask);
+            let t = vec![p.recv(src.landing(data, spare), partner), p.send(src.at(data), partner)];
             p.step(t);
-            if v < partner {
-                combine_into_lower(p, op, ty, data, theirs);
-            } else {
-                combine_into_higher(p, op, ty, theirs, data);
-            }
+            src.combine(p, op, ty, data, spare, v < v ^ mask);
             mask <<= 1;
         }
     }
@@ -253,9 +331,10 @@ fn allreduce_recursive_doubling(p: &mut Plan, data: Block, ty: &TypeRef, op: Op)
 /// every rank holds the reduction of one piece, then an allgather by
 /// recursive doubling in the opposite order. Each rank moves about 2x the
 /// vector instead of log2(n) times it.
-fn allreduce_rabenseifner(p: &mut Plan, data: Block, ty: &TypeRef, op: Op) {
+fn allreduce_rabenseifner(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, op: Op) {
     let f = Fold::new(p.n);
-    f.fold_in(p, data, ty, op);
+    let mut src = Source::new(src, data);
+    f.fold_in(p, &mut src, data, ty, op);
     if let Some(v) = f.virt(p.me) {
         let es = ty.size;
         let piece = |lo: usize, hi: usize| Block { addr: data.addr + lo * es, len: (hi - lo) * es };
@@ -268,14 +347,13 @@ fn allreduce_rabenseifner(p: &mut Plan, data: Block, ty: &TypeRef, op: Op) {
             let partner = v ^ mask;
             let mid = lo + (hi - lo) / 2;
             let (keep, give) = if v & mask == 0 { ((lo, mid), (mid, hi)) } else { ((mid, hi), (lo, mid)) };
-            let (mine, theirs) = (piece(keep.0, keep.1), tmp_piece(keep.0, keep.1));
-            let t = vec![p.recv(theirs, f.real(partner)), p.send(piece(give.0, give.1), f.real(partner))];
+            let (mine, spare) = (piece(keep.0, keep.1), tmp_piece(keep.0, keep.1));
+            let t = vec![
+                p.recv(src.landing(mine, spare), f.real(partner)),
+                p.send(src.at(piece(give.0, give.1)), f.real(partner)),
+            ];
             p.step(t);
-            if v < partner {
-                combine_into_lower(p, op, ty, mine, theirs);
-            } else {
-                combine_into_higher(p, op, ty, theirs, mine);
-            }
+            src.combine(p, op, ty, mine, spare, v < partner);
             halves.push((lo, hi));
             (lo, hi) = keep;
             mask <<= 1;

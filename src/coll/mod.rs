@@ -52,7 +52,7 @@ pub fn bcast(e: &mut Engine, c: &Comm, buf: &mut [u8], root: usize) -> MpiResult
 pub fn allreduce(e: &mut Engine, c: &Comm, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
     op.check(ty)?;
     let (b, ty) = (Block::new(data.as_ptr(), data.len()), TypeRef::Derived(Arc::new(ty.clone())));
-    run(e, c, TAG_ALLREDUCE, |p| algo::allreduce(p, b, &ty, op))
+    run(e, c, TAG_ALLREDUCE, |p| algo::allreduce(p, b, b, &ty, op))
 }
 
 /// Everyone's `mine` (all the same length), in rank order.

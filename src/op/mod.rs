@@ -47,6 +47,13 @@ impl PartialEq for UserOp {
 impl Eq for UserOp {}
 
 impl Op {
+    /// Whether `a op b` equals `b op a` bit for bit (the predefined
+    /// reductions: IEEE addition and multiplication commute exactly, and
+    /// MAXLOC/MINLOC break ties by the lower index either way).
+    pub fn symmetric(self) -> bool {
+        !matches!(self, Op::Replace | Op::NoOp | Op::User(_))
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Op::Max => "MPI_MAX",
