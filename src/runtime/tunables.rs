@@ -48,7 +48,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_COLL_BCAST",
         default: "auto",
-        meaning: "MPI_Bcast algorithm: binomial, scatter_allgather (scatter the message in pieces, then ring allgather), or auto: scatter_allgather from OXMPI_BCAST_LONG bytes on 3 or more ranks",
+        meaning: "MPI_Bcast algorithm: binomial, scatter_allgather (scatter the message in pieces, then ring allgather), or auto: scatter_allgather from OXMPI_BCAST_LONG bytes on 8 or more ranks",
     },
     Tunable {
         name: "OXMPI_BCAST_LONG",
