@@ -179,6 +179,58 @@ static void every_operation(int mode, int n)
     free(mine), free(out), free(all), free(all2), free(cnt), free(dis), free(types), free(bdis);
 }
 
+/* MPI_IN_PLACE through the nonblocking and persistent forms: the input is
+ * read when the operation starts (each start, for a persistent one). */
+static void in_place(int mode, int n)
+{
+    const char *m = mode_name[mode];
+    size_t total = (size_t)n * size + 1;
+    int *buf = malloc((n + 1) * sizeof(int)), *all = malloc(total * sizeof(int));
+    int bad = 0;
+    for (int i = 0; i < n; i++) buf[i] = val(rank, i);
+    COLL(mode, Allreduce, Iallreduce, MPI_IN_PLACE, buf, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    /* persistent ran twice: the second start summed the first's result */
+    int times = mode == PERSISTENT ? size : 1;
+    for (int i = 0; i < n; i++) {
+        int want = 0;
+        for (int r = 0; r < size; r++) want += val(r, i);
+        bad += buf[i] != want * times;
+    }
+    CHECK(bad == 0, "%s in-place allreduce %d: %d wrong", m, n, bad);
+    for (int i = 0; i < n; i++) buf[i] = val(rank, i);
+    COLL(mode, Scan, Iscan, MPI_IN_PLACE, buf, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++) bad += buf[i] != val(rank, i);
+    CHECK(bad == 0, "%s in-place scan (max) %d: %d wrong", m, n, bad);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < n; i++) all[r * n + i] = r == rank ? val(rank, i) : -1;
+    COLL(mode, Allgather, Iallgather, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, n, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < n; i++) bad += all[r * n + i] != val(r, i);
+    CHECK(bad == 0, "%s in-place allgather %d: %d wrong", m, n, bad);
+    /* alltoall in place is an exchange, so the persistent second start swaps back */
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < n; i++) all[r * n + i] = val(rank, r * n + i);
+    COLL(mode, Alltoall, Ialltoall, MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all, n, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < n; i++)
+            bad += all[r * n + i] != (mode == PERSISTENT ? val(rank, r * n + i) : val(r, rank * n + i));
+    CHECK(bad == 0, "%s in-place alltoall %d: %d wrong", m, n, bad);
+    int root = size - 1;
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < n; i++) all[r * n + i] = rank == root && r == root ? val(root, i) : -1;
+    if (rank == root)
+        COLL(mode, Gather, Igather, MPI_IN_PLACE, n, MPI_INT, all, n, MPI_INT, root, MPI_COMM_WORLD);
+    else
+        COLL(mode, Gather, Igather, buf, n, MPI_INT, NULL, 0, MPI_DATATYPE_NULL, root, MPI_COMM_WORLD);
+    for (int i = 0; i < n; i++) buf[i] = val(rank, i);
+    if (rank == root) {
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < n; i++) bad += all[r * n + i] != val(r, i);
+    }
+    CHECK(bad == 0, "%s in-place gather %d: %d wrong", m, n, bad);
+    free(buf), free(all);
+}
+
 /* Several operations in flight on two communicators, completed in reverse
  * order, with a blocking collective and a ring of messages in between. */
 static void many_in_flight(void)
@@ -339,7 +391,10 @@ int main(int argc, char **argv)
     reference = getenv("OXMPI_TEST_REFERENCE") != NULL;
     int modes = reference && size > 2 ? NONBLOCKING : PERSISTENT;
     for (int mode = BLOCKING; mode <= modes; mode++)
-        for (int c = 0; c < 5; c++) every_operation(mode, counts[c]);
+        for (int c = 0; c < 5; c++) {
+            every_operation(mode, counts[c]);
+            in_place(mode, counts[c]);
+        }
     many_in_flight();
     if (size > 1)
         progress_by_test();
