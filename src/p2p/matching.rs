@@ -60,6 +60,11 @@ impl Queues {
         self.posted.remove(i).map(|(_, id)| id)
     }
 
+    /// Whether a posted receive matches an arrival.
+    pub fn is_posted(&self, e: &Envelope) -> bool {
+        self.posted.iter().any(|(w, _)| w.matches(e))
+    }
+
     /// A new receive: the first unexpected message that matches, removed.
     pub fn take_unexpected(&mut self, w: &Want) -> Option<Unexpected> {
         let i = self.unexpected.iter().position(|u| w.matches(&u.env))?;

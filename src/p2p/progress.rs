@@ -29,7 +29,13 @@ impl Engine {
         }
     }
 
+    /// Act on the frames from `src`. Once a frame has completed a posted
+    /// receive, an eager message that no posted receive wants is left in
+    /// the ring for the next call: a program receiving a stream of
+    /// messages one by one then takes each straight from its slot into its
+    /// buffer, instead of copying it out and back in as unexpected.
     fn drain(&mut self, src: usize) {
+        let mut matched = false;
         loop {
             if self.queues.unexpected_bytes > self.unexpected_budget && !self.queues.wants_from(src) {
                 // Over budget: leave this sender's frames in its ring (it
@@ -38,6 +44,14 @@ impl Engine {
             }
             let ring = self.seg.ring(src, self.rank);
             let Some((h, payload)) = ring.peek() else { break };
+            if h.kind == FrameKind::Eager as u32 {
+                let env = Envelope { ctx: h.ctx, src: h.src as usize, tag: h.tag, check: None };
+                let wanted = self.queues.is_posted(&env);
+                if matched && !wanted {
+                    break;
+                }
+                matched |= wanted;
+            }
             // SAFETY: `payload` points into the shared slot, which stays
             // ours until `pop`; `handle` never touches this ring.
             let payload = unsafe { std::slice::from_raw_parts(payload.as_ptr(), payload.len()) };
