@@ -195,7 +195,7 @@ pub(super) fn launch(
     // on an intercommunicator the root argument differs by design
     let agree = if remote.is_some() { Agree { root: 0, ..agree } } else { agree };
     let check = coll::tuning::check_collectives();
-    let mut start = move || {
+    let mut plan = move || {
         let mut p = match &remote {
             None => Plan::among(group.clone(), rank),
             Some(r) => Plan::between(group.clone(), rank, r.clone()),
@@ -205,12 +205,18 @@ pub(super) fn launch(
             let rest = p.take_steps();
             agree.guard(&mut p, rest);
         }
-        Ok(p.into_schedule(ctx, tag))
+        Ok(p)
     };
     let id = match how {
-        How::Now => return st.engine.run_schedule(start()?),
-        How::Request(_) => st.engine.start_schedule(start()?)?,
-        How::Persistent(..) => st.engine.persistent(Template::Coll(Arc::new(Mutex::new(start)))),
+        How::Now => {
+            let (s, _buffers) = plan()?.into_parts(ctx, tag);
+            return st.engine.run_schedule(s);
+        }
+        How::Request(_) => st.engine.start_schedule(plan()?.into_schedule(ctx, tag))?,
+        How::Persistent(..) => {
+            let start = move || plan().map(|p| p.into_schedule(ctx, tag));
+            st.engine.persistent(Template::Coll(Arc::new(Mutex::new(start))))
+        }
     };
     if let Some(r) = out {
         // SAFETY: checked non-null; the caller passes a writable MPI_Request.

@@ -153,10 +153,20 @@ impl Plan {
         b
     }
 
-    /// The schedule that runs the plan with context `ctx` and `tag`.
+    /// The schedule that runs the plan with context `ctx` and `tag`,
+    /// holding the plan's buffers.
     pub fn into_schedule(self, ctx: u32, tag: i32) -> Schedule {
-        let mut s = Schedule::new(Vec::new(), self.steps, ctx, tag, self.group);
-        s.hold(Box::new(self.hold));
+        let (mut s, hold) = self.into_parts(ctx, tag);
+        if !hold.is_empty() {
+            s.hold(Box::new(hold));
+        }
         s
+    }
+
+    /// The schedule and, apart, the buffers it uses, which the caller
+    /// keeps alive until the schedule is done (a blocking collective
+    /// keeps them on its stack).
+    pub fn into_parts(self, ctx: u32, tag: i32) -> (Schedule, Vec<Scratch>) {
+        (Schedule::new(Vec::new(), self.steps, ctx, tag, self.group), self.hold)
     }
 }
