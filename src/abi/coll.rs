@@ -12,7 +12,7 @@
 use super::handles;
 use super::{mpi_fn, with_state};
 use crate::coll::inter::{self, Role};
-use crate::coll::{self, algo, Block, Plan, Scratch};
+use crate::coll::{self, algo, shm, Block, Plan, Scratch};
 use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
@@ -225,6 +225,30 @@ pub(super) fn launch(
     Ok(())
 }
 
+/// A short blocking collective on an intracommunicator runs through the
+/// shared-memory mailboxes (`coll::shm`): Some(its result) when `bytes`
+/// (the same on every member) fit; it takes the communicator's next
+/// collective number like any other.
+fn short_path(
+    st: &mut State,
+    comm: c_int,
+    how: How,
+    bytes: usize,
+    run: impl FnOnce(&mut crate::p2p::Engine, &shm::Members, u64) -> MpiResult<()>,
+) -> Option<MpiResult<()>> {
+    if !matches!(how, How::Now) || !shm::fits(bytes) || coll::tuning::check_collectives() {
+        return None;
+    }
+    let c = handles::comm_mut(st, comm).ok()?;
+    if c.remote.is_some() {
+        return None;
+    }
+    c.colls = c.colls.wrapping_add(1);
+    let stamp = shm::stamp(c.ctx_coll, c.colls);
+    let (group, me) = (c.group.clone(), c.rank);
+    Some(run(&mut st.engine, &shm::Members { group: &group, me }, stamp))
+}
+
 fn check_root(size: usize, root: c_int) -> MpiResult<usize> {
     if root < 0 || root as usize >= size {
         return err!(Root, "root {root} is out of range: the communicator has {size} ranks (0..{})", size - 1);
@@ -329,6 +353,13 @@ collective! { comm;
     MPI_Barrier / PMPI_Barrier, MPI_Ibarrier / PMPI_Ibarrier, MPI_Barrier_init / PMPI_Barrier_init;
     (comm: c_int) |how| with_state(|st| {
         let between = members(st, comm)?.remote.is_some();
+        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
+            shm::barrier(e, m, s);
+            Ok(())
+        };
+        if let Some(r) = short_path(st, comm, how, 0, short) {
+            return r;
+        }
         launch(st, comm, how, Agree::new("MPI_Barrier", 0, 0), move |p| {
             if between {
                 inter::barrier(p);
@@ -349,6 +380,24 @@ fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm
             check_buf(buffer, count, &ty, "buffer")?;
         }
         let (buf, me, between) = (buffer as usize, c.rank, c.remote.is_some());
+        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
+            let at = root_rank(role, me);
+            if ty.is_contiguous() {
+                // SAFETY: the user's buffer holds `count` contiguous items.
+                let b = unsafe { Block { addr: buf, len: ty.size * count }.bytes_mut() };
+                shm::bcast(e, m, s, b, at);
+            } else {
+                let mut data = if me == at { packed(buf, &ty, count) } else { Scratch::zeroed(ty.size * count) };
+                shm::bcast(e, m, s, &mut data, at);
+                if me != at {
+                    unpacked(buf, &ty, &data);
+                }
+            }
+            Ok(())
+        };
+        if let Some(r) = short_path(st, comm, how, ty.size * count, short) {
+            return r;
+        }
         launch(st, comm, how, Agree::new("MPI_Bcast", root, 0), move |p| {
             let data = match role {
                 Role::Root => source(p, buf, &ty, count),
@@ -432,6 +481,18 @@ fn reduce_any(
         let me = c.rank;
         let src = if in_place { recvbuf as usize } else { sendbuf as usize };
         let recv = recvbuf as usize;
+        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
+            let at = root_rank(role, me);
+            let mut data = packed(src, &ty, count);
+            shm::reduce(e, m, s, &mut data, &u, op, at)?;
+            if me == at {
+                unpacked(recv, &ty, &data);
+            }
+            Ok(())
+        };
+        if let Some(r) = short_path(st, comm, how, ty.size * count, short) {
+            return r;
+        }
         launch(st, comm, how, Agree::new("MPI_Reduce", root, op_h), move |p| {
             let at_root = role == Role::Root;
             let data = match (between, at_root) {
@@ -505,6 +566,17 @@ fn all_reduction(
         let src = if is_in_place(sendbuf) { recvbuf as usize } else { sendbuf as usize };
         check_buf(src as *const c_void, count, &ty, "sendbuf")?;
         let (recv, u, me) = (recvbuf as usize, u, c.rank);
+        if what == Combine::All {
+            let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
+                let mut data = packed(src, &ty, count);
+                shm::allreduce(e, m, s, &mut data, &u, op)?;
+                unpacked(recv, &ty, &data);
+                Ok(())
+            };
+            if let Some(r) = short_path(st, comm, how, ty.size * count, short) {
+                return r;
+            }
+        }
         if c.remote.is_some() {
             // the other group's reduction lands in recvbuf
             return launch(st, comm, how, Agree::new(what.name(), 0, op_h), move |p| {

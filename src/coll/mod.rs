@@ -10,6 +10,7 @@ pub mod algo;
 pub mod inter;
 pub mod plan;
 mod scratch;
+pub mod shm;
 pub mod tuning;
 
 use crate::comm::Comm;

@@ -44,6 +44,7 @@ pub struct Tuning {
     alltoall: Option<Alltoall>,
     alltoall_short: usize,
     check: bool,
+    shm_max: usize,
 }
 
 static TUNING: OnceLock<Tuning> = OnceLock::new();
@@ -87,6 +88,7 @@ pub fn init() -> MpiResult<()> {
         alltoall: pick("OXMPI_COLL_ALLTOALL", &[("pairwise", Alltoall::Pairwise), ("bruck", Alltoall::Bruck)])?,
         alltoall_short: tunables::size("OXMPI_ALLTOALL_SHORT"),
         check: tunables::flag("OXMPI_CHECK_COLLECTIVES"),
+        shm_max: tunables::size("OXMPI_SHM_COLL_MAX"),
     };
     let _ = TUNING.set(t);
     Ok(())
@@ -105,6 +107,7 @@ fn get() -> Tuning {
             alltoall: None,
             alltoall_short: 256,
             check: false,
+            shm_max: 0,
         })
     })
 }
@@ -152,4 +155,10 @@ pub fn alltoall(n: usize, block: Option<usize>) -> Alltoall {
 /// Whether collectives check that the ranks agree (OXMPI_CHECK_COLLECTIVES).
 pub fn check_collectives() -> bool {
     get().check
+}
+
+/// The largest message short blocking collectives send through the
+/// shared-memory mailboxes (OXMPI_SHM_COLL_MAX; 0: never).
+pub fn shm_max() -> usize {
+    get().shm_max
 }

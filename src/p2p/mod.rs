@@ -2,6 +2,7 @@
 //! (DESIGN.md §3-4) over the shared-memory rings.
 
 mod bsend;
+pub mod mailbox;
 pub mod matching;
 mod ops;
 mod progress;
@@ -63,6 +64,8 @@ pub struct Engine {
     /// Live schedules, advanced by `progress`.
     schedules: Vec<ReqId>,
     bsend: bsend::Attached,
+    /// Reads of this rank's mailbox expected so far (see `mailbox`).
+    mailbox_reads: u64,
 }
 
 pub struct Config {
@@ -110,6 +113,7 @@ impl Engine {
             orphans: Vec::new(),
             schedules: Vec::new(),
             bsend: bsend::Attached::default(),
+            mailbox_reads: 0,
         }
     }
 

@@ -86,6 +86,11 @@ pub const TUNABLES: &[Tunable] = &[
         meaning: "auto MPI_Alltoall: blocks of at most this many bytes use bruck",
     },
     Tunable {
+        name: "OXMPI_SHM_COLL_MAX",
+        default: "4096",
+        meaning: "blocking Barrier, Bcast, Reduce and Allreduce of at most this many bytes go through per-rank shared-memory mailboxes instead of messages (0: never; at most 4096)",
+    },
+    Tunable {
         name: "OXMPI_DEBUG",
         default: "0",
         meaning: "1: print each rank's transport set-up (segment, eager limit, single copy) at init",

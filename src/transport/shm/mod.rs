@@ -1,7 +1,8 @@
 //! The shared-memory transport: one segment per job, mapped by every rank.
 //!
 //! Layout: a header page (geometry, then one cache line per rank with its
-//! doorbell), then one `Ring` per ordered pair (src, dst). Rank 0 creates
+//! doorbell), then one `Ring` per ordered pair (src, dst), then one
+//! `Mailbox` per rank (short collectives publish their data there). Rank 0 creates
 //! the segment in /dev/shm with mode 0600 and publishes its name through
 //! PMI; once every rank has mapped it, rank 0 unlinks it, so it never
 //! outlives the job (the launcher also sweeps its job's names at exit).
@@ -39,6 +40,32 @@ pub struct Segment {
     pub nranks: usize,
     pub me: usize,
     rings: Vec<Ring>,
+    /// Where the mailboxes start.
+    mailboxes: *mut u8,
+}
+
+/// Bytes of data a mailbox holds.
+pub const MAILBOX_BYTES: usize = 4096;
+
+/// A rank's mailbox: data it publishes for peers to read in place, with
+/// the stamp naming the publication and a count of the reads done. Only
+/// its rank writes `stamp`, `len` and `data`; readers only add to `acks`.
+#[repr(C, align(64))]
+pub struct Mailbox {
+    /// The current publication (0: none yet).
+    pub stamp: AtomicU64,
+    pub len: AtomicU64,
+    _line: [u64; 6],
+    /// Reads done, all publications together.
+    pub acks: AtomicU64,
+    _line2: [u64; 7],
+    data: [std::cell::UnsafeCell<u8>; MAILBOX_BYTES],
+}
+
+impl Mailbox {
+    pub fn data(&self) -> *mut u8 {
+        self.data.as_ptr() as *mut u8
+    }
 }
 
 // SAFETY: the segment is a mapping shared with other processes; all access
@@ -56,11 +83,16 @@ fn layout(nranks: usize, g: &Geometry) -> (usize, usize) {
     (header, ring)
 }
 
+/// The bytes of the whole segment.
+fn total(nranks: usize, g: &Geometry) -> usize {
+    let (header, ring) = layout(nranks, g);
+    header + ring * nranks * nranks + nranks * std::mem::size_of::<Mailbox>()
+}
+
 impl Segment {
     /// Rank 0: create and size the segment. Returns its name.
     pub fn create(name: &str, nranks: usize, me: usize, g: &Geometry) -> MpiResult<Segment> {
-        let (header, ring) = layout(nranks, g);
-        let bytes = header + ring * nranks * nranks;
+        let bytes = total(nranks, g);
         let cname = CString::new(name).unwrap();
         // SAFETY: plain libc calls with a valid C string; the descriptor is
         // closed before return.
@@ -126,7 +158,18 @@ impl Segment {
             // 64-aligned, zero-filled by ftruncate.
             .map(|i| unsafe { Ring::new(base.add(header + i * ring), g.nslots, g.payload) })
             .collect();
-        Segment { base, bytes, nranks, me, rings }
+        // SAFETY: the mailboxes follow the rings inside the mapping.
+        let mailboxes = unsafe { base.add(header + ring * nranks * nranks) };
+        Segment { base, bytes, nranks, me, rings, mailboxes }
+    }
+
+    /// The mailbox of `rank`.
+    pub fn mailbox(&self, rank: usize) -> &Mailbox {
+        assert!(rank < self.nranks);
+        // SAFETY: one 64-aligned Mailbox per rank after the rings, inside
+        // the mapping (`total`), zero-filled by ftruncate; shared access
+        // goes through atomics and the publish/read protocol.
+        unsafe { &*(self.mailboxes.add(rank * std::mem::size_of::<Mailbox>()) as *const Mailbox) }
     }
 
     pub fn unlink(name: &str) {

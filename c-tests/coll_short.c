@@ -1,0 +1,100 @@
+/* oxmpi-test: ranks=1,2,3,4
+ * Short blocking collectives (the shared-memory mailbox path) under
+ * stress: thousands of back-to-back Bcast/Reduce/Allreduce/Barrier calls
+ * with rotating roots on three communicators (world, a duplicate, and
+ * halves of a split), interleaved with point-to-point messages and a
+ * nonblocking collective in flight, every result checked; sizes on both
+ * sides of the mailbox limit (4 KiB); a strided datatype and a user
+ * operator that does not commute. */
+#include "common.h"
+
+static int rank, size;
+
+/* 2x2 matrix product: not commutative */
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    int *a = in, *b = inout;
+    for (int k = 0; k < *len; k++, a += 4, b += 4) {
+        int c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                    a[2] * b[1] + a[3] * b[3]};
+        memcpy(b, c, sizeof c);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm dup, half;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    int hrank, hsize;
+    MPI_Comm_rank(half, &hrank);
+    MPI_Comm_size(half, &hsize);
+    int lens[] = {1, 100, 1024, 1025, 3000}; /* ints: 4 B to 12 KiB */
+    int *buf = malloc(3000 * sizeof(int)), *out = malloc(3000 * sizeof(int));
+    int bad = 0;
+    for (int it = 0; it < 3000; it++) {
+        int n = lens[it % 5], root = it % size;
+        /* a nonblocking allreduce in flight across the blocking ones */
+        int nbx = rank + it, nby = -1;
+        MPI_Request nbr;
+        MPI_Iallreduce(&nbx, &nby, 1, MPI_INT, MPI_SUM, dup, &nbr);
+        for (int i = 0; i < n; i++) buf[i] = rank == root ? it * 7 + i : -1;
+        MPI_Bcast(buf, n, MPI_INT, root, MPI_COMM_WORLD);
+        for (int i = 0; i < n; i++) bad += buf[i] != it * 7 + i;
+        for (int i = 0; i < n; i++) buf[i] = rank + i + it;
+        MPI_Allreduce(buf, out, n, MPI_INT, MPI_SUM, dup);
+        for (int i = 0; i < n; i++) bad += out[i] != size * (i + it) + size * (size - 1) / 2;
+        MPI_Reduce(buf, out, n, MPI_INT, MPI_MAX, root, MPI_COMM_WORLD);
+        for (int i = 0; i < n && rank == root; i++) bad += out[i] != size - 1 + i + it;
+        /* a message round the ring between collectives */
+        int tok = it, got = -1;
+        MPI_Sendrecv(&tok, 1, MPI_INT, (rank + 1) % size, 3, &got, 1, MPI_INT, (rank + size - 1) % size, 3,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        bad += got != it;
+        MPI_Barrier(half);
+        int hx = hrank + 1, hy = 0;
+        MPI_Allreduce(&hx, &hy, 1, MPI_INT, MPI_SUM, half);
+        bad += hy != hsize * (hsize + 1) / 2;
+        MPI_Wait(&nbr, MPI_STATUS_IGNORE);
+        bad += nby != size * it + size * (size - 1) / 2;
+        if (bad) {
+            CHECK(bad == 0, "iteration %d (%d ints, root %d): %d wrong", it, n, root, bad);
+            break;
+        }
+    }
+    /* a strided type through the short path: every other int of 50 */
+    MPI_Datatype strided;
+    MPI_Type_vector(25, 1, 2, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    for (int i = 0; i < 50; i++) buf[i] = rank == size - 1 ? i : -1;
+    MPI_Bcast(buf, 1, strided, size - 1, MPI_COMM_WORLD);
+    for (int i = 0; i < 50; i++) bad += buf[i] != (i % 2 == 0 || rank == size - 1 ? i : -1);
+    CHECK(bad == 0, "strided bcast: %d wrong", bad);
+    MPI_Type_free(&strided);
+    /* a user operator that does not commute: the product in rank order */
+    MPI_Op op;
+    MPI_Op_create(matmul, 0, &op);
+    MPI_Datatype mat;
+    MPI_Type_contiguous(4, MPI_INT, &mat);
+    MPI_Type_commit(&mat);
+    int m[4] = {rank + 1, 1, 1, 0}, prod[4], want[4] = {1, 0, 0, 1};
+    for (int r = 0; r < size; r++) {
+        int a[4] = {r + 1, 1, 1, 0};
+        int len = 1;
+        matmul(want, a, &len, NULL); /* a = want * a */
+        memcpy(want, a, sizeof a);
+    }
+    MPI_Allreduce(m, prod, 1, mat, op, MPI_COMM_WORLD);
+    CHECK(memcmp(prod, want, sizeof want) == 0, "non-commuting allreduce: %d %d %d %d", prod[0], prod[1], prod[2],
+          prod[3]);
+    MPI_Type_free(&mat);
+    MPI_Op_free(&op);
+    MPI_Comm_free(&half);
+    MPI_Comm_free(&dup);
+    free(buf), free(out);
+    return finish();
+}

@@ -1,0 +1,113 @@
+//! Short blocking collectives through the shared-memory mailboxes
+//! (`p2p::mailbox`), for messages up to `OXMPI_SHM_COLL_MAX` bytes: no
+//! envelopes, matching or requests. A broadcast is one publication read
+//! by everyone; a reduction gathers the contributions at local rank 0,
+//! which folds them in rank order (v0 op v1 op ... so the result is the
+//! one every other algorithm computes) and publishes the result; a
+//! barrier is a reduction of nothing. The path is chosen from the byte
+//! count alone, which every member knows alike, so all take it together.
+
+use super::Scratch;
+use crate::comm::Group;
+use crate::datatype::TypeInfo;
+use crate::error::MpiResult;
+use crate::op::{self, Op};
+use crate::p2p::mailbox::MAILBOX_BYTES;
+use crate::p2p::Engine;
+
+/// Names one operation of one communicator in the mailboxes.
+pub fn stamp(ctx: u32, seq: u32) -> u64 {
+    (ctx as u64) << 32 | seq as u64
+}
+
+/// Whether `bytes` go through the mailboxes.
+pub fn fits(bytes: usize) -> bool {
+    let max = super::tuning::shm_max();
+    max > 0 && bytes <= MAILBOX_BYTES.min(max)
+}
+
+/// The members of a communicator, as a blocking collective sees them.
+pub struct Members<'a> {
+    pub group: &'a Group,
+    pub me: usize,
+}
+
+impl Members<'_> {
+    fn world(&self, r: usize) -> usize {
+        self.group.world_rank(r)
+    }
+
+    fn others(&self, except: usize) -> Vec<usize> {
+        (0..self.group.size()).filter(|&r| r != except).map(|r| self.world(r)).collect()
+    }
+}
+
+/// `buf` from `root` to everyone.
+pub fn bcast(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize) {
+    if m.me == root {
+        e.publish(stamp, buf, &m.others(root));
+    } else {
+        e.read_mailbox(m.world(root), stamp, buf);
+    }
+}
+
+/// Everyone's `data` reduced into local rank 0's, in rank order.
+fn gather_reduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
+    if m.me != 0 {
+        e.publish(stamp, data, &[m.world(0)]);
+        return Ok(());
+    }
+    let mut theirs = Scratch::zeroed(data.len());
+    for r in 1..m.group.size() {
+        e.read_mailbox(m.world(r), stamp, &mut theirs);
+        if op.symmetric() {
+            op::apply(op, ty, &theirs, data)?;
+        } else {
+            // (ranks 0..r) op (rank r), which apply writes into `theirs`
+            op::apply(op, ty, data, &mut theirs)?;
+            data.copy_from_slice(&theirs);
+        }
+    }
+    Ok(())
+}
+
+/// Reduce `data` to `root` (its `data` holds the result).
+pub fn reduce(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    data: &mut [u8],
+    ty: &TypeInfo,
+    op: Op,
+    root: usize,
+) -> MpiResult<()> {
+    gather_reduce(e, m, stamp, data, ty, op)?;
+    if root != 0 {
+        if m.me == 0 {
+            e.publish(stamp, data, &[m.world(root)]);
+        } else if m.me == root {
+            e.read_mailbox(m.world(0), stamp, data);
+        }
+    }
+    Ok(())
+}
+
+/// Allreduce of `data`.
+pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
+    gather_reduce(e, m, stamp, data, ty, op)?;
+    bcast(e, m, stamp, data, 0);
+    Ok(())
+}
+
+/// Nobody leaves before everyone has come: everyone reports to local
+/// rank 0, which then releases them.
+pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) {
+    if m.me == 0 {
+        for r in 1..m.group.size() {
+            e.read_mailbox(m.world(r), stamp, &mut []);
+        }
+    } else {
+        e.publish(stamp, &[], &[m.world(0)]);
+    }
+    bcast(e, m, stamp, &mut [], 0);
+}

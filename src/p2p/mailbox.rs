@@ -1,0 +1,66 @@
+//! Short collectives through the mailboxes (`transport::shm::Mailbox`):
+//! a rank publishes up to `MAILBOX_BYTES` under a stamp naming the
+//! operation, its readers copy them out in place and count their reads,
+//! and the rank publishes again only once every read of the previous
+//! publication is done. No envelope, no matching, no request: a
+//! publication costs the writer one pass over the data and a store, a
+//! read one pass and an atomic add. Waiting keeps the point-to-point
+//! traffic moving, and sleeps like any wait when a rank has nothing to do.
+
+use super::Engine;
+use crate::runtime::backoff::Backoff;
+use crate::transport::shm::Segment;
+pub use crate::transport::shm::MAILBOX_BYTES;
+use std::sync::atomic::Ordering;
+
+impl Engine {
+    /// Make progress until `done` holds.
+    fn wait_until(&mut self, done: impl Fn(&Segment) -> bool) {
+        let mut backoff = Backoff::new();
+        loop {
+            if done(&self.seg) {
+                return;
+            }
+            self.progress();
+            if done(&self.seg) {
+                return;
+            }
+            let (seg, me, n) = (&self.seg, self.rank, self.size);
+            let quiet = self.outbox_frames == 0 && self.pushing.is_empty();
+            backoff.idle(|timeout| {
+                seg.sleep(timeout, || quiet && !done(seg) && (0..n).all(|s| seg.ring(s, me).is_empty()))
+            });
+        }
+    }
+
+    /// Publish `data` (at most `MAILBOX_BYTES`) under `stamp` (never 0) for
+    /// the world ranks `readers`.
+    pub fn publish(&mut self, stamp: u64, data: &[u8], readers: &[usize]) {
+        debug_assert!(data.len() <= MAILBOX_BYTES && stamp != 0);
+        let (me, reads) = (self.rank, self.mailbox_reads);
+        self.wait_until(|seg| seg.mailbox(me).acks.load(Ordering::Acquire) >= reads);
+        let m = self.seg.mailbox(me);
+        // SAFETY: our own mailbox, which no one reads until the stamp below
+        // names this publication; `data` fits (checked by the callers).
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), m.data(), data.len()) };
+        m.len.store(data.len() as u64, Ordering::Relaxed);
+        m.stamp.store(stamp, Ordering::Release);
+        self.mailbox_reads += readers.len() as u64;
+        for &r in readers {
+            self.seg.ring_bell(r);
+        }
+    }
+
+    /// Wait for world rank `from` to publish `stamp`, copy it into `out`
+    /// (as much as fits) and count the read; the length published.
+    pub fn read_mailbox(&mut self, from: usize, stamp: u64, out: &mut [u8]) -> usize {
+        self.wait_until(|seg| seg.mailbox(from).stamp.load(Ordering::Acquire) == stamp);
+        let m = self.seg.mailbox(from);
+        let len = m.len.load(Ordering::Relaxed) as usize;
+        // SAFETY: the publication stays until we count our read below.
+        unsafe { std::ptr::copy_nonoverlapping(m.data(), out.as_mut_ptr(), len.min(out.len())) };
+        m.acks.fetch_add(1, Ordering::Release);
+        self.seg.ring_bell(from);
+        len
+    }
+}
