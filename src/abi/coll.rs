@@ -568,6 +568,18 @@ fn all_reduction(
         let (recv, u, me) = (recvbuf as usize, u, c.rank);
         if what == Combine::All {
             let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
+                if ty.is_contiguous() {
+                    let len = ty.size * count;
+                    // SAFETY: the user's buffers hold `count` items and do
+                    // not overlap unless in place.
+                    let data = unsafe {
+                        if src != recv {
+                            Block { addr: src, len }.copy_to(Block { addr: recv, len });
+                        }
+                        Block { addr: recv, len }.bytes_mut()
+                    };
+                    return shm::allreduce(e, m, s, data, &u, op);
+                }
                 let mut data = packed(src, &ty, count);
                 shm::allreduce(e, m, s, &mut data, &u, op)?;
                 unpacked(recv, &ty, &data);
@@ -1022,6 +1034,35 @@ fn allgather_any(
         if let Some(s) = send.as_ref().filter(|s| s.bytes() != layout[me].bytes()) {
             return err!(Truncate, "rank {me} sends {} bytes but every rank expects {}", s.bytes(), layout[me].bytes());
         }
+        if displs.is_none() {
+            // equal blocks: the short path may take it
+            let b = layout[me].bytes();
+            let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
+                let whole = layout[0].ty.is_contiguous();
+                let mut staged = if whole { Scratch::zeroed(0) } else { Scratch::zeroed(b * layout.len()) };
+                // SAFETY: contiguous: recvbuf holds the n blocks in a row.
+                let all = if whole {
+                    unsafe { Block { addr: rbuf, len: b * layout.len() }.bytes_mut() }
+                } else {
+                    &mut staged[..]
+                };
+                match &send {
+                    Some(s) => all[me * b..(me + 1) * b].copy_from_slice(&s.pack(sbuf)),
+                    None if !whole => all[me * b..(me + 1) * b].copy_from_slice(&layout[me].pack(rbuf)),
+                    None => {}
+                }
+                shm::allgather(e, m, stamp, all);
+                if !whole {
+                    for (r, l) in layout.iter().enumerate().filter(|&(r, _)| !(in_place && r == me)) {
+                        unpacked(l.at(rbuf), &l.ty, &staged[r * b..(r + 1) * b]);
+                    }
+                }
+                Ok(())
+            };
+            if let Some(r) = short_path(st, comm, how, b * layout.len(), short) {
+                return r;
+            }
+        }
         launch(st, comm, how, Agree::new("MPI_Allgather", 0, 0), move |p| {
             let blocks: Vec<Block> = layout.iter().map(|l| l.landing(p, rbuf)).collect();
             // this rank's part into its block (in place: already there
@@ -1129,6 +1170,48 @@ fn alltoallv_any(
         let recv = layout(recvcounts, rdispls, recvtype, recvbuf, "recvbuf")?;
         let send =
             if is_in_place(sendbuf) { None } else { Some(layout(sendcounts, sdispls, sendtype, sendbuf, "sendbuf")?) };
+        if c.remote.is_none() && sdispls.is_none() {
+            // MPI_Alltoall: equal blocks, so the short path may take it
+            let (me, b) = (c.rank, recv[0].bytes());
+            if send.as_ref().is_some_and(|s| s[me].bytes() > b) {
+                return err!(
+                    Truncate,
+                    "rank {me} sends {} bytes to each rank but expects {b}",
+                    send.as_ref().map_or(0, |s| s[me].bytes())
+                );
+            }
+            let (sbuf, rbuf) = (sendbuf as usize, recvbuf as usize);
+            let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
+                let whole = |parts: &[Part]| parts[0].ty.is_contiguous() && parts[0].bytes() == b;
+                // the blocks in a row: the user's buffers when contiguous
+                let direct_out = send.as_ref().filter(|s| whole(s));
+                let mut out = Scratch::zeroed(if direct_out.is_some() { 0 } else { b * n });
+                if direct_out.is_none() {
+                    let (buf, parts) = send.as_ref().map_or((rbuf, &recv), |s| (sbuf, s));
+                    for (r, l) in parts.iter().enumerate() {
+                        out[r * b..r * b + l.bytes()].copy_from_slice(&l.pack(buf));
+                    }
+                }
+                // SAFETY: contiguous blocks in a row at sendbuf.
+                let out: &[u8] =
+                    if direct_out.is_some() { unsafe { Block { addr: sbuf, len: b * n }.bytes() } } else { &out };
+                if whole(&recv) {
+                    // SAFETY: contiguous blocks in a row at recvbuf, apart from `out`.
+                    let got = unsafe { Block { addr: rbuf, len: b * n }.bytes_mut() };
+                    shm::alltoall(e, m, stamp, out, got);
+                    return Ok(());
+                }
+                let mut got = Scratch::zeroed(b * n);
+                shm::alltoall(e, m, stamp, out, &mut got);
+                for (r, l) in recv.iter().enumerate() {
+                    unpacked(l.at(rbuf), &l.ty, &got[r * b..(r + 1) * b]);
+                }
+                Ok(())
+            };
+            if let Some(r) = short_path(st, comm, how, b * n, short) {
+                return r;
+            }
+        }
         alltoall_layouts(st, comm, how, sendbuf, send, recvbuf, recv)
     })
 }

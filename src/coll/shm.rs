@@ -4,7 +4,8 @@
 //! by everyone; a reduction gathers the contributions at local rank 0,
 //! which folds them in rank order (v0 op v1 op ... so the result is the
 //! one every other algorithm computes) and publishes the result; a
-//! barrier is a reduction of nothing. The path is chosen from the byte
+//! barrier is a reduction of nothing; an allgather or alltoall is one
+//! publication per rank, each reading its part of everyone's. The path is chosen from the byte
 //! count alone, which every member knows alike, so all take it together.
 
 use super::Scratch;
@@ -110,4 +111,26 @@ pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) {
         e.publish(stamp, &[], &[m.world(0)]);
     }
     bcast(e, m, stamp, &mut [], 0);
+}
+
+/// Everyone's `b`-byte block, in rank order, into `all` (this rank's own
+/// block must be in place already).
+pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) {
+    let (n, me) = (m.group.size(), m.me);
+    let b = all.len() / n.max(1);
+    e.publish(stamp, &all[me * b..(me + 1) * b], &m.others(me));
+    for r in (0..n).filter(|&r| r != me) {
+        e.read_mailbox(m.world(r), stamp, &mut all[r * b..(r + 1) * b]);
+    }
+}
+
+/// Block r of `sends` to rank r, block r of `recvs` from it (equal blocks).
+pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &mut [u8]) {
+    let (n, me) = (m.group.size(), m.me);
+    let b = sends.len() / n.max(1);
+    recvs[me * b..(me + 1) * b].copy_from_slice(&sends[me * b..(me + 1) * b]);
+    e.publish(stamp, sends, &m.others(me));
+    for r in (0..n).filter(|&r| r != me) {
+        e.read_mailbox_at(m.world(r), stamp, me * b, &mut recvs[r * b..(r + 1) * b]);
+    }
 }

@@ -54,11 +54,18 @@ impl Engine {
     /// Wait for world rank `from` to publish `stamp`, copy it into `out`
     /// (as much as fits) and count the read; the length published.
     pub fn read_mailbox(&mut self, from: usize, stamp: u64, out: &mut [u8]) -> usize {
+        self.read_mailbox_at(from, stamp, 0, out)
+    }
+
+    /// As `read_mailbox`, from byte `at` of the publication on.
+    pub fn read_mailbox_at(&mut self, from: usize, stamp: u64, at: usize, out: &mut [u8]) -> usize {
         self.wait_until(|seg| seg.mailbox(from).stamp.load(Ordering::Acquire) == stamp);
         let m = self.seg.mailbox(from);
         let len = m.len.load(Ordering::Relaxed) as usize;
-        // SAFETY: the publication stays until we count our read below.
-        unsafe { std::ptr::copy_nonoverlapping(m.data(), out.as_mut_ptr(), len.min(out.len())) };
+        let n = len.saturating_sub(at).min(out.len());
+        // SAFETY: the publication stays until we count our read below;
+        // `at + n` is within it.
+        unsafe { std::ptr::copy_nonoverlapping(m.data().add(at), out.as_mut_ptr(), n) };
         m.acks.fetch_add(1, Ordering::Release);
         self.seg.ring_bell(from);
         len
