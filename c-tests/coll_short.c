@@ -4,7 +4,8 @@
  * with rotating roots on three communicators (world, a duplicate, and
  * halves of a split), interleaved with point-to-point messages and a
  * nonblocking collective in flight, every result checked; sizes on both
- * sides of the mailbox limit (4 KiB); a strided datatype and a user
+ * sides of the mailbox limit (4 KiB); communicators freed and made
+ * again (their context ids come back); a strided datatype and a user
  * operator that does not commute. */
 #include "common.h"
 
@@ -66,6 +67,19 @@ int main(int argc, char **argv)
             break;
         }
     }
+    /* communicators freed and made again reuse context ids, and number
+     * their operations from the start again: nothing of the old one's
+     * may be read as the new one's */
+    for (int it = 0; it < 300 && bad == 0; it++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        int root = it % size, v = rank == root ? it * 3 + 1 : -1, sum = 0, one = it;
+        MPI_Bcast(&v, 1, MPI_INT, root, c);
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c);
+        bad += (v != it * 3 + 1) + (sum != it * size);
+        MPI_Comm_free(&c);
+    }
+    CHECK(bad == 0, "short collectives on re-made communicators: %d wrong", bad);
     /* a strided type through the short path: every other int of 50 */
     MPI_Datatype strided;
     MPI_Type_vector(25, 1, 2, MPI_INT, &strided);

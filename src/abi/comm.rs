@@ -287,6 +287,7 @@ mpi_fn! {
         super::attr::delete_all(super::attr::Kind::Comm, h)?;
         with_state(|st| {
             let c = handles::free_comm(st, h)?;
+            st.engine.retire_mailbox(c.ctx_coll);
             st.cids().release(c.cid());
             Ok(())
         })?;

@@ -1,8 +1,10 @@
 //! Short collectives through the mailboxes (`transport::shm::Mailbox`):
 //! a rank publishes up to `MAILBOX_BYTES` under a stamp naming the
-//! operation, its readers copy them out in place and count their reads,
-//! and the rank publishes again only once every read of the previous
-//! publication is done. No envelope, no matching, no request: a
+//! operation, in the next of its `MAILBOX_SLOTS` slots; its readers find
+//! the stamp, copy the data out in place and count their reads; a slot
+//! is written again only once every read of its previous publication is
+//! done, so a rank runs at most that many publications ahead of its
+//! slowest reader. No envelope, no matching, no request: a
 //! publication costs the writer one pass over the data and a store, a
 //! read one pass and an atomic add. Waiting keeps the point-to-point
 //! traffic moving, and sleeps like any wait when a rank has nothing to do.
@@ -10,7 +12,7 @@
 use super::Engine;
 use crate::runtime::backoff::Backoff;
 use crate::transport::shm::Segment;
-pub use crate::transport::shm::MAILBOX_BYTES;
+pub use crate::transport::shm::{MAILBOX_BYTES, MAILBOX_SLOTS};
 use std::sync::atomic::Ordering;
 
 impl Engine {
@@ -37,17 +39,35 @@ impl Engine {
     /// the world ranks `readers`.
     pub fn publish(&mut self, stamp: u64, data: &[u8], readers: &[usize]) {
         debug_assert!(data.len() <= MAILBOX_BYTES && stamp != 0);
-        let (me, reads) = (self.rank, self.mailbox_reads);
-        self.wait_until(|seg| seg.mailbox(me).acks.load(Ordering::Acquire) >= reads);
-        let m = self.seg.mailbox(me);
+        let k = (self.mailbox_published % MAILBOX_SLOTS as u64) as usize;
+        let (me, reads) = (self.rank, self.mailbox_reads[k]);
+        self.wait_until(|seg| seg.mailbox(me, k).acks.load(Ordering::Acquire) >= reads);
+        let m = self.seg.mailbox(me, k);
         // SAFETY: our own mailbox, which no one reads until the stamp below
         // names this publication; `data` fits (checked by the callers).
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), m.data(), data.len()) };
         m.len.store(data.len() as u64, Ordering::Relaxed);
         m.stamp.store(stamp, Ordering::Release);
-        self.mailbox_reads += readers.len() as u64;
+        self.mailbox_reads[k] += readers.len() as u64;
+        self.mailbox_published += 1;
         for &r in readers {
             self.seg.ring_bell(r);
+        }
+    }
+
+    /// A communicator with collective context `ctx` is freed, and the
+    /// context may name another one soon, whose operations will be
+    /// numbered from 1 again: once its publications here are read, wipe
+    /// their stamps, so that none is taken for the new communicator's.
+    pub fn retire_mailbox(&mut self, ctx: u32) {
+        let me = self.rank;
+        for k in 0..MAILBOX_SLOTS {
+            if self.seg.mailbox(me, k).stamp.load(Ordering::Relaxed) >> 32 != ctx as u64 {
+                continue;
+            }
+            let reads = self.mailbox_reads[k];
+            self.wait_until(|seg| seg.mailbox(me, k).acks.load(Ordering::Acquire) >= reads);
+            self.seg.mailbox(me, k).stamp.store(0, Ordering::Release);
         }
     }
 
@@ -59,8 +79,17 @@ impl Engine {
 
     /// As `read_mailbox`, from byte `at` of the publication on.
     pub fn read_mailbox_at(&mut self, from: usize, stamp: u64, at: usize, out: &mut [u8]) -> usize {
-        self.wait_until(|seg| seg.mailbox(from).stamp.load(Ordering::Acquire) == stamp);
-        let m = self.seg.mailbox(from);
+        // publications fill the slots in turn: look after the last one first
+        let next = (self.mailbox_seen[from] + 1) % MAILBOX_SLOTS;
+        let find = |seg: &Segment| {
+            (0..MAILBOX_SLOTS)
+                .map(|i| (next + i) % MAILBOX_SLOTS)
+                .find(|&k| seg.mailbox(from, k).stamp.load(Ordering::Acquire) == stamp)
+        };
+        self.wait_until(|seg| find(seg).is_some());
+        let Some(k) = find(&self.seg) else { unreachable!("the stamp was found") };
+        self.mailbox_seen[from] = k;
+        let m = self.seg.mailbox(from, k);
         let len = m.len.load(Ordering::Relaxed) as usize;
         let n = len.saturating_sub(at).min(out.len());
         // SAFETY: the publication stays until we count our read below;

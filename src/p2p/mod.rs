@@ -64,8 +64,12 @@ pub struct Engine {
     /// Live schedules, advanced by `progress`.
     schedules: Vec<ReqId>,
     bsend: bsend::Attached,
-    /// Reads of this rank's mailbox expected so far (see `mailbox`).
-    mailbox_reads: u64,
+    /// Per slot of this rank's mailbox: the reads expected so far, and the
+    /// publications made (see `mailbox`).
+    mailbox_reads: [u64; mailbox::MAILBOX_SLOTS],
+    mailbox_published: u64,
+    /// Per world rank: the slot of its mailbox read last.
+    mailbox_seen: Vec<usize>,
 }
 
 pub struct Config {
@@ -113,7 +117,9 @@ impl Engine {
             orphans: Vec::new(),
             schedules: Vec::new(),
             bsend: bsend::Attached::default(),
-            mailbox_reads: 0,
+            mailbox_reads: [0; mailbox::MAILBOX_SLOTS],
+            mailbox_published: 0,
+            mailbox_seen: vec![mailbox::MAILBOX_SLOTS - 1; size],
         }
     }
 

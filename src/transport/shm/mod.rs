@@ -44,12 +44,16 @@ pub struct Segment {
     mailboxes: *mut u8,
 }
 
-/// Bytes of data a mailbox holds.
+/// Bytes of data a mailbox slot holds.
 pub const MAILBOX_BYTES: usize = 4096;
+/// Slots per rank's mailbox: a rank may publish this many times before
+/// the readers of its oldest publication must be done.
+pub const MAILBOX_SLOTS: usize = 8;
 
-/// A rank's mailbox: data it publishes for peers to read in place, with
-/// the stamp naming the publication and a count of the reads done. Only
-/// its rank writes `stamp`, `len` and `data`; readers only add to `acks`.
+/// One slot of a rank's mailbox: data it publishes for peers to read in
+/// place, with the stamp naming the publication and a count of the reads
+/// done. Only its rank writes `stamp`, `len` and `data`; readers only add
+/// to `acks`.
 #[repr(C, align(64))]
 pub struct Mailbox {
     /// The current publication (0: none yet).
@@ -86,7 +90,7 @@ fn layout(nranks: usize, g: &Geometry) -> (usize, usize) {
 /// The bytes of the whole segment.
 fn total(nranks: usize, g: &Geometry) -> usize {
     let (header, ring) = layout(nranks, g);
-    header + ring * nranks * nranks + nranks * std::mem::size_of::<Mailbox>()
+    header + ring * nranks * nranks + nranks * MAILBOX_SLOTS * std::mem::size_of::<Mailbox>()
 }
 
 impl Segment {
@@ -163,13 +167,14 @@ impl Segment {
         Segment { base, bytes, nranks, me, rings, mailboxes }
     }
 
-    /// The mailbox of `rank`.
-    pub fn mailbox(&self, rank: usize) -> &Mailbox {
-        assert!(rank < self.nranks);
-        // SAFETY: one 64-aligned Mailbox per rank after the rings, inside
-        // the mapping (`total`), zero-filled by ftruncate; shared access
-        // goes through atomics and the publish/read protocol.
-        unsafe { &*(self.mailboxes.add(rank * std::mem::size_of::<Mailbox>()) as *const Mailbox) }
+    /// Slot `k` of the mailbox of `rank`.
+    pub fn mailbox(&self, rank: usize, k: usize) -> &Mailbox {
+        assert!(rank < self.nranks && k < MAILBOX_SLOTS);
+        let i = rank * MAILBOX_SLOTS + k;
+        // SAFETY: MAILBOX_SLOTS 64-aligned slots per rank after the rings,
+        // inside the mapping (`total`), zero-filled by ftruncate; shared
+        // access goes through atomics and the publish/read protocol.
+        unsafe { &*(self.mailboxes.add(i * std::mem::size_of::<Mailbox>()) as *const Mailbox) }
     }
 
     pub fn unlink(name: &str) {
