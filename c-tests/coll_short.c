@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,3,4
+/* oxmpi-test: ranks=1,2,3,4,9
  * Short blocking collectives (the shared-memory mailbox path) under
  * stress: thousands of back-to-back Bcast/Reduce/Allreduce/Barrier calls
  * with rotating roots on three communicators (world, a duplicate, and
@@ -6,7 +6,8 @@
  * nonblocking collective in flight, every result checked; sizes on both
  * sides of the mailbox limit (4 KiB); communicators freed and made
  * again (their context ids come back); a strided datatype and a user
- * operator that does not commute. */
+ * operator that does not commute; at 9 ranks the mailbox reductions and
+ * barrier gather at rank 0 instead of every rank reading every other. */
 #include "common.h"
 
 static int rank, size;

@@ -93,16 +93,55 @@ pub fn reduce(
     Ok(())
 }
 
+/// Up to this many ranks, an allreduce or a barrier has every rank
+/// publish once and read everyone (one hand-over, n - 1 reads each);
+/// beyond, the contributions meet at rank 0 and its result goes out (two
+/// hand-overs, n - 1 reads in all at each step).
+const ALL_READ_ALL: usize = 8;
+
 /// Allreduce of `data`.
 pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
-    gather_reduce(e, m, stamp, data, ty, op)?;
-    bcast(e, m, stamp, data, 0);
+    let (n, me) = (m.group.size(), m.me);
+    if n > ALL_READ_ALL {
+        gather_reduce(e, m, stamp, data, ty, op)?;
+        bcast(e, m, stamp, data, 0);
+        return Ok(());
+    }
+    e.publish(stamp, data, &m.others(me));
+    // v0 op v1 op ... in rank order, this rank's own part from `data`
+    let mine = Scratch::from_slice(data);
+    let mut theirs = Scratch::zeroed(data.len());
+    for r in 0..n {
+        if r == me {
+            theirs.copy_from_slice(&mine);
+        } else {
+            e.read_mailbox(m.world(r), stamp, &mut theirs);
+        }
+        if r == 0 {
+            data.copy_from_slice(&theirs);
+        } else if op.symmetric() {
+            op::apply(op, ty, &theirs, data)?;
+        } else {
+            // (ranks 0..r) op (rank r), which apply writes into `theirs`
+            op::apply(op, ty, data, &mut theirs)?;
+            data.copy_from_slice(&theirs);
+        }
+    }
     Ok(())
 }
 
-/// Nobody leaves before everyone has come: everyone reports to local
-/// rank 0, which then releases them.
+/// Nobody leaves before everyone has come: with few ranks, each reports
+/// to all and waits for all; with more, everyone reports to local rank 0,
+/// which then releases them.
 pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) {
+    let (n, me) = (m.group.size(), m.me);
+    if n <= ALL_READ_ALL {
+        e.publish(stamp, &[], &m.others(me));
+        for r in (0..n).filter(|&r| r != me) {
+            e.read_mailbox(m.world(r), stamp, &mut []);
+        }
+        return;
+    }
     if m.me == 0 {
         for r in 1..m.group.size() {
             e.read_mailbox(m.world(r), stamp, &mut []);
