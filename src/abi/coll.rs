@@ -767,19 +767,21 @@ pub(super) enum Arr {
 }
 
 impl Arr {
-    fn read(self, n: usize, name: &str) -> MpiResult<Vec<i64>> {
-        fn slice<'a, T>(p: *const T, n: usize, name: &str) -> MpiResult<&'a [T]> {
+    /// The `n` values; `what` and `name` say which argument it is ("the
+    /// counts for", "recvbuf") in an error.
+    fn read(self, n: usize, what: &str, name: &str) -> MpiResult<Vec<i64>> {
+        fn slice<'a, T>(p: *const T, n: usize, what: &str, name: &str) -> MpiResult<&'a [T]> {
             if p.is_null() {
-                return err!(Arg, "{name} is a null pointer");
+                return err!(Arg, "{what} {name} is a null pointer");
             }
             // SAFETY: the standard has the caller pass one entry per rank.
             Ok(unsafe { std::slice::from_raw_parts(p, n) })
         }
         Ok(match self {
             Arr::One(v) => vec![v; n],
-            Arr::Int(p) => slice(p, n, name)?.iter().map(|&v| v.into()).collect(),
-            Arr::Count(p) => slice(p, n, name)?.to_vec(),
-            Arr::Aint(p) => slice(p, n, name)?.iter().map(|&v| v as i64).collect(),
+            Arr::Int(p) => slice(p, n, what, name)?.iter().map(|&v| v.into()).collect(),
+            Arr::Count(p) => slice(p, n, what, name)?.to_vec(),
+            Arr::Aint(p) => slice(p, n, what, name)?.iter().map(|&v| v as i64).collect(),
         })
     }
 }
@@ -794,9 +796,9 @@ pub(super) fn parts(
     buf: *const c_void,
     name: &str,
 ) -> MpiResult<Vec<Part>> {
-    let counts = counts.read(n, &format!("the counts for {name}"))?;
+    let counts = counts.read(n, "the counts for", name)?;
     let displs = match displs {
-        Some(d) => Some(d.read(n, &format!("the displacements for {name}"))?),
+        Some(d) => Some(d.read(n, "the displacements for", name)?),
         None => None,
     };
     let mut out = Vec::with_capacity(n);
@@ -1047,6 +1049,10 @@ fn allgather_any(
                     &mut staged[..]
                 };
                 match &send {
+                    Some(s) if s.ty.is_contiguous() => {
+                        // SAFETY: the user's send buffer holds its b bytes.
+                        all[me * b..(me + 1) * b].copy_from_slice(unsafe { Block { addr: sbuf, len: b }.bytes() })
+                    }
                     Some(s) => all[me * b..(me + 1) * b].copy_from_slice(&s.pack(sbuf)),
                     None if !whole => all[me * b..(me + 1) * b].copy_from_slice(&layout[me].pack(rbuf)),
                     None => {}
@@ -1361,8 +1367,8 @@ pub(super) fn wparts(
     buf: *const c_void,
     name: &str,
 ) -> MpiResult<Vec<Part>> {
-    let counts = counts.read(n, &format!("the counts for {name}"))?;
-    let displs = displs.read(n, &format!("the displacements for {name}"))?;
+    let counts = counts.read(n, "the counts for", name)?;
+    let displs = displs.read(n, "the displacements for", name)?;
     if types.is_null() {
         return err!(Arg, "the datatype array of {name} is a null pointer");
     }
