@@ -48,7 +48,7 @@ pub struct Segment {
 pub const MAILBOX_BYTES: usize = 4096;
 /// Slots per rank's mailbox: a rank may publish this many times before
 /// the readers of its oldest publication must be done.
-pub const MAILBOX_SLOTS: usize = 8;
+pub const MAILBOX_SLOTS: usize = 32;
 
 /// One slot of a rank's mailbox: data it publishes for peers to read in
 /// place, with the stamp naming the publication and a count of the reads
