@@ -16,8 +16,9 @@ pub use crate::transport::shm::{MAILBOX_BYTES, MAILBOX_SLOTS};
 use std::sync::atomic::Ordering;
 
 impl Engine {
-    /// Make progress until `done` holds.
-    fn wait_until(&mut self, done: impl Fn(&Segment) -> bool) {
+    /// Make progress until `done` holds; `what` names it for the SIGUSR2
+    /// dump.
+    fn wait_until(&mut self, what: &dyn Fn() -> String, done: impl Fn(&Segment) -> bool) {
         let mut backoff = Backoff::new();
         loop {
             if done(&self.seg) {
@@ -27,6 +28,7 @@ impl Engine {
             if done(&self.seg) {
                 return;
             }
+            self.dump_if_requested(|| Some(what()));
             let (seg, me, n) = (&self.seg, self.rank, self.size);
             let quiet = self.outbox_frames == 0 && self.pushing.is_empty();
             backoff.idle(|timeout| {
@@ -41,7 +43,8 @@ impl Engine {
         debug_assert!(data.len() <= MAILBOX_BYTES && stamp != 0);
         let k = (self.mailbox_published % MAILBOX_SLOTS as u64) as usize;
         let (me, reads) = (self.rank, self.mailbox_reads[k]);
-        self.wait_until(|seg| seg.mailbox(me, k).acks.load(Ordering::Acquire) >= reads);
+        let what = || format!("the readers of mailbox slot {k} (a short collective) to finish reading");
+        self.wait_until(&what, |seg| seg.mailbox(me, k).acks.load(Ordering::Acquire) >= reads);
         let m = self.seg.mailbox(me, k);
         // SAFETY: our own mailbox, which no one reads until the stamp below
         // names this publication; `data` fits (checked by the callers).
@@ -66,7 +69,8 @@ impl Engine {
                 continue;
             }
             let reads = self.mailbox_reads[k];
-            self.wait_until(|seg| seg.mailbox(me, k).acks.load(Ordering::Acquire) >= reads);
+            let what = || format!("the readers of mailbox slot {k} before the communicator is freed");
+            self.wait_until(&what, |seg| seg.mailbox(me, k).acks.load(Ordering::Acquire) >= reads);
             self.seg.mailbox(me, k).stamp.store(0, Ordering::Release);
         }
     }
@@ -86,7 +90,14 @@ impl Engine {
                 .map(|i| (next + i) % MAILBOX_SLOTS)
                 .find(|&k| seg.mailbox(from, k).stamp.load(Ordering::Acquire) == stamp)
         };
-        self.wait_until(|seg| find(seg).is_some());
+        let what = || {
+            format!(
+                "world rank {from} to publish short collective {stamp:#x} (context {}, operation {})",
+                stamp >> 32,
+                stamp & 0xffff_ffff
+            )
+        };
+        self.wait_until(&what, |seg| find(seg).is_some());
         let Some(k) = find(&self.seg) else { unreachable!("the stamp was found") };
         self.mailbox_seen[from] = k;
         let m = self.seg.mailbox(from, k);

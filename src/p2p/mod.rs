@@ -426,13 +426,21 @@ impl Engine {
         }
     }
 
-    fn idle(&mut self, backoff: &mut Backoff) {
+    /// On SIGUSR2: print what this rank waits for.
+    fn dump_if_requested(&self, waiting_for: impl FnOnce() -> Option<String>) {
         if crate::runtime::dump_requested() {
+            if let Some(w) = waiting_for() {
+                crate::runtime::report(&format!("oxmpi: rank {}: waiting for {w}\n", self.rank));
+            }
             for line in self.describe_queues() {
                 crate::runtime::report(&format!("oxmpi: rank {}: {line}\n", self.rank));
             }
             crate::runtime::report(&format!("oxmpi: rank {}: end of queues\n", self.rank));
         }
+    }
+
+    fn idle(&mut self, backoff: &mut Backoff) {
+        self.dump_if_requested(|| None);
         let seg = &self.seg;
         let me = self.rank;
         let n = self.size;
