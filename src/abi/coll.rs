@@ -1071,18 +1071,13 @@ fn allgather_any(
         }
         launch(st, comm, how, Agree::new("MPI_Allgather", 0, 0), move |p| {
             let blocks: Vec<Block> = layout.iter().map(|l| l.landing(p, rbuf)).collect();
-            // this rank's part into its block (in place: already there
-            // when the receive type is contiguous)
+            // this rank's part, which the algorithm copies into its block
+            // (in place: already there when the receive type is contiguous)
             let own = match &send {
                 Some(s) => Some(s.source(p, sbuf)),
                 None => (!layout[me].ty.is_contiguous()).then(|| layout[me].source(p, rbuf)),
             };
-            if let Some(own) = own {
-                // SAFETY: the user's part (or its packed copy) and its
-                // landing block are valid and distinct.
-                unsafe { own.copy_to(blocks[me]) };
-            }
-            algo::allgather(p, &blocks);
+            algo::allgather(p, &blocks, own);
             for (r, l) in layout.iter().enumerate().filter(|&(r, _)| !(in_place && r == me)) {
                 l.finish(p, rbuf, blocks[r]);
             }

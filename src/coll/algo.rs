@@ -481,24 +481,59 @@ fn alltoall_bruck(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
 fn alltoall_pairwise(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
     let (n, me) = (p.n, p.me);
     let (own_s, own_r) = (sends[me], recvs[me]);
-    // SAFETY: the caller's send and receive blocks do not overlap.
-    p.compute(move || unsafe {
+    // SAFETY: the caller's send and receive blocks do not overlap, and no
+    // transfer touches this rank's own pair.
+    let copy = move || unsafe {
         own_s.copy_to(own_r);
         Ok(())
-    });
+    };
+    if n == 1 {
+        return p.compute(copy);
+    }
     for k in 1..n {
         let (to, from) = ((me + k) % n, (me + n - k) % n);
         let t = vec![p.recv(recvs[from], from), p.send(sends[to], to)];
         p.step(t);
+        if k == 1 {
+            p.alongside(copy);
+        }
     }
 }
 
-/// Allgather: `blocks[me]` holds this rank's part at the start and
-/// `blocks[r]` rank r's at the end, by the algorithm `tuning` picks.
-pub fn allgather(p: &mut Plan, blocks: &[Block]) {
-    match tuning::allgather(p.n, blocks.iter().map(|b| b.len).sum()) {
-        Allgather::Ring => allgather_ring(p, blocks),
-        Allgather::RecursiveDoubling => allgather_recursive_doubling(p, blocks),
+/// Allgather: `blocks[r]` holds rank r's part at the end, by the
+/// algorithm `tuning` picks. This rank's part is `own` (copied into
+/// `blocks[me]` while the first exchange moves), or already in
+/// `blocks[me]` when `own` is None.
+pub fn allgather(p: &mut Plan, blocks: &[Block], own: Option<Block>) {
+    let me = p.me;
+    match (tuning::allgather(p.n, blocks.iter().map(|b| b.len).sum()), own) {
+        (Allgather::Ring, Some(own)) if p.n > 1 => {
+            let (right, left) = ((me + 1) % p.n, (me + p.n - 1) % p.n);
+            let t = vec![p.recv(blocks[left], left), p.send(own, right)];
+            p.step(t);
+            let mine = blocks[me];
+            // SAFETY: `own` (only read by the send) and this rank's block
+            // (no transfer touches it) are distinct valid buffers.
+            p.alongside(move || unsafe {
+                own.copy_to(mine);
+                Ok(())
+            });
+            allgather_ring_from(p, blocks, 1);
+        }
+        (algorithm, own) => {
+            if let Some(own) = own {
+                let mine = blocks[me];
+                // SAFETY: as above.
+                p.compute(move || unsafe {
+                    own.copy_to(mine);
+                    Ok(())
+                });
+            }
+            match algorithm {
+                Allgather::Ring => allgather_ring(p, blocks),
+                Allgather::RecursiveDoubling => allgather_recursive_doubling(p, blocks),
+            }
+        }
     }
 }
 
@@ -519,9 +554,14 @@ fn allgather_recursive_doubling(p: &mut Plan, blocks: &[Block]) {
 
 /// Ring allgather: step k passes on the part received in step k-1.
 fn allgather_ring(p: &mut Plan, blocks: &[Block]) {
+    allgather_ring_from(p, blocks, 0)
+}
+
+/// The ring's steps from step `first` on.
+fn allgather_ring_from(p: &mut Plan, blocks: &[Block], first: usize) {
     let (n, me) = (p.n, p.me);
     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
-    for k in 0..n.saturating_sub(1) {
+    for k in first..n.saturating_sub(1) {
         let (give, take) = ((me + n - k) % n, (me + n - k - 1) % n);
         let t = vec![p.recv(blocks[take], left), p.send(blocks[give], right)];
         p.step(t);

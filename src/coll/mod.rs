@@ -65,7 +65,7 @@ pub fn allgather_bytes(e: &mut Engine, c: &Comm, mine: &[u8]) -> MpiResult<Vec<u
     let mut all = vec![0u8; n * k];
     all[c.rank * k..(c.rank + 1) * k].copy_from_slice(mine);
     let blocks: Vec<Block> = all.chunks(k).map(|b| Block::new(b.as_ptr(), k)).collect();
-    run(e, c, TAG_ALLGATHER, |p| algo::allgather(p, &blocks))?;
+    run(e, c, TAG_ALLGATHER, |p| algo::allgather(p, &blocks, None))?;
     Ok(all)
 }
 
@@ -77,6 +77,6 @@ pub fn allgatherv_bytes(e: &mut Engine, c: &Comm, mine: &[u8]) -> MpiResult<Vec<
         lens.chunks(8).map(|b| vec![0u8; u64::from_ne_bytes(b.try_into().unwrap()) as usize]).collect();
     out[c.rank].copy_from_slice(mine);
     let blocks: Vec<Block> = out.iter().map(|v| Block::new(v.as_ptr(), v.len())).collect();
-    run(e, c, TAG_ALLGATHER, |p| algo::allgather(p, &blocks))?;
+    run(e, c, TAG_ALLGATHER, |p| algo::allgather(p, &blocks, None))?;
     Ok(out)
 }

@@ -129,6 +129,12 @@ impl Plan {
         self.steps.push(Step::Compute(Box::new(move |_| f().map(|_| Vec::new()))));
     }
 
+    /// A local step that runs while the transfers of the step before it
+    /// move (it must not touch their buffers).
+    pub fn alongside(&mut self, mut f: impl FnMut() -> MpiResult<()> + Send + 'static) {
+        self.steps.push(Step::Alongside(Box::new(move |_| f().map(|_| Vec::new()))));
+    }
+
     /// A local step that decides what follows: the steps it returns, or
     /// none (and the operation fails) when it returns an error.
     pub fn then(&mut self, f: impl FnMut() -> MpiResult<Vec<Step>> + Send + 'static) {

@@ -35,6 +35,9 @@ pub type Compute = Box<dyn FnMut(&mut [Vec<u8>]) -> MpiResult<Vec<Step>> + Send>
 pub enum Step {
     Transfers(Vec<Transfer>),
     Compute(Compute),
+    /// A local step that runs as soon as the transfers before it are
+    /// started, while they move (a local copy overlapping a message).
+    Alongside(Compute),
 }
 
 pub struct Schedule {
@@ -183,7 +186,7 @@ impl Engine {
             }
             match s.steps.pop_front() {
                 None => s.done = true,
-                Some(Step::Compute(mut f)) => match f(&mut s.bufs) {
+                Some(Step::Compute(mut f) | Step::Alongside(mut f)) => match f(&mut s.bufs) {
                     Ok(more) => {
                         for step in more.into_iter().rev() {
                             s.steps.push_front(step);
@@ -231,6 +234,14 @@ impl Engine {
                                     0,
                                 );
                                 s.active.push((r, Some(peer)));
+                            }
+                        }
+                    }
+                    while let Some(Step::Alongside(_)) = s.steps.front() {
+                        if let Some(Step::Alongside(mut f)) = s.steps.pop_front() {
+                            match f(&mut s.bufs) {
+                                Ok(more) => s.steps.extend(more),
+                                Err(e) => s.fail(e),
                             }
                         }
                     }
