@@ -29,6 +29,7 @@ fn not_in_place(sendbuf: *const c_void) -> MpiResult<()> {
 }
 
 /// Exchange `send` (one part per destination) and `recv` (one per source).
+#[allow(clippy::too_many_arguments)]
 fn exchange(
     st: &mut State,
     comm: c_int,

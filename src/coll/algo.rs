@@ -188,7 +188,7 @@ impl Fold {
         if me >= 2 * self.rem {
             return;
         }
-        if me % 2 == 0 {
+        if me.is_multiple_of(2) {
             let t = vec![p.send(src.at(data), me + 1)];
             p.step(t);
             src.consumed();
@@ -206,7 +206,7 @@ impl Fold {
         if me >= 2 * self.rem {
             return;
         }
-        let t = if me % 2 == 0 { vec![p.recv(data, me + 1)] } else { vec![p.send(data, me - 1)] };
+        let t = if me.is_multiple_of(2) { vec![p.recv(data, me + 1)] } else { vec![p.send(data, me - 1)] };
         p.step(t);
     }
 }
