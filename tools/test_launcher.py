@@ -46,6 +46,15 @@ def main():
     r = run([os.path.join(BIN, "mpirun"), "-np", "2", "-genv", "OXMPI_TEST_VALUE", "g", exe], input="")
     check("mpirun -np and -genv", r.stdout.count("value g") == 2, r.stdout + r.stderr)
 
+    # collective settings that differ between ranks are refused at MPI_Init
+    wrap = os.path.join(tmp, "differ.sh")
+    with open(wrap, "w") as f:
+        f.write('#!/bin/sh\n[ "$PMI_RANK" = 1 ] && export OXMPI_COLL_ALLTOALL=bruck\nexec "$@"\n')
+    os.chmod(wrap, 0o755)
+    r = run([os.path.join(BIN, "mpiexec"), "-n", "2", wrap, exe], input="")
+    check("collective settings differing between ranks fail MPI_Init",
+          r.returncode != 0 and "collective settings" in r.stderr and "differ from rank 0's" in r.stderr, r.stderr)
+
     r = run([os.path.join(BIN, "mpiexec"), "-n", "2", "--timeout", "2", exe, "99"], input="")
     check("--timeout ends a job that runs too long", r.returncode != 0 and "timeout" in r.stderr, f"{r.returncode} {r.stderr}")
     left = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]

@@ -128,9 +128,11 @@ impl Agree {
     /// The words compared: each field and its negation, so one MAX
     /// allreduce gives every field's maximum and minimum.
     fn words(self) -> [i64; 6] {
-        // FNV-1a of the name
-        let kind =
-            self.what.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+        // the operation's name, hashed alike in every process
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.what.hash(&mut h);
+        let kind = h.finish();
         let kind = (kind >> 2) as i64;
         let (root, op) = (self.root as i64, self.op as i64);
         [kind, -kind, root, -root, op, -op]

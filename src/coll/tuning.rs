@@ -162,3 +162,13 @@ pub fn check_collectives() -> bool {
 pub fn shm_max() -> usize {
     get().shm_max
 }
+
+/// The settings every rank must share, as one word for the PMI
+/// key-value space (compared across the job at MPI_Init): a hash of their
+/// description (`DefaultHasher::new` hashes alike in every process).
+pub fn fingerprint() -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{:?}", get()).hash(&mut h);
+    format!("{:016x}", h.finish())
+}

@@ -120,7 +120,19 @@ pub fn init(required: i32) -> MpiResult<i32> {
         None
     };
     pmi.put(&format!("pid-{rank}"), &std::process::id().to_string())?;
+    if rank == 0 {
+        pmi.put("coll-tuning", &crate::coll::tuning::fingerprint())?;
+    }
     pmi.barrier()?;
+    // ranks that chose collective algorithms differently would wait for
+    // each other forever: refuse to start instead
+    let tuning = crate::coll::tuning::fingerprint();
+    if rank != 0 && pmi.get("coll-tuning")? != tuning {
+        return err!(
+            Arg,
+            "the collective settings (OXMPI_COLL_*, OXMPI_*_LONG, OXMPI_*_SHORT, OXMPI_SHM_COLL_MAX, OXMPI_CHECK_COLLECTIVES) differ from rank 0's; set them alike for the whole job (in mpiexec's environment)"
+        );
+    }
     let seg = match created {
         Some(s) => s,
         None => Segment::attach(&pmi.get("shm")?, rank)?,
