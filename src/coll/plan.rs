@@ -147,9 +147,10 @@ impl Plan {
         std::mem::take(&mut self.steps)
     }
 
-    /// A zero-filled buffer of `len` bytes, held until the plan is done.
+    /// A buffer of `len` bytes, held until the plan is done, for data the
+    /// plan writes before it reads it (its contents start unspecified).
     pub fn scratch(&mut self, len: usize) -> Block {
-        self.keep(Scratch::zeroed(len))
+        self.keep(Scratch::for_overwrite(len))
     }
 
     /// Hold `s` until the plan is done; its block.

@@ -19,19 +19,34 @@ pub struct Scratch(Vec<u8>);
 impl Scratch {
     pub fn zeroed(len: usize) -> Scratch {
         let mut v = take(len);
+        v.clear();
         v.resize(len, 0);
         Scratch(v)
     }
 
     pub fn from_slice(data: &[u8]) -> Scratch {
         let mut v = take(data.len());
+        v.clear();
         v.extend_from_slice(data);
+        Scratch(v)
+    }
+
+    /// `len` bytes holding whatever their last user left, for a buffer
+    /// that is written before it is read (zeroing a megabyte costs as
+    /// much as receiving it).
+    pub fn for_overwrite(len: usize) -> Scratch {
+        let mut v = take(len);
+        if v.len() >= len {
+            v.truncate(len);
+        } else {
+            v.resize(len, 0);
+        }
         Scratch(v)
     }
 }
 
-/// An empty vector with room for `len` bytes: the smallest kept one that
-/// fits, or a new one.
+/// A vector with room for `len` bytes, holding its last contents: the
+/// smallest kept one that fits, or a new (empty) one.
 fn take(len: usize) -> Vec<u8> {
     if len == 0 {
         return Vec::new();
@@ -39,11 +54,7 @@ fn take(len: usize) -> Vec<u8> {
     let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
     let best = pool.iter().enumerate().filter(|(_, v)| v.capacity() >= len).min_by_key(|(_, v)| v.capacity());
     match best.map(|(i, _)| i) {
-        Some(i) => {
-            let mut v = pool.swap_remove(i);
-            v.clear();
-            v
-        }
+        Some(i) => pool.swap_remove(i),
         None => Vec::with_capacity(len),
     }
 }
@@ -93,5 +104,7 @@ mod tests {
         let c = Scratch::from_slice(&[1, 2, 3]);
         assert_eq!(&*c, &[1, 2, 3]);
         assert_eq!(Scratch::zeroed(0).len(), 0);
+        let d = Scratch::for_overwrite(700);
+        assert_eq!(d.len(), 700);
     }
 }
