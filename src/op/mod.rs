@@ -110,51 +110,44 @@ extern "C" {
 
 macro_rules! arith {
     ($t:ty, $op:expr, $a:expr, $b:expr) => {{
-        let n = $b.len() / std::mem::size_of::<$t>();
-        for i in 0..n {
-            let x = read::<$t>($a, i);
-            let y = read::<$t>($b, i);
-            let r: $t = match $op {
-                Op::Max => {
-                    if x > y {
-                        x
-                    } else {
-                        y
-                    }
-                }
-                Op::Min => {
-                    if x < y {
-                        x
-                    } else {
-                        y
-                    }
-                }
-                Op::Sum => x.wrapping_add_(y),
-                Op::Prod => x.wrapping_mul_(y),
-                _ => unreachable!(),
-            };
-            write::<$t>($b, i, r);
+        // one loop per operator over whole items, so it vectorizes
+        fn each(a: &[u8], b: &mut [u8], f: impl Fn($t, $t) -> $t) {
+            const S: usize = std::mem::size_of::<$t>();
+            for (x, y) in a.chunks_exact(S).zip(b.chunks_exact_mut(S)) {
+                let (x, yv) =
+                    (<$t>::from_ne_bytes(x.try_into().unwrap()), <$t>::from_ne_bytes((&*y).try_into().unwrap()));
+                y.copy_from_slice(&f(x, yv).to_ne_bytes());
+            }
+        }
+        match $op {
+            Op::Max => each($a, $b, |x, y| if x > y { x } else { y }),
+            Op::Min => each($a, $b, |x, y| if x < y { x } else { y }),
+            Op::Sum => each($a, $b, |x, y| x.wrapping_add_(y)),
+            Op::Prod => each($a, $b, |x, y| x.wrapping_mul_(y)),
+            _ => unreachable!(),
         }
     }};
 }
 
 macro_rules! bits {
     ($t:ty, $op:expr, $a:expr, $b:expr) => {{
-        let n = $b.len() / std::mem::size_of::<$t>();
-        for i in 0..n {
-            let x = read::<$t>($a, i);
-            let y = read::<$t>($b, i);
-            let (bx, by) = (x != 0, y != 0);
-            let r: $t = match $op {
-                Op::Band => x & y,
-                Op::Bor => x | y,
-                Op::Bxor => x ^ y,
-                Op::Land => (bx && by) as $t,
-                Op::Lor => (bx || by) as $t,
-                Op::Lxor => (bx != by) as $t,
-                _ => unreachable!(),
-            };
-            write::<$t>($b, i, r);
+        // one loop per operator over whole items, so it vectorizes
+        fn each(a: &[u8], b: &mut [u8], f: impl Fn($t, $t) -> $t) {
+            const S: usize = std::mem::size_of::<$t>();
+            for (x, y) in a.chunks_exact(S).zip(b.chunks_exact_mut(S)) {
+                let (x, yv) =
+                    (<$t>::from_ne_bytes(x.try_into().unwrap()), <$t>::from_ne_bytes((&*y).try_into().unwrap()));
+                y.copy_from_slice(&f(x, yv).to_ne_bytes());
+            }
+        }
+        match $op {
+            Op::Band => each($a, $b, |x, y| x & y),
+            Op::Bor => each($a, $b, |x, y| x | y),
+            Op::Bxor => each($a, $b, |x, y| x ^ y),
+            Op::Land => each($a, $b, |x, y| (x != 0 && y != 0) as $t),
+            Op::Lor => each($a, $b, |x, y| (x != 0 || y != 0) as $t),
+            Op::Lxor => each($a, $b, |x, y| ((x != 0) != (y != 0)) as $t),
+            _ => unreachable!(),
         }
     }};
 }
