@@ -1018,6 +1018,14 @@ fn allgather_any(
         let c = members(st, comm)?;
         let me = c.rank;
         no_in_place_between(&c, sendbuf, "sendbuf")?;
+        if let (Arr::One(rc), None) = (counts, displs) {
+            // contiguous blocks: straight through the mailboxes
+            if let Some(r) =
+                contiguous_short(st, comm, how, c, (sendbuf, sendcount, sendtype), (recvbuf, rc, recvtype), false)
+            {
+                return r;
+            }
+        }
         let layout = parts(c.peers(), &handles::committed(recvtype)?, counts, displs, recvbuf, "recvbuf")?;
         let in_place = is_in_place(sendbuf);
         let send = if in_place { None } else { Some(side(sendcount, sendtype, sendbuf, "sendbuf")?) };
@@ -1112,6 +1120,54 @@ collective! { comm;
     |how| allgather_any(sendbuf, sendcount, sendtype, recvbuf, Arr::Count(recvcounts), Some(Arr::Aint(displs)), recvtype, comm, how)
 }
 
+/// MPI_Alltoall (`alltoall`) or MPI_Allgather of contiguous blocks on an
+/// intracommunicator, short enough for the mailboxes, without building
+/// per-rank layouts: Some(result) when it took that path. `send` and
+/// `recv` are (buffer, count, datatype).
+fn contiguous_short(
+    st: &mut State,
+    comm: c_int,
+    how: How,
+    c: Local,
+    send: (*const c_void, i64, c_int),
+    recv: (*mut c_void, i64, c_int),
+    alltoall: bool,
+) -> Option<MpiResult<()>> {
+    if c.remote.is_some() || is_in_place(send.0) {
+        return None;
+    }
+    let checked = (|| {
+        let (sc, sty) = check_count(send.1, send.2)?;
+        let (rc, rty) = check_count(recv.1, recv.2)?;
+        check_buf(send.0, sc, &sty, "sendbuf")?;
+        check_buf(recv.0, rc, &rty, "recvbuf")?;
+        Ok::<_, crate::error::MpiError>((sc * sty.size, rc * rty.size, sty.is_contiguous() && rty.is_contiguous()))
+    })();
+    let (sb, b, contiguous) = match checked {
+        Ok(v) => v,
+        Err(e) => return Some(Err(e)),
+    };
+    if !contiguous || sb != b {
+        return None;
+    }
+    let (n, me, sbuf, rbuf) = (c.n, c.rank, send.0 as usize, recv.0 as usize);
+    let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
+        // SAFETY: contiguous user buffers of the checked sizes, distinct
+        // (not in place).
+        let got = unsafe { Block { addr: rbuf, len: b * n }.bytes_mut() };
+        if alltoall {
+            // SAFETY: as above.
+            shm::alltoall(e, m, stamp, unsafe { Block { addr: sbuf, len: b * n }.bytes() }, got);
+        } else {
+            // SAFETY: as above.
+            got[me * b..(me + 1) * b].copy_from_slice(unsafe { Block { addr: sbuf, len: b }.bytes() });
+            shm::allgather(e, m, stamp, got);
+        }
+        Ok(())
+    };
+    short_path(st, comm, how, b * n, short)
+}
+
 /// All-to-all over explicit layouts. Contiguous parts go straight from
 /// and to the user's buffers; others are packed or unpacked around the
 /// exchange. With MPI_IN_PLACE (`send` None) the send layout is the
@@ -1169,6 +1225,13 @@ fn alltoallv_any(
         let c = members(st, comm)?;
         no_in_place_between(&c, sendbuf, "sendbuf")?;
         let n = c.peers();
+        if let (Arr::One(sc), Arr::One(rc), None, None) = (sendcounts, recvcounts, sdispls, rdispls) {
+            // MPI_Alltoall of contiguous blocks: straight through the mailboxes
+            if let Some(r) = contiguous_short(st, comm, how, c, (sendbuf, sc, sendtype), (recvbuf, rc, recvtype), true)
+            {
+                return r;
+            }
+        }
         let layout = |counts, displs, ty, buf, name| parts(n, &handles::committed(ty)?, counts, displs, buf, name);
         let recv = layout(recvcounts, rdispls, recvtype, recvbuf, "recvbuf")?;
         let send =
