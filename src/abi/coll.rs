@@ -827,6 +827,18 @@ pub(super) fn side(count: i64, datatype: c_int, buf: *const c_void, name: &str) 
     Ok(Part { ty, count, offset: 0 })
 }
 
+/// Whether a process of a gather or scatter has its own one-block side
+/// (sendbuf of a gather, recvbuf of a scatter): the other group's
+/// processes on an intercommunicator; on an intracommunicator every rank
+/// but an in-place root.
+fn own_side(role: Role, between: bool, in_place: bool) -> bool {
+    match role {
+        Role::Toward(_) => true,
+        Role::Root => !between && !in_place,
+        Role::Idle => false,
+    }
+}
+
 /// A rooted collective's communicator, this process's role, and whether
 /// `buf` (the argument named `which`) is MPI_IN_PLACE, which only the root
 /// of an intracommunicator collective may pass.
@@ -857,13 +869,8 @@ fn gather_any(
     with_state(|st| {
         let (c, role, in_place) = rooted(st, comm, root, sendbuf, "sendbuf")?;
         let (me, between) = (c.rank, c.remote.is_some());
-        // who sends: the other group (inter), everyone but an in-place root (intra)
-        let sends = match role {
-            Role::Toward(_) => true,
-            Role::Root => !between && !in_place,
-            Role::Idle => false,
-        };
-        let send = if sends { Some(side(sendcount, sendtype, sendbuf, "sendbuf")?) } else { None };
+        let send =
+            if own_side(role, between, in_place) { Some(side(sendcount, sendtype, sendbuf, "sendbuf")?) } else { None };
         let mut layout = Vec::new();
         if role == Role::Root {
             layout = parts(c.peers(), &handles::committed(recvtype)?, counts, displs, recvbuf, "recvbuf")?;
@@ -938,13 +945,8 @@ fn scatter_any(
     with_state(|st| {
         let (c, role, in_place) = rooted(st, comm, root, recvbuf, "recvbuf")?;
         let (me, between) = (c.rank, c.remote.is_some());
-        // who receives: the other group (inter), everyone but an in-place root (intra)
-        let receives = match role {
-            Role::Toward(_) => true,
-            Role::Root => !between && !in_place,
-            Role::Idle => false,
-        };
-        let recv = if receives { Some(side(recvcount, recvtype, recvbuf, "recvbuf")?) } else { None };
+        let recv =
+            if own_side(role, between, in_place) { Some(side(recvcount, recvtype, recvbuf, "recvbuf")?) } else { None };
         let mut layout = Vec::new();
         if role == Role::Root {
             layout = parts(c.peers(), &handles::committed(sendtype)?, counts, displs, sendbuf, "sendbuf")?;

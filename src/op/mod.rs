@@ -108,9 +108,10 @@ extern "C" {
     fn oxmpi_long_double_int_loc(op: i32, inp: *const u8, inout: *mut u8, n: usize, stride: usize) -> i32;
 }
 
-macro_rules! arith {
-    ($t:ty, $op:expr, $a:expr, $b:expr) => {{
-        // one loop per operator over whole items, so it vectorizes
+/// `fn each(a, b, f)`: b[i] = f(a[i], b[i]) over the items of type `$t`,
+/// one loop per operator, so it vectorizes.
+macro_rules! each_item {
+    ($t:ty) => {
         fn each(a: &[u8], b: &mut [u8], f: impl Fn($t, $t) -> $t) {
             const S: usize = std::mem::size_of::<$t>();
             for (x, y) in a.chunks_exact(S).zip(b.chunks_exact_mut(S)) {
@@ -119,6 +120,12 @@ macro_rules! arith {
                 y.copy_from_slice(&f(x, yv).to_ne_bytes());
             }
         }
+    };
+}
+
+macro_rules! arith {
+    ($t:ty, $op:expr, $a:expr, $b:expr) => {{
+        each_item!($t);
         match $op {
             Op::Max => each($a, $b, |x, y| if x > y { x } else { y }),
             Op::Min => each($a, $b, |x, y| if x < y { x } else { y }),
@@ -131,15 +138,7 @@ macro_rules! arith {
 
 macro_rules! bits {
     ($t:ty, $op:expr, $a:expr, $b:expr) => {{
-        // one loop per operator over whole items, so it vectorizes
-        fn each(a: &[u8], b: &mut [u8], f: impl Fn($t, $t) -> $t) {
-            const S: usize = std::mem::size_of::<$t>();
-            for (x, y) in a.chunks_exact(S).zip(b.chunks_exact_mut(S)) {
-                let (x, yv) =
-                    (<$t>::from_ne_bytes(x.try_into().unwrap()), <$t>::from_ne_bytes((&*y).try_into().unwrap()));
-                y.copy_from_slice(&f(x, yv).to_ne_bytes());
-            }
-        }
+        each_item!($t);
         match $op {
             Op::Band => each($a, $b, |x, y| x & y),
             Op::Bor => each($a, $b, |x, y| x | y),

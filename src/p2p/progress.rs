@@ -44,25 +44,27 @@ impl Engine {
             }
             let ring = self.seg.ring(src, self.rank);
             let Some((h, payload)) = ring.peek() else { break };
-            if h.kind == FrameKind::Eager as u32 {
+            // once a receive was filled, an eager frame no receive wants
+            // waits in the ring (the posted queue is scanned twice only then)
+            if matched && h.kind == FrameKind::Eager as u32 {
                 let env = Envelope { ctx: h.ctx, src: h.src as usize, tag: h.tag, check: None };
-                let wanted = self.queues.is_posted(&env);
-                if matched && !wanted {
+                if !self.queues.is_posted(&env) {
                     break;
                 }
-                matched |= wanted;
             }
             // SAFETY: `payload` points into the shared slot, which stays
             // ours until `pop`; `handle` never touches this ring.
             let payload = unsafe { std::slice::from_raw_parts(payload.as_ptr(), payload.len()) };
-            self.handle(h, payload);
+            matched |= self.handle(h, payload);
             // No bell for the sender: a rank with frames waiting for room
             // keeps polling instead of sleeping (see Engine::idle).
             self.seg.ring(src, self.rank).pop();
         }
     }
 
-    fn handle(&mut self, h: FrameHeader, payload: &[u8]) {
+    /// Act on one frame; true when it was an eager message that filled a
+    /// posted receive.
+    fn handle(&mut self, h: FrameHeader, payload: &[u8]) -> bool {
         let check = (h.flags & FLAG_SIG != 0).then_some((h.sig, h.label));
         let env = Envelope { ctx: h.ctx, src: h.src as usize, tag: h.tag, check };
         match FrameKind::from_u32(h.kind) {
@@ -74,6 +76,7 @@ impl Engine {
                         if let Some(sreq) = ack {
                             self.reply(env.src, FrameKind::Ack, sreq, 0);
                         }
+                        return true;
                     }
                     None if h.flags & FLAG_READY != 0 => self.reply(env.src, FrameKind::Nack, h.a, 0),
                     None => self
@@ -118,6 +121,7 @@ impl Engine {
                 self.rank, h.kind, h.src
             )),
         }
+        false
     }
 
     /// The receiver asks us to write our part of a long message into its

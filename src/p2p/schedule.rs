@@ -55,6 +55,8 @@ pub struct Schedule {
     /// The first failure; the remaining steps still run so that no peer
     /// is left waiting.
     error: Option<MpiError>,
+    /// Its number in `FAILURES`, for the request's status (0: none).
+    failure: u32,
     done: bool,
 }
 
@@ -70,6 +72,7 @@ impl Schedule {
             group,
             active: Vec::new(),
             error: None,
+            failure: 0,
             done: false,
         }
     }
@@ -89,13 +92,16 @@ impl Schedule {
             source: super::PROC_NULL,
             tag: super::ANY_TAG,
             error: self.error.as_ref().map_or(0, |e| e.class.code()),
-            failure: self.error.as_ref().map_or(0, |e| remember(e.clone())),
+            failure: self.failure,
             ..Default::default()
         }
     }
 
     fn fail(&mut self, e: MpiError) {
-        self.error.get_or_insert(e);
+        if self.error.is_none() {
+            self.failure = remember(e.clone());
+            self.error = Some(e);
+        }
     }
 
     fn resolve(&mut self, b: Buf) -> (usize, usize) {
