@@ -38,15 +38,15 @@ impl Members<'_> {
         self.group.world_rank(r)
     }
 
-    fn others(&self, except: usize) -> Vec<usize> {
-        (0..self.group.size()).filter(|&r| r != except).map(|r| self.world(r)).collect()
+    fn others(&self, except: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.group.size()).filter(move |&r| r != except).map(|r| self.world(r))
     }
 }
 
 /// `buf` from `root` to everyone.
 pub fn bcast(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize) {
     if m.me == root {
-        e.publish(stamp, buf, &m.others(root));
+        e.publish(stamp, buf, m.others(root));
     } else {
         e.read_mailbox(m.world(root), stamp, buf);
     }
@@ -55,7 +55,7 @@ pub fn bcast(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usiz
 /// Everyone's `data` reduced into local rank 0's, in rank order.
 fn gather_reduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
     if m.me != 0 {
-        e.publish(stamp, data, &[m.world(0)]);
+        e.publish(stamp, data, [m.world(0)]);
         return Ok(());
     }
     let mut theirs = Scratch::zeroed(data.len());
@@ -85,7 +85,7 @@ pub fn reduce(
     gather_reduce(e, m, stamp, data, ty, op)?;
     if root != 0 {
         if m.me == 0 {
-            e.publish(stamp, data, &[m.world(root)]);
+            e.publish(stamp, data, [m.world(root)]);
         } else if m.me == root {
             e.read_mailbox(m.world(0), stamp, data);
         }
@@ -107,7 +107,7 @@ pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
         bcast(e, m, stamp, data, 0);
         return Ok(());
     }
-    e.publish(stamp, data, &m.others(me));
+    e.publish(stamp, data, m.others(me));
     // v0 op v1 op ... in rank order, this rank's own part from `data`
     let mine = Scratch::from_slice(data);
     let mut theirs = Scratch::zeroed(data.len());
@@ -136,7 +136,7 @@ pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
 pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) {
     let (n, me) = (m.group.size(), m.me);
     if n <= ALL_READ_ALL {
-        e.publish(stamp, &[], &m.others(me));
+        e.publish(stamp, &[], m.others(me));
         for r in (0..n).filter(|&r| r != me) {
             e.read_mailbox(m.world(r), stamp, &mut []);
         }
@@ -147,7 +147,7 @@ pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) {
             e.read_mailbox(m.world(r), stamp, &mut []);
         }
     } else {
-        e.publish(stamp, &[], &[m.world(0)]);
+        e.publish(stamp, &[], [m.world(0)]);
     }
     bcast(e, m, stamp, &mut [], 0);
 }
@@ -157,7 +157,7 @@ pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) {
 pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) {
     let (n, me) = (m.group.size(), m.me);
     let b = all.len() / n.max(1);
-    e.publish(stamp, &all[me * b..(me + 1) * b], &m.others(me));
+    e.publish(stamp, &all[me * b..(me + 1) * b], m.others(me));
     for r in (0..n).filter(|&r| r != me) {
         e.read_mailbox(m.world(r), stamp, &mut all[r * b..(r + 1) * b]);
     }
@@ -168,7 +168,7 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
     let (n, me) = (m.group.size(), m.me);
     let b = sends.len() / n.max(1);
     recvs[me * b..(me + 1) * b].copy_from_slice(&sends[me * b..(me + 1) * b]);
-    e.publish(stamp, sends, &m.others(me));
+    e.publish(stamp, sends, m.others(me));
     for r in (0..n).filter(|&r| r != me) {
         e.read_mailbox_at(m.world(r), stamp, me * b, &mut recvs[r * b..(r + 1) * b]);
     }

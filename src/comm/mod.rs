@@ -1,6 +1,6 @@
 //! Communicators: a group of world ranks, this rank's place in it, and two
 //! context ids (point-to-point and collective) so the two traffics never
-//! match each other. So far only MPI_COMM_WORLD and MPI_COMM_SELF exist.
+//! match each other.
 
 pub mod group;
 pub mod topo;

@@ -39,7 +39,7 @@ impl Engine {
 
     /// Publish `data` (at most `MAILBOX_BYTES`) under `stamp` (never 0) for
     /// the world ranks `readers`.
-    pub fn publish(&mut self, stamp: u64, data: &[u8], readers: &[usize]) {
+    pub fn publish(&mut self, stamp: u64, data: &[u8], readers: impl IntoIterator<Item = usize>) {
         debug_assert!(data.len() <= MAILBOX_BYTES && stamp != 0);
         let k = (self.mailbox_published % MAILBOX_SLOTS as u64) as usize;
         let (me, reads) = (self.rank, self.mailbox_reads[k]);
@@ -51,9 +51,9 @@ impl Engine {
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), m.data(), data.len()) };
         m.len.store(data.len() as u64, Ordering::Relaxed);
         m.stamp.store(stamp, Ordering::Release);
-        self.mailbox_reads[k] += readers.len() as u64;
         self.mailbox_published += 1;
-        for &r in readers {
+        for r in readers {
+            self.mailbox_reads[k] += 1;
             self.seg.ring_bell(r);
         }
     }
