@@ -66,6 +66,8 @@ c-tests: build
 	# the same programs with type signatures checked: no false alarm
 	$(PYTHON) tools/run_c_tests.py --build $(BUILD) --no-mpich --env OXMPI_CHECK_TYPES=1 \
 		type_sendrecv sendrecv_types sendrecv_long coll_basic persistent probe send_modes
+	# every test again with the ranks joined by TCP instead of shared memory
+	$(PYTHON) tools/run_c_tests.py --build $(BUILD) --no-mpich --env OXMPI_TRANSPORT=tcp
 	$(PYTHON) tools/test_launcher.py $(BUILD)
 
 coverage: build

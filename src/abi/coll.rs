@@ -227,9 +227,9 @@ pub(super) fn launch(
     Ok(())
 }
 
-/// A short blocking collective on an intracommunicator runs through the
-/// shared-memory mailboxes (`coll::shm`): Some(its result) when `bytes`
-/// (the same on every member) fit; it takes the communicator's next
+/// A short blocking collective on an intracommunicator of one host runs
+/// through the shared-memory mailboxes (`coll::shm`): Some(its result)
+/// when `bytes` (the same on every member) fit; it takes the communicator's next
 /// collective number like any other.
 fn short_path(
     st: &mut State,
@@ -239,6 +239,9 @@ fn short_path(
     run: impl FnOnce(&mut crate::p2p::Engine, &shm::Members, u64) -> MpiResult<()>,
 ) -> Option<MpiResult<()>> {
     if !matches!(how, How::Now) || !shm::fits(bytes) || coll::tuning::check_collectives() {
+        return None;
+    }
+    if !st.engine.all_local(&handles::comm(st, comm).ok()?.group) {
         return None;
     }
     let c = handles::comm_mut(st, comm).ok()?;

@@ -260,9 +260,8 @@ mpi_fn! {
             let color = match split_type {
                 UNDEFINED => UNDEFINED,
                 COMM_TYPE_SHARED | COMM_TYPE_HW_GUIDED | COMM_TYPE_HW_UNGUIDED | COMMX_TYPE_NEIGHBORHOOD => {
-                    // one color per host: a hash of the host name
-                    let h = st.hostname.bytes().fold(17u32, |h, b| h.wrapping_mul(31).wrapping_add(b as u32));
-                    (h & 0x3fff_ffff) as c_int
+                    // one color per host: its lowest world rank
+                    st.host_color as c_int
                 }
                 t => return err!(Arg, "split type {t} is not MPI_COMM_TYPE_SHARED, a hardware type or MPI_UNDEFINED"),
             };

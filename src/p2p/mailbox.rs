@@ -29,20 +29,17 @@ impl Engine {
                 return;
             }
             self.dump_if_requested(|| Some(what()));
-            let (seg, me, n) = (&self.seg, self.rank, self.size);
             let quiet = self.outbox_frames == 0 && self.pushing.is_empty();
-            backoff.idle(|timeout| {
-                seg.sleep(timeout, || quiet && !done(seg) && (0..n).all(|s| seg.ring(s, me).is_empty()))
-            });
+            backoff.idle(|timeout| self.sleep(timeout, quiet, || done(&self.seg)));
         }
     }
 
     /// Publish `data` (at most `MAILBOX_BYTES`) under `stamp` (never 0) for
-    /// the world ranks `readers`.
+    /// the world ranks `readers` (all on this host).
     pub fn publish(&mut self, stamp: u64, data: &[u8], readers: impl IntoIterator<Item = usize>) {
         debug_assert!(data.len() <= MAILBOX_BYTES && stamp != 0);
         let k = (self.mailbox_published % MAILBOX_SLOTS as u64) as usize;
-        let (me, reads) = (self.rank, self.mailbox_reads[k]);
+        let (me, reads) = (self.seg.me, self.mailbox_reads[k]);
         let what = || format!("the readers of mailbox slot {k} (a short collective) to finish reading");
         self.wait_until(&what, |seg| seg.mailbox(me, k).acks.load(Ordering::Acquire) >= reads);
         let m = self.seg.mailbox(me, k);
@@ -54,7 +51,7 @@ impl Engine {
         self.mailbox_published += 1;
         for r in readers {
             self.mailbox_reads[k] += 1;
-            self.seg.ring_bell(r);
+            self.seg.ring_bell(self.local_index(r));
         }
     }
 
@@ -63,7 +60,7 @@ impl Engine {
     /// numbered from 1 again: once its publications here are read, wipe
     /// their stamps, so that none is taken for the new communicator's.
     pub fn retire_mailbox(&mut self, ctx: u32) {
-        let me = self.rank;
+        let me = self.seg.me;
         for k in 0..MAILBOX_SLOTS {
             if self.seg.mailbox(me, k).stamp.load(Ordering::Relaxed) >> 32 != ctx as u64 {
                 continue;
@@ -75,7 +72,7 @@ impl Engine {
         }
     }
 
-    /// Wait for world rank `from` to publish `stamp`, copy it into `out`
+    /// Wait for world rank `from` (on this host) to publish `stamp`, copy it into `out`
     /// (as much as fits) and count the read; the length published.
     pub fn read_mailbox(&mut self, from: usize, stamp: u64, out: &mut [u8]) -> usize {
         self.read_mailbox_at(from, stamp, 0, out)
@@ -85,6 +82,7 @@ impl Engine {
     pub fn read_mailbox_at(&mut self, from: usize, stamp: u64, at: usize, out: &mut [u8]) -> usize {
         // publications fill the slots in turn: look after the last one first
         let next = (self.mailbox_seen[from] + 1) % MAILBOX_SLOTS;
+        let (world, from) = (from, self.local_index(from));
         let find = |seg: &Segment| {
             (0..MAILBOX_SLOTS)
                 .map(|i| (next + i) % MAILBOX_SLOTS)
@@ -92,14 +90,14 @@ impl Engine {
         };
         let what = || {
             format!(
-                "world rank {from} to publish short collective {stamp:#x} (context {}, operation {})",
+                "world rank {world} to publish short collective {stamp:#x} (context {}, operation {})",
                 stamp >> 32,
                 stamp & 0xffff_ffff
             )
         };
         self.wait_until(&what, |seg| find(seg).is_some());
         let Some(k) = find(&self.seg) else { unreachable!("the stamp was found") };
-        self.mailbox_seen[from] = k;
+        self.mailbox_seen[world] = k;
         let m = self.seg.mailbox(from, k);
         let len = m.len.load(Ordering::Relaxed) as usize;
         let n = len.saturating_sub(at).min(out.len());

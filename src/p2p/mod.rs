@@ -9,6 +9,7 @@ mod progress;
 pub mod protocol;
 pub mod request;
 pub mod schedule;
+mod wire;
 
 use crate::comm::Group;
 use crate::datatype::{pack, TypeInfo, TypeRef};
@@ -16,12 +17,14 @@ use crate::err;
 use crate::error::MpiResult;
 use crate::runtime::backoff::Backoff;
 use crate::transport::shm::Segment;
+use crate::transport::tcp::Tcp;
 use crate::transport::{FrameHeader, FrameKind};
 pub use bsend::BSEND_OVERHEAD;
 use matching::{Body, Envelope, Queues, Want};
 use protocol::{Mode, Protocol};
 use request::{RecvReq, RecvState, ReqId, Request, SendReq, SendState, Slab, Status};
 use std::collections::VecDeque;
+pub use wire::Route;
 
 /// The request of every send that completed at once (standard and
 /// buffered eager sends): one shared id, never stored or freed, so the
@@ -41,7 +44,13 @@ struct Outgoing {
 pub struct Engine {
     pub rank: usize,
     pub size: usize,
+    /// This host's shared segment (the ranks of `route` marked Shm).
     seg: Segment,
+    /// Per world rank: how frames reach it.
+    route: Vec<Route>,
+    /// The sockets to ranks on other hosts (None: all ranks on this one).
+    tcp: Option<Tcp>,
+    /// Per world rank: its process id (for cross-memory copies; 0 off-host).
     pids: Vec<i32>,
     pub single_copy: bool,
     /// OXMPI_CHECK_TYPES: send type signatures and check them on receipt.
@@ -97,12 +106,15 @@ pub struct SendArgs {
 }
 
 impl Engine {
-    pub fn new(rank: usize, size: usize, seg: Segment, pids: Vec<i32>, cfg: Config) -> Engine {
+    pub fn new(rank: usize, seg: Segment, route: Vec<Route>, tcp: Option<Tcp>, pids: Vec<i32>, cfg: Config) -> Engine {
         let eager_limit = cfg.eager_limit.min(seg.payload());
+        let size = route.len();
         Engine {
             rank,
             size,
             seg,
+            route,
+            tcp,
             pids,
             single_copy: cfg.single_copy,
             check_types: cfg.check_types,
@@ -232,8 +244,7 @@ impl Engine {
         let len = header.frag_len as usize;
         // SAFETY: the caller guarantees `buf` readable over the items.
         let fill = |slot: &mut [u8]| unsafe { pack::pack(ty, count, buf, slot) };
-        if self.outbox[dst].is_empty() && self.seg.ring(self.rank, dst).try_push(&header, len, fill) {
-            self.seg.ring_bell(dst);
+        if self.outbox[dst].is_empty() && self.try_push(dst, &header, len, fill) {
             return;
         }
         let mut payload = vec![0u8; len];
@@ -441,11 +452,8 @@ impl Engine {
 
     fn idle(&mut self, backoff: &mut Backoff) {
         self.dump_if_requested(|| None);
-        let seg = &self.seg;
-        let me = self.rank;
-        let n = self.size;
-        let outbox_empty = self.outbox_frames == 0 && self.pushing.is_empty();
-        backoff.idle(|timeout| seg.sleep(timeout, || outbox_empty && (0..n).all(|s| seg.ring(s, me).is_empty())));
+        let quiet = self.outbox_frames == 0 && self.pushing.is_empty();
+        backoff.idle(|timeout| self.sleep(timeout, quiet, || false));
     }
 
     /// One line per pending request and unexpected message (hang diagnosis).
@@ -496,9 +504,7 @@ impl Engine {
 
     /// Send a frame without payload, queueing it if the ring is full.
     fn send_control(&mut self, dst: usize, header: FrameHeader) {
-        if self.outbox[dst].is_empty() && self.seg.ring(self.rank, dst).try_push(&header, 0, |_| {}) {
-            self.seg.ring_bell(dst);
-        } else {
+        if !(self.outbox[dst].is_empty() && self.try_push(dst, &header, 0, |_| {})) {
             self.outbox[dst].push_back(Outgoing { header, payload: Vec::new() });
             self.outbox_frames += 1;
         }
@@ -524,7 +530,7 @@ impl Engine {
 
     fn match_rts(&mut self, id: ReqId, env: &Envelope, len: usize, sreq: u64, addr: u64) {
         let pid = self.pids[env.src];
-        let single_copy = self.single_copy;
+        let single_copy = self.single_copy && self.is_local(env.src);
         let split_ok = self.single_copy_works;
         let me = self.rank as u32;
         let Some(Request::Recv(r)) = self.requests.get_mut(id) else {

@@ -12,6 +12,9 @@ use crate::transport::{FrameHeader, FrameKind};
 impl Engine {
     /// Make all the progress possible without blocking.
     pub fn progress(&mut self) {
+        if self.tcp.is_some() {
+            self.poll_tcp();
+        }
         if self.outbox_frames > 0 {
             self.flush_outboxes();
         }
@@ -42,8 +45,8 @@ impl Engine {
                 // waits) until we post a receive it can fill.
                 break;
             }
-            let ring = self.seg.ring(src, self.rank);
-            let Some((h, payload)) = ring.peek() else { break };
+            let Some((h, payload)) = self.peek_frame(src) else { break };
+            let payload = (payload.as_ptr(), payload.len());
             // once a receive was filled, an eager frame no receive wants
             // waits in the ring (the posted queue is scanned twice only then)
             if matched && h.kind == FrameKind::Eager as u32 {
@@ -52,13 +55,14 @@ impl Engine {
                     break;
                 }
             }
-            // SAFETY: `payload` points into the shared slot, which stays
-            // ours until `pop`; `handle` never touches this ring.
-            let payload = unsafe { std::slice::from_raw_parts(payload.as_ptr(), payload.len()) };
+            // SAFETY: `payload` points into the shared slot or the
+            // connection's read buffer, which stay as they are until
+            // `pop_frame`: `handle` never reads frames.
+            let payload = unsafe { std::slice::from_raw_parts(payload.0, payload.1) };
             matched |= self.handle(h, payload);
             // No bell for the sender: a rank with frames waiting for room
             // keeps polling instead of sleeping (see Engine::idle).
-            self.seg.ring(src, self.rank).pop();
+            self.pop_frame(src);
         }
     }
 
@@ -107,6 +111,8 @@ impl Engine {
                 let removed = self.queues.cancel_unexpected(env.src, h.a);
                 self.reply(env.src, FrameKind::CancelReply, h.a, removed as u64);
             }
+            // taken by the TCP transport; never reaches the engine
+            Some(FrameKind::Bye) => {}
             Some(FrameKind::CancelReply) => {
                 if let Some(Request::Send(s)) = self.requests.get_mut(h.a as u32) {
                     s.cancel_pending = false;
@@ -184,29 +190,22 @@ impl Engine {
 
     fn flush_outboxes(&mut self) {
         for dst in 0..self.size {
-            let mut sent = false;
-            while let Some(o) = self.outbox[dst].front() {
-                let ring = self.seg.ring(self.rank, dst);
-                if !ring.try_push(&o.header, o.payload.len(), |b| b.copy_from_slice(&o.payload)) {
+            while let Some(o) = self.outbox[dst].pop_front() {
+                if !self.try_push(dst, &o.header, o.payload.len(), |b| b.copy_from_slice(&o.payload)) {
+                    self.outbox[dst].push_front(o);
                     break;
                 }
-                self.outbox[dst].pop_front();
                 self.outbox_frames -= 1;
-                sent = true;
-            }
-            if sent {
-                self.seg.ring_bell(dst);
             }
         }
     }
 
     fn push_data(&mut self) {
-        let payload = self.seg.payload();
         let me = self.rank as u32;
         let mut i = 0;
         while i < self.pushing.len() {
             let id = self.pushing[i];
-            let Some(Request::Send(s)) = self.requests.get_mut(id) else {
+            let Some(Request::Send(s)) = self.requests.get(id) else {
                 self.pushing.swap_remove(i);
                 continue;
             };
@@ -214,17 +213,16 @@ impl Engine {
                 self.pushing.swap_remove(i);
                 continue;
             };
-            if !self.outbox[s.dst].is_empty() {
+            let (dst, len, addr, layout) = (s.dst, s.len, s.addr, s.layout.clone());
+            if !self.outbox[dst].is_empty() {
                 i += 1;
                 continue;
             }
-            let ring = self.seg.ring(self.rank, s.dst);
-            let mut pushed = false;
-            // Pieces of a quarter message (at least 4 KiB) let the two
-            // sides copy at the same time even for medium messages.
-            let chunk = payload.min((s.len / 8).max(1024).next_multiple_of(64));
-            while sent < s.len {
-                let n = chunk.min(s.len - sent);
+            // Pieces of an eighth of the message (at least 1 KiB) let the
+            // two sides copy at the same time even for medium messages.
+            let chunk = self.chunk_for(dst).min((len / 8).max(1024).next_multiple_of(64));
+            while sent < len {
+                let n = chunk.min(len - sent);
                 let h = FrameHeader {
                     kind: FrameKind::Data as u32,
                     src: me,
@@ -233,25 +231,21 @@ impl Engine {
                     frag_len: n as u32,
                     ..Default::default()
                 };
-                let (addr, layout) = (s.addr, &s.layout);
                 // SAFETY: the user's buffer stays readable until this send
                 // completes; contiguous data is `len` bytes at `addr`.
                 let fill = |b: &mut [u8]| unsafe {
-                    match layout {
+                    match &layout {
                         Some(t) => pack::pack_range(t, addr as *const u8, sent, b),
                         None => std::ptr::copy_nonoverlapping((addr + sent) as *const u8, b.as_mut_ptr(), b.len()),
                     }
                 };
-                if !ring.try_push(&h, n, fill) {
+                if !self.try_push(dst, &h, n, fill) {
                     break;
                 }
                 sent += n;
-                pushed = true;
             }
-            if pushed {
-                self.seg.ring_bell(s.dst);
-            }
-            if sent == s.len {
+            let Some(Request::Send(s)) = self.requests.get_mut(id) else { unreachable!("looked up above") };
+            if sent == len {
                 s.state = SendState::Done;
                 self.pushing.swap_remove(i);
             } else {

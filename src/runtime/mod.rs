@@ -4,12 +4,13 @@
 pub mod backoff;
 pub mod pmi;
 pub mod tunables;
+mod wireup;
 
 use crate::comm::Comm;
 use crate::err;
 use crate::error::MpiResult;
 use crate::p2p::{Config, Engine};
-use crate::transport::shm::{Geometry, Segment};
+use crate::transport::shm::Geometry;
 use pmi::Pmi;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -46,6 +47,8 @@ pub struct State {
     pub thread_level: i32,
     pub main_thread: std::thread::ThreadId,
     pub hostname: String,
+    /// The lowest world rank on this host (MPI_COMM_TYPE_SHARED's color).
+    pub host_color: usize,
     pub start: Instant,
 }
 
@@ -92,13 +95,6 @@ pub fn init(required: i32) -> MpiResult<i32> {
     // restricts ptrace to descendants.
     // SAFETY: prctl with constant arguments.
     unsafe { libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0) };
-    let transport = tunables::value("OXMPI_TRANSPORT");
-    if transport != "shm" {
-        return err!(
-            Arg,
-            "OXMPI_TRANSPORT={transport} is not available: this build has only the shm transport (ranks on one host)"
-        );
-    }
     crate::coll::tuning::init()?;
     let eager = tunables::size("OXMPI_EAGER_LIMIT");
     let slots = tunables::size("OXMPI_SLOTS");
@@ -107,61 +103,43 @@ pub fn init(required: i32) -> MpiResult<i32> {
     }
     let payload = eager.clamp(1024, 64 << 20).div_ceil(64) * 64;
     let geometry = Geometry { nslots: slots, payload };
-
-    // Rank 0 creates the segment; the name is unique to the job and, under
-    // our mpiexec, carries its prefix so the launcher can sweep leftovers.
-    let prefix = std::env::var("OXMPI_SHM_PREFIX").unwrap_or_else(|_| format!("/oxmpi-{}", std::process::id()));
-    let name = format!("{prefix}-{}", pmi.kvsname().replace('/', "_"));
-    let created = if rank == 0 {
-        let s = Segment::create(&name, size, 0, &geometry)?;
-        pmi.put("shm", &name)?;
-        Some(s)
-    } else {
-        None
+    let publish = |pmi: &mut Pmi| {
+        if rank == 0 {
+            pmi.put("coll-tuning", &crate::coll::tuning::fingerprint())?;
+        }
+        Ok(())
     };
-    pmi.put(&format!("pid-{rank}"), &std::process::id().to_string())?;
-    if rank == 0 {
-        pmi.put("coll-tuning", &crate::coll::tuning::fingerprint())?;
-    }
-    pmi.barrier()?;
     // ranks that chose collective algorithms differently would wait for
     // each other forever: refuse to start instead
-    let tuning = crate::coll::tuning::fingerprint();
-    if rank != 0 && pmi.get("coll-tuning")? != tuning {
-        return err!(
-            Arg,
-            "the collective settings (OXMPI_COLL_*, OXMPI_*_LONG, OXMPI_*_SHORT, OXMPI_SHM_COLL_MAX, OXMPI_CHECK_COLLECTIVES) differ from rank 0's; set them alike for the whole job (in mpiexec's environment)"
-        );
-    }
-    let seg = match created {
-        Some(s) => s,
-        None => Segment::attach(&pmi.get("shm")?, rank)?,
+    let check = |pmi: &mut Pmi| {
+        if rank != 0 && pmi.get("coll-tuning")? != crate::coll::tuning::fingerprint() {
+            return err!(
+                Arg,
+                "the collective settings (OXMPI_COLL_*, OXMPI_*_LONG, OXMPI_*_SHORT, OXMPI_SHM_COLL_MAX, OXMPI_CHECK_COLLECTIVES) differ from rank 0's; set them alike for the whole job (in mpiexec's environment)"
+            );
+        }
+        Ok(())
     };
-    let mut pids = Vec::with_capacity(size);
-    for r in 0..size {
-        pids.push(pmi.get(&format!("pid-{r}"))?.parse().unwrap_or(0));
-    }
-    // Everyone has mapped the segment: its name can go.
-    pmi.barrier()?;
-    if rank == 0 {
-        Segment::unlink(&name);
-    }
+    let w = wireup::wire_up(&mut pmi, &geometry, publish, check)?;
     let cfg = Config {
         eager_limit: eager,
         unexpected_budget: tunables::size("OXMPI_UNEXPECTED_BYTES"),
         single_copy: tunables::flag("OXMPI_SINGLE_COPY"),
         check_types: tunables::flag("OXMPI_CHECK_TYPES"),
     };
-    let engine = Engine::new(rank, size, seg, pids, cfg);
-    // All ranks share this host (shm is the only transport so far).
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    backoff::set_oversubscribed(size > cores);
+    let on_host = w.host_of.iter().filter(|&&h| h == w.host_of[rank]).count();
     if tunables::flag("OXMPI_DEBUG") {
-        eprintln!(
-            "oxmpi: rank {rank} of {size}: segment {name}, eager limit {}, single copy {}",
-            engine.eager_limit, engine.single_copy
-        );
+        let tcp = w.tcp.as_ref().map_or("no TCP peers".to_string(), |t| format!("TCP on {}", t.address()));
+        report(&format!(
+            "oxmpi: rank {rank} of {size}: segment {} ({} ranks), {tcp}, eager limit {eager}, single copy {}\n",
+            w.shm_name,
+            w.seg.nranks,
+            tunables::flag("OXMPI_SINGLE_COPY")
+        ));
     }
+    let engine = Engine::new(rank, w.seg, w.route, w.tcp, w.pids, cfg);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    backoff::set_oversubscribed(on_host > cores);
     let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
     *lock() = Some(State {
         engine,
@@ -172,6 +150,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
         thread_level: provided,
         main_thread: std::thread::current().id(),
         hostname: hostname(),
+        host_color: w.host_of[rank],
         start,
     });
     PHASE.store(Phase::Running as u8, Ordering::Release);
@@ -188,6 +167,7 @@ pub fn finalize() -> MpiResult<()> {
     };
     let world = st.world().clone();
     crate::coll::barrier(&mut st.engine, &world)?;
+    st.engine.goodbye();
     st.pmi.barrier()?;
     st.pmi.finalize();
     PHASE.store(Phase::Finalized as u8, Ordering::Release);
@@ -197,10 +177,13 @@ pub fn finalize() -> MpiResult<()> {
 
 /// End the whole job now: tell the launcher, then exit with `code`.
 pub fn abort_job(code: i32, why: &str) -> ! {
-    if let Ok(mut g) = STATE.try_lock() {
-        if let Some(st) = g.as_mut() {
-            st.pmi.abort(code, why);
+    match STATE.try_lock() {
+        Ok(mut g) => {
+            if let Some(st) = g.as_mut() {
+                st.pmi.abort(code, why);
+            }
         }
+        Err(_) => pmi::abort_unlocked(code, why),
     }
     // SAFETY: _exit ends the process without running atexit handlers,
     // which could block on state this failing process holds.

@@ -1,14 +1,23 @@
 //! PMI-1 wire client: how a rank learns its rank, the job size, and
 //! exchanges business cards with the others through the launcher's
-//! key-value store. The launcher hands over a connected socket in `PMI_FD`.
-//! Without a launcher the process is a one-rank world with a private store.
+//! key-value store. The launcher hands over a connected socket in `PMI_FD`
+//! (our mpiexec, MPICH's Hydra), or names a TCP port to connect to in
+//! `PMI_PORT` with our id in `PMI_ID` (Hydra's `-pmi-port`, our mpiexec's
+//! ranks on other hosts). Without a launcher the process is a one-rank
+//! world with a private store.
 
 use crate::err;
 use crate::error::{MpiError, MpiResult};
 use std::collections::HashMap;
+use std::io::Read;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::io::FromRawFd;
+use std::net::TcpStream;
+use std::os::unix::io::{AsRawFd, FromRawFd};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+/// The launcher's socket, for `abort_unlocked`.
+static WIRE_FD: AtomicI32 = AtomicI32::new(-1);
 
 pub struct Pmi {
     pub rank: usize,
@@ -19,8 +28,8 @@ pub struct Pmi {
 }
 
 struct Wire {
-    reader: BufReader<UnixStream>,
-    writer: UnixStream,
+    reader: BufReader<Box<dyn Read + Send>>,
+    writer: Box<dyn Write + Send>,
 }
 
 impl Wire {
@@ -32,6 +41,10 @@ impl Wire {
 
     fn call(&mut self, line: &str) -> MpiResult<HashMap<String, String>> {
         self.send(line)?;
+        self.receive()
+    }
+
+    fn receive(&mut self) -> MpiResult<HashMap<String, String>> {
         let mut reply = String::new();
         match self.reader.read_line(&mut reply) {
             Ok(0) | Err(_) => return err!(Other, "PMI: the launcher closed the connection"),
@@ -48,29 +61,49 @@ pub fn parse(line: &str) -> HashMap<String, String> {
 
 impl Pmi {
     pub fn connect() -> MpiResult<Pmi> {
-        let fd = match std::env::var("PMI_FD") {
-            Ok(v) => v.parse::<i32>().map_err(|_| {
-                MpiError::new(crate::error::ErrorClass::Other, format!("PMI_FD={v} is not a descriptor"))
-            })?,
-            Err(_) => {
-                return Ok(Pmi { rank: 0, size: 1, wire: None, local: HashMap::new(), kvsname: "singleton".into() });
-            }
+        let bad = |what: String| MpiError::new(crate::error::ErrorClass::Other, what);
+        let (mut wire, fd) = if let Ok(v) = std::env::var("PMI_FD") {
+            let fd = v.parse::<i32>().map_err(|_| bad(format!("PMI_FD={v} is not a descriptor")))?;
+            // SAFETY: the launcher passed this descriptor to us for PMI
+            // alone; we take ownership of it once, here.
+            let stream = unsafe { UnixStream::from_raw_fd(fd) };
+            let writer = stream.try_clone().map_err(|e| bad(format!("PMI: {e}")))?;
+            (Wire { reader: BufReader::new(Box::new(stream)), writer: Box::new(writer) }, fd)
+        } else if let Ok(port) = std::env::var("PMI_PORT") {
+            let stream =
+                TcpStream::connect(&port).map_err(|e| bad(format!("PMI: cannot reach PMI_PORT={port}: {e}")))?;
+            let _ = stream.set_nodelay(true);
+            let fd = stream.as_raw_fd();
+            let writer = stream.try_clone().map_err(|e| bad(format!("PMI: {e}")))?;
+            (Wire { reader: BufReader::new(Box::new(stream)), writer: Box::new(writer) }, fd)
+        } else {
+            return Ok(Pmi { rank: 0, size: 1, wire: None, local: HashMap::new(), kvsname: "singleton".into() });
         };
-        // SAFETY: the launcher passed this descriptor to us for PMI alone;
-        // we take ownership of it once, here.
-        let stream = unsafe { UnixStream::from_raw_fd(fd) };
         // The descriptor must not leak into programs this rank execs.
         // SAFETY: plain fcntl on a descriptor we own.
         unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-        let writer =
-            stream.try_clone().map_err(|e| MpiError::new(crate::error::ErrorClass::Other, format!("PMI: {e}")))?;
-        let mut wire = Wire { reader: BufReader::new(stream), writer };
+        WIRE_FD.store(fd, Ordering::Relaxed);
+        let (mut rank, mut size) = (std::env::var("PMI_RANK").ok(), std::env::var("PMI_SIZE").ok());
+        if std::env::var("PMI_FD").is_err() {
+            // PMI_PORT: say who we are; the launcher answers with our rank
+            // and the job size
+            let id = std::env::var("PMI_ID").map_err(|_| bad("PMI: PMI_PORT is set but PMI_ID is not".into()))?;
+            let r = wire.call(&format!("cmd=initack pmiid={id}\n"))?;
+            if r.get("cmd").map(String::as_str) != Some("initack") {
+                return err!(Other, "PMI: the launcher refused id {id} ({r:?})");
+            }
+            for _ in 0..3 {
+                let r = wire.receive()?;
+                rank = r.get("rank").cloned().or(rank);
+                size = r.get("size").cloned().or(size);
+            }
+        }
         let r = wire.call("cmd=init pmi_version=1 pmi_subversion=1\n")?;
         if r.get("rc").map(String::as_str) != Some("0") {
             return err!(Other, "PMI: the launcher refused init ({r:?})");
         }
-        let rank = env_num("PMI_RANK")?;
-        let size = env_num("PMI_SIZE")?;
+        let rank = number("rank", rank)?;
+        let size = number("size", size)?;
         let r = wire.call("cmd=get_my_kvsname\n")?;
         let kvsname = r.get("kvsname").cloned().unwrap_or_default();
         Ok(Pmi { rank, size, wire: Some(wire), local: HashMap::new(), kvsname })
@@ -135,8 +168,7 @@ impl Pmi {
     /// Tell the launcher the job must end; it kills the other ranks.
     pub fn abort(&mut self, code: i32, msg: &str) {
         if let Some(w) = &mut self.wire {
-            let msg: String = msg.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect();
-            let _ = w.send(&format!("cmd=abort exitcode={code} message={msg}\n"));
+            let _ = w.send(&abort_line(code, msg));
         }
     }
 }
@@ -150,10 +182,27 @@ pub fn decode(s: &str) -> String {
     s.replace("%20", " ").replace("%0A", "\n").replace("%25", "%")
 }
 
-fn env_num(name: &str) -> MpiResult<usize> {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).ok_or_else(|| {
-        MpiError::new(crate::error::ErrorClass::Other, format!("PMI: {name} is not set by the launcher"))
-    })
+fn number(what: &str, v: Option<String>) -> MpiResult<usize> {
+    match v.as_deref().map(str::parse) {
+        Some(Ok(n)) => Ok(n),
+        _ => err!(Other, "PMI: the launcher did not give this process its {what}"),
+    }
+}
+
+/// Tell the launcher the job must end, without the state's lock (which
+/// the failing caller may hold).
+pub fn abort_unlocked(code: i32, msg: &str) {
+    let fd = WIRE_FD.load(Ordering::Relaxed);
+    if fd >= 0 {
+        let line = abort_line(code, msg);
+        // SAFETY: writing a buffer we own to the launcher's socket.
+        unsafe { libc::write(fd, line.as_ptr() as *const libc::c_void, line.len()) };
+    }
+}
+
+fn abort_line(code: i32, msg: &str) -> String {
+    let msg: String = msg.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect();
+    format!("cmd=abort exitcode={code} message={msg}\n")
 }
 
 #[cfg(test)]

@@ -22,8 +22,18 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "OXMPI_TRANSPORT",
-        default: "shm",
-        meaning: "transport between ranks: shm (the only one in this build; any other value is an error at init)",
+        default: "auto",
+        meaning: "transport between ranks: auto (shared memory on one host, TCP between hosts), tcp (TCP everywhere, to test it on one host) or shm (refuse a job that spans hosts)",
+    },
+    Tunable {
+        name: "OXMPI_ADDR",
+        default: "",
+        meaning: "address (or host name) to listen on for TCP peers; default: the first address of an interface that is up and neither loopback nor a container bridge",
+    },
+    Tunable {
+        name: "OXMPI_IFACE",
+        default: "",
+        meaning: "network interface whose IPv4 address TCP peers connect to (when OXMPI_ADDR is not set)",
     },
     Tunable {
         name: "OXMPI_SINGLE_COPY",

@@ -1,7 +1,9 @@
 //! Byte movers between ranks. `shm` joins the ranks of one host through a
-//! shared segment; every frame it carries starts with a `FrameHeader`.
+//! shared segment, `tcp` ranks on different hosts; every frame either
+//! carries starts with a `FrameHeader`.
 
 pub mod shm;
+pub mod tcp;
 
 /// What a frame asks of its receiver (DESIGN.md §4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +33,9 @@ pub enum FrameKind {
     Put = 10,
     /// The sender wrote its part (`b` = 1) or could not (`b` = 0).
     PutDone = 11,
+    /// The sender is finalizing: its TCP connection closes next (taken by
+    /// the TCP transport itself).
+    Bye = 12,
 }
 
 impl FrameKind {
@@ -47,6 +52,7 @@ impl FrameKind {
             9 => FrameKind::CancelReply,
             10 => FrameKind::Put,
             11 => FrameKind::PutDone,
+            12 => FrameKind::Bye,
             _ => return None,
         })
     }

@@ -1,0 +1,138 @@
+//! Where frames go: each world rank is reached through this host's
+//! shared segment (its ring to us, by local rank) or over TCP, chosen at
+//! init (`Route`). The rest of the engine sends and takes frames through
+//! these few functions and never asks which.
+
+use super::Engine;
+use crate::transport::FrameHeader;
+
+/// How a world rank is reached.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Route {
+    /// On this host: the rank's index in the shared segment.
+    Shm(usize),
+    Tcp,
+}
+
+/// A sleeping rank with peers on both transports wakes this often to look
+/// at the rings (their doorbells cannot wake a wait on sockets).
+const MIXED_SLEEP_US: u64 = 100;
+
+/// How long a rank that lost a peer waits for the launcher to end the job.
+const LAUNCHER_GRACE_MS: u64 = 500;
+
+impl Engine {
+    /// Put a frame for `dst` on its way, its `len` payload bytes written
+    /// by `fill`; false when there is no room now (a full ring, a
+    /// congested connection).
+    pub(super) fn try_push(&mut self, dst: usize, h: &FrameHeader, len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
+        match self.route[dst] {
+            Route::Shm(l) => {
+                let ok = self.seg.ring(self.seg.me, l).try_push(h, len, fill);
+                if ok {
+                    self.seg.ring_bell(l);
+                }
+                ok
+            }
+            Route::Tcp => match self.tcp.as_mut().map(|t| t.push(dst, h, len, fill)) {
+                Some(Ok(ok)) => ok,
+                Some(Err(why)) => self.lost(&why),
+                None => unreachable!("a TCP route exists only with the TCP transport"),
+            },
+        }
+    }
+
+    /// The next frame from `src`, left in place until `pop_frame`; the
+    /// payload stays valid until then (the caller detaches its lifetime).
+    pub(super) fn peek_frame(&mut self, src: usize) -> Option<(FrameHeader, &[u8])> {
+        match self.route[src] {
+            Route::Shm(l) => self.seg.ring(l, self.seg.me).peek(),
+            Route::Tcp => self.tcp.as_mut()?.peek(src),
+        }
+    }
+
+    pub(super) fn pop_frame(&mut self, src: usize) {
+        match self.route[src] {
+            Route::Shm(l) => self.seg.ring(l, self.seg.me).pop(),
+            Route::Tcp => {
+                if let Some(t) = self.tcp.as_mut() {
+                    t.pop(src)
+                }
+            }
+        }
+    }
+
+    /// Bytes of a long message per pushed `Data` frame to `dst`.
+    pub(super) fn chunk_for(&self, dst: usize) -> usize {
+        match self.route[dst] {
+            Route::Shm(_) => self.seg.payload(),
+            Route::Tcp => crate::transport::tcp::DATA_CHUNK,
+        }
+    }
+
+    /// Whether `r` shares this host's segment (its memory is readable
+    /// by cross-memory attach, its mailbox is in our segment).
+    pub fn is_local(&self, r: usize) -> bool {
+        matches!(self.route[r], Route::Shm(_))
+    }
+
+    /// The index of world rank `r` in this host's segment.
+    pub(crate) fn local_index(&self, r: usize) -> usize {
+        match self.route[r] {
+            Route::Shm(l) => l,
+            Route::Tcp => unreachable!("rank {r} is not on this host"),
+        }
+    }
+
+    /// Whether every rank of `group` shares this host's segment.
+    pub fn all_local(&self, group: &crate::comm::Group) -> bool {
+        self.seg.nranks == self.size || (0..group.size()).all(|r| self.is_local(group.world_rank(r)))
+    }
+
+    /// Socket work: accept, write, read. Part of every progress call when
+    /// there are TCP peers.
+    pub(super) fn poll_tcp(&mut self) {
+        if let Some(Err(why)) = self.tcp.as_mut().map(|t| t.poll_io()) {
+            self.lost(&why);
+        }
+    }
+
+    /// Wait up to `timeout_us` for something to do; `quiet`: nothing of
+    /// ours waits to go out (else only the shm doorbell is worth sleeping
+    /// on, which the outgoing side rings too).
+    pub(super) fn sleep(&self, timeout_us: u64, quiet: bool, done: impl Fn() -> bool) {
+        let (seg, me) = (&self.seg, self.seg.me);
+        let rings_empty = || (0..seg.nranks).all(|s| seg.ring(s, me).is_empty());
+        match &self.tcp {
+            Some(t) => {
+                if quiet && !done() && rings_empty() && !t.holds_frames() {
+                    t.sleep(if seg.nranks > 1 { timeout_us.min(MIXED_SLEEP_US) } else { timeout_us });
+                }
+            }
+            None => seg.sleep(timeout_us, || quiet && !done() && rings_empty()),
+        }
+    }
+
+    /// A peer on another host is gone: end the job with one clear line.
+    /// The launcher, which saw the peer die, usually ends the job first
+    /// and names the rank that died: give it a moment to.
+    pub(super) fn lost(&self, why: &str) -> ! {
+        crate::runtime::report(&format!("oxmpi: rank {}: {why}; ending the job\n", self.rank));
+        std::thread::sleep(std::time::Duration::from_millis(LAUNCHER_GRACE_MS));
+        crate::runtime::abort_job(1, why)
+    }
+
+    /// At MPI_Finalize, once the last collective is done: tell TCP peers
+    /// we are going, so our connections closing is no failure.
+    pub fn goodbye(&mut self) {
+        if let Some(t) = self.tcp.as_mut() {
+            t.goodbye(std::time::Duration::from_secs(10));
+            if t.refused > 0 && crate::runtime::tunables::flag("OXMPI_DEBUG") {
+                crate::runtime::report(&format!(
+                    "oxmpi: rank {}: refused {} TCP connection(s) without the job's key\n",
+                    self.rank, t.refused
+                ));
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! Joining the transports at MPI_Init (DESIGN.md §5). Through the PMI
+//! store each rank tells where it runs; ranks of one host (same kernel
+//! boot and network namespace) share a segment the lowest of them
+//! creates; ranks on other hosts are reached over TCP, at the address
+//! each publishes. `OXMPI_TRANSPORT=tcp` puts every rank on a host of
+//! its own as far as transports go; `shm` refuses a job that spans hosts.
+
+use super::pmi::Pmi;
+use super::tunables;
+use crate::err;
+use crate::error::MpiResult;
+use crate::p2p::Route;
+use crate::transport::shm::{Geometry, Segment};
+use crate::transport::tcp::{addr, Tcp, KEY_BYTES};
+
+pub struct Wired {
+    pub seg: Segment,
+    pub route: Vec<Route>,
+    pub tcp: Option<Tcp>,
+    pub pids: Vec<i32>,
+    /// Per world rank: the lowest world rank on its host (its
+    /// MPI_COMM_TYPE_SHARED color).
+    pub host_of: Vec<usize>,
+    /// The segment's name (for OXMPI_DEBUG).
+    pub shm_name: String,
+}
+
+/// What tells hosts apart: two processes share memory and can read each
+/// other's when they run on one kernel (boot id) in one network
+/// namespace; `ip netns exec` makes separate hosts of one machine.
+fn host_id() -> String {
+    let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let netns = std::fs::read_link("/proc/self/ns/net").map(|p| p.display().to_string()).unwrap_or_default();
+    let id = format!("{}/{}/{}", super::hostname(), boot.trim(), netns);
+    id.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect()
+}
+
+fn new_key() -> [u8; KEY_BYTES] {
+    let mut k = [0u8; KEY_BYTES];
+    // SAFETY: getrandom writes at most k.len() bytes into k.
+    let n = unsafe { libc::getrandom(k.as_mut_ptr() as *mut libc::c_void, k.len(), 0) };
+    assert_eq!(n, KEY_BYTES as isize, "getrandom failed");
+    k
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<[u8; KEY_BYTES]> {
+    let mut k = [0u8; KEY_BYTES];
+    if s.len() != 2 * KEY_BYTES {
+        return None;
+    }
+    for (i, b) in k.iter_mut().enumerate() {
+        *b = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(k)
+}
+
+/// Publish what others need, then map the segment and open the sockets.
+/// `publish` adds the caller's own keys before the first barrier;
+/// `check` runs after it (rank 0's keys are readable then).
+pub fn wire_up(
+    pmi: &mut Pmi,
+    geometry: &Geometry,
+    publish: impl FnOnce(&mut Pmi) -> MpiResult<()>,
+    check: impl FnOnce(&mut Pmi) -> MpiResult<()>,
+) -> MpiResult<Wired> {
+    let (rank, size) = (pmi.rank, pmi.size);
+    let transport = tunables::value("OXMPI_TRANSPORT");
+    if !["auto", "shm", "tcp"].contains(&transport.as_str()) {
+        return err!(Arg, "OXMPI_TRANSPORT={transport} is not one of auto, shm, tcp");
+    }
+    pmi.put(&format!("host-{rank}"), &host_id())?;
+    pmi.put(&format!("pid-{rank}"), &std::process::id().to_string())?;
+    if rank == 0 && size > 1 {
+        pmi.put("tcp-key", &hex(&new_key()))?;
+    }
+    publish(pmi)?;
+    pmi.barrier()?;
+    check(pmi)?;
+
+    let hosts: Vec<String> = if size == 1 {
+        vec![host_id()]
+    } else {
+        (0..size).map(|r| pmi.get(&format!("host-{r}"))).collect::<MpiResult<_>>()?
+    };
+    let host_of: Vec<usize> = hosts.iter().map(|h| hosts.iter().position(|x| x == h).expect("listed")).collect();
+    let together = |r: usize| if transport == "tcp" { r == rank } else { host_of[r] == host_of[rank] };
+    if transport == "shm" && host_of.iter().any(|&h| h != 0) {
+        let far = (0..size).find(|&r| host_of[r] != 0).expect("found above");
+        return err!(
+            Arg,
+            "OXMPI_TRANSPORT=shm, but rank {far} runs on another host ({}) than rank 0 ({}); use auto or tcp",
+            hosts[far],
+            hosts[0]
+        );
+    }
+    let locals: Vec<usize> = (0..size).filter(|&r| together(r)).collect();
+    let me = locals.iter().position(|&r| r == rank).expect("a rank is on its own host");
+    let route: Vec<Route> =
+        (0..size).map(|r| locals.iter().position(|&l| l == r).map_or(Route::Tcp, Route::Shm)).collect();
+
+    // The lowest rank of each host creates the host's segment; the name is
+    // unique to the job and, under our mpiexec, carries its prefix so the
+    // launcher can sweep leftovers.
+    let prefix = std::env::var("OXMPI_SHM_PREFIX").unwrap_or_else(|_| format!("/oxmpi-{}", std::process::id()));
+    let leader = locals[0];
+    let name = format!("{prefix}-{}-{leader}", pmi.kvsname().replace('/', "_"));
+    let created = if me == 0 {
+        let s = Segment::create(&name, locals.len(), 0, geometry)?;
+        if locals.len() > 1 {
+            pmi.put(&format!("shm-{leader}"), &name)?;
+        }
+        Some(s)
+    } else {
+        None
+    };
+    let remote = locals.len() < size;
+    let mut tcp = None;
+    if remote {
+        let ip = addr::choose(&tunables::value("OXMPI_ADDR"), &tunables::value("OXMPI_IFACE"))?;
+        let Some(key) = unhex(&pmi.get("tcp-key")?) else {
+            return err!(Other, "PMI: the job's key is malformed");
+        };
+        let t = match Tcp::listen(rank, size, ip, key) {
+            Ok(t) => t,
+            Err(e) => return err!(Other, "cannot listen for TCP peers on {ip}: {e}"),
+        };
+        pmi.put(&format!("tcp-{rank}"), &t.address().to_string())?;
+        tcp = Some(t);
+    }
+    if size > 1 {
+        pmi.barrier()?;
+    }
+    let seg = match created {
+        Some(s) => s,
+        None => Segment::attach(&pmi.get(&format!("shm-{leader}"))?, me)?,
+    };
+    if let Some(t) = tcp.as_mut() {
+        for r in (0..size).filter(|&r| route[r] == Route::Tcp) {
+            let a = pmi.get(&format!("tcp-{r}"))?;
+            let Ok(at) = a.parse() else {
+                return err!(Other, "PMI: rank {r}'s TCP address {a} is malformed");
+            };
+            t.add_peer(r, at);
+        }
+    }
+    let mut pids = vec![0; size];
+    for &r in &locals {
+        pids[r] =
+            if r == rank { std::process::id() as i32 } else { pmi.get(&format!("pid-{r}"))?.parse().unwrap_or(0) };
+    }
+    // Everyone has mapped its segment: the names can go.
+    if size > 1 {
+        pmi.barrier()?;
+    }
+    if me == 0 {
+        Segment::unlink(&name);
+    }
+    Ok(Wired { seg, route, tcp, pids, host_of, shm_name: name })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn keys_survive_the_store() {
+        let k = super::new_key();
+        assert_eq!(super::unhex(&super::hex(&k)), Some(k));
+        assert_eq!(super::unhex("zz"), None);
+        assert!(!super::host_id().contains(' '));
+    }
+}
