@@ -41,6 +41,9 @@ setup:
 	$(PYTHON) -c 'import pympistandard' 2>/dev/null || $(PYTHON) -m pip install --quiet pympistandard
 	if ! command -v mpicc.mpich >/dev/null 2>&1 || [ ! -f /usr/include/x86_64-linux-gnu/mpich/mpi.h ]; then \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mpich libmpich-dev; fi
+	# ip (network namespaces as hosts) and pgrep for the launcher tests
+	if ! command -v ip >/dev/null 2>&1 || ! command -v pgrep >/dev/null 2>&1; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq iproute2 procps; fi
 
 demo: build
 	$(BUILD)/bin/mpicc -O2 -o $(BUILD)/ring examples/ring.c
@@ -69,6 +72,8 @@ c-tests: build
 	# every test again with the ranks joined by TCP instead of shared memory
 	$(PYTHON) tools/run_c_tests.py --build $(BUILD) --no-mpich --env OXMPI_TRANSPORT=tcp
 	$(PYTHON) tools/test_launcher.py $(BUILD)
+	# jobs on two hosts (network namespaces), strangers, launch by Hydra
+	$(PYTHON) tools/test_hosts.py $(BUILD)
 
 coverage: build
 	$(PYTHON) tools/coverage.py $(BUILD)/lib/$(SONAME) > docs/coverage.md

@@ -1,11 +1,14 @@
-//! mpiexec / mpirun: start the ranks of a job on this host, serve them
-//! PMI-1, forward stdio and signals, and end the whole job promptly when
-//! one rank fails, leaving no process and no shared-memory segment behind.
+//! mpiexec / mpirun: start the ranks of a job on this host and others,
+//! serve them PMI-1, forward stdio and signals, and end the whole job
+//! promptly when one rank fails, leaving no process and no shared-memory
+//! segment behind. Ranks on other hosts are started through a launcher
+//! command (`ssh host COMMAND` by default) and reach PMI over TCP.
 
+mod hosts;
 mod pmi_server;
 
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::io::{AsRawFd, IntoRawFd};
+use std::os::unix::io::IntoRawFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -20,14 +23,22 @@ pub enum Event {
 
 struct Options {
     n: usize,
+    hosts: Option<Vec<hosts::Host>>,
+    ppn: Option<usize>,
+    launcher: Vec<String>,
     label: bool,
     timeout: Option<u64>,
     env: Vec<(String, String)>,
     program: Vec<String>,
 }
 
-const USAGE: &str = "usage: mpiexec -n N [-l] [--timeout SECONDS] [-genv NAME VALUE]... program [args...]
+const USAGE: &str = "usage: mpiexec -n N [-hosts H1,H2:SLOTS | -f HOSTFILE] [-ppn N] [--launcher CMD] [-l]
+               [--timeout SECONDS] [-genv NAME VALUE]... program [args...]
   -n, -np N          number of ranks
+  -hosts LIST        hosts to run on, each with its slots (host:N, default 1)
+  -f, -hostfile F    the hosts from a file: one per line, host, host:N or host slots=N
+  -ppn N             ranks per host in each round (instead of the slots)
+  --launcher CMD     how to start a rank on another host: CMD HOST COMMAND (default ssh)
   -l                 prefix every output line with the rank that wrote it
   --timeout S        end the job if it runs longer than S seconds (also MPIEXEC_TIMEOUT)
   -env, -genv N V    set environment variable N to V in every rank
@@ -40,7 +51,16 @@ fn die(msg: &str) -> ! {
 
 fn parse_args() -> Options {
     let mut args = std::env::args().skip(1);
-    let mut o = Options { n: 1, label: false, timeout: None, env: Vec::new(), program: Vec::new() };
+    let mut o = Options {
+        n: 1,
+        hosts: None,
+        ppn: None,
+        launcher: vec!["ssh".into()],
+        label: false,
+        timeout: None,
+        env: Vec::new(),
+        program: Vec::new(),
+    };
     o.timeout = std::env::var("MPIEXEC_TIMEOUT").ok().and_then(|v| v.parse().ok());
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -50,6 +70,30 @@ fn parse_args() -> Options {
                     .and_then(|v| v.parse().ok())
                     .filter(|&n| n > 0)
                     .unwrap_or_else(|| die(&format!("{a} needs a positive number")))
+            }
+            "-hosts" | "--hosts" | "-host" | "--host" => {
+                let list = args.next().unwrap_or_else(|| die(&format!("{a} needs a host list")));
+                o.hosts = Some(hosts::parse_list(&list).unwrap_or_else(|e| die(&e)));
+            }
+            "-f" | "-hostfile" | "--hostfile" | "-machinefile" | "--machinefile" => {
+                let path = args.next().unwrap_or_else(|| die(&format!("{a} needs a file")));
+                let text = std::fs::read_to_string(&path).unwrap_or_else(|e| die(&format!("cannot read {path}: {e}")));
+                o.hosts = Some(hosts::parse_file(&text).unwrap_or_else(|e| die(&format!("{path}: {e}"))));
+            }
+            "-ppn" | "--ppn" | "-perhost" => {
+                o.ppn = Some(
+                    args.next()
+                        .and_then(|v| v.parse().ok())
+                        .filter(|&n| n > 0)
+                        .unwrap_or_else(|| die(&format!("{a} needs a positive number"))),
+                )
+            }
+            "--launcher" | "-launcher" => {
+                let l = args.next().unwrap_or_else(|| die(&format!("{a} needs a command")));
+                o.launcher = l.split_whitespace().map(String::from).collect();
+                if o.launcher.is_empty() {
+                    die(&format!("{a} needs a command"));
+                }
             }
             "-l" | "--label" | "-prepend-rank" => o.label = true,
             "--timeout" | "-timeout" => {
@@ -119,18 +163,48 @@ fn main() {
         unsafe { libc::signal(sig, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
     }
 
+    let me = mpi::runtime::hostname();
+    let placement = o.hosts.as_ref().map(|h| hosts::place(h, o.n, o.ppn));
+    let remote: Vec<bool> =
+        (0..o.n).map(|r| placement.as_ref().is_some_and(|p| !hosts::is_local(&p[r], &me))).collect();
+    // Ranks on other hosts reach PMI over TCP, at the address ranks would
+    // listen on (OXMPI_ADDR / OXMPI_IFACE apply).
+    let pmi_port = remote.contains(&true).then(|| {
+        let ip = mpi::transport::tcp::addr::choose(
+            &std::env::var("OXMPI_ADDR").unwrap_or_default(),
+            &std::env::var("OXMPI_IFACE").unwrap_or_default(),
+        )
+        .unwrap_or_else(|e| die(&e.to_string()));
+        let l = std::net::TcpListener::bind((ip, 0)).unwrap_or_else(|e| die(&format!("cannot listen on {ip}: {e}")));
+        let port = l.local_addr().expect("bound").to_string();
+        let (srv, remote, etx) = (server.clone(), remote.clone(), tx.clone());
+        std::thread::spawn(move || srv.serve_tcp(l, remote, etx));
+        port
+    });
+
     let mut children: Vec<Child> = Vec::with_capacity(o.n);
     let mut pids = Vec::with_capacity(o.n);
     for rank in 0..o.n {
         let (ours, theirs) = UnixStream::pair().unwrap_or_else(|e| die(&format!("socketpair: {e}")));
         let fd = theirs.into_raw_fd();
-        let mut cmd = Command::new(&o.program[0]);
-        cmd.args(&o.program[1..])
-            .env("PMI_FD", fd.to_string())
-            .env("PMI_RANK", rank.to_string())
-            .env("PMI_SIZE", o.n.to_string())
-            .env("OXMPI_SHM_PREFIX", &shm_prefix)
-            .envs(o.env.iter().map(|(k, v)| (k, v)));
+        let mut cmd;
+        if remote[rank] {
+            let mut extra: std::collections::BTreeMap<String, String> = o.env.iter().cloned().collect();
+            extra.insert("PMI_PORT".into(), pmi_port.clone().expect("listening for remote ranks"));
+            extra.insert("PMI_ID".into(), rank.to_string());
+            extra.insert("OXMPI_SHM_PREFIX".into(), shm_prefix.clone());
+            let host = &placement.as_ref().expect("remote ranks have hosts")[rank];
+            cmd = Command::new(&o.launcher[0]);
+            cmd.args(&o.launcher[1..]).arg(host).arg(hosts::remote_command(&o.program, &extra));
+        } else {
+            cmd = Command::new(&o.program[0]);
+            cmd.args(&o.program[1..])
+                .env("PMI_FD", fd.to_string())
+                .env("PMI_RANK", rank.to_string())
+                .env("PMI_SIZE", o.n.to_string())
+                .env("OXMPI_SHM_PREFIX", &shm_prefix)
+                .envs(o.env.iter().map(|(k, v)| (k, v)));
+        }
         if rank != 0 {
             cmd.stdin(Stdio::null());
         }
@@ -156,7 +230,8 @@ fn main() {
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
-                eprintln!("mpiexec: cannot start {}: {e}", o.program[0]);
+                let what = if remote[rank] { &o.launcher[0] } else { &o.program[0] };
+                eprintln!("mpiexec: cannot start {what}: {e}");
                 kill_all(&pids);
                 sweep_shm(&shm_prefix);
                 std::process::exit(127);
@@ -169,10 +244,11 @@ fn main() {
             forward_output(rank, child.stderr.take().unwrap(), true);
         }
         pids.push(child.id() as i32);
-        let srv = server.clone();
-        let etx = tx.clone();
-        let _ = ours.as_raw_fd();
-        std::thread::spawn(move || srv.serve(rank, ours, etx));
+        if !remote[rank] {
+            let (srv, etx) = (server.clone(), tx.clone());
+            let out = ours.try_clone().unwrap_or_else(|e| die(&format!("socket: {e}")));
+            std::thread::spawn(move || srv.serve(rank, BufReader::new(ours), out, etx));
+        }
         children.push(child);
     }
     for (rank, mut child) in children.into_iter().enumerate() {

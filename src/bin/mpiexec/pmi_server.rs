@@ -1,9 +1,11 @@
 //! The PMI-1 wire protocol, server side: one thread per rank answers its
-//! commands on the socket the rank inherited as PMI_FD.
+//! commands on the socket the rank inherited as PMI_FD, or (ranks on other
+//! hosts) on the TCP connection it opened to PMI_PORT, naming itself by
+//! PMI_ID first.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
+use std::net::TcpListener;
 use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -16,6 +18,8 @@ pub struct Store {
     generation: u64,
     pub initialized: Vec<bool>,
     pub finalized: Vec<bool>,
+    /// Ranks that connected over TCP (each may, once).
+    connected: Vec<bool>,
 }
 
 pub struct Server {
@@ -36,18 +40,48 @@ impl Server {
                 generation: 0,
                 initialized: vec![false; size],
                 finalized: vec![false; size],
+                connected: vec![false; size],
             }),
             barrier: Condvar::new(),
         })
     }
 
+    /// Answer the ranks in `remote` that connect to `listener`: each
+    /// names itself (`cmd=initack pmiid=N`), learns its rank and the job
+    /// size, then is served like a local rank. Anything else is closed.
+    pub fn serve_tcp(self: Arc<Self>, listener: TcpListener, remote: Vec<bool>, events: Sender<Event>) {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            let (srv, remote, events) = (self.clone(), remote.clone(), events.clone());
+            std::thread::spawn(move || {
+                let _ = stream.set_nodelay(true);
+                let Ok(mut out) = stream.try_clone() else { return };
+                let mut reader = BufReader::new(stream);
+                let mut first = String::new();
+                if reader.read_line(&mut first).is_err() {
+                    return;
+                }
+                let f = parse(&first);
+                let id = f.get("pmiid").and_then(|v| v.parse::<usize>().ok());
+                let Some(rank) =
+                    id.filter(|&r| f.get("cmd").map(String::as_str) == Some("initack") && remote.get(r) == Some(&true))
+                else {
+                    return;
+                };
+                if std::mem::replace(&mut srv.store.lock().unwrap().connected[rank], true) {
+                    return;
+                }
+                let hello = format!("cmd=initack\ncmd=set size={}\ncmd=set rank={rank}\ncmd=set debug=0\n", srv.size);
+                if out.write_all(hello.as_bytes()).is_ok() {
+                    srv.serve(rank, reader, out, events);
+                }
+            });
+        }
+    }
+
     /// Serve rank `rank` until it closes its end.
-    pub fn serve(self: Arc<Self>, rank: usize, stream: UnixStream, events: Sender<Event>) {
-        let mut out = match stream.try_clone() {
-            Ok(s) => s,
-            Err(_) => return,
-        };
-        for line in BufReader::new(stream).lines() {
+    pub fn serve(self: Arc<Self>, rank: usize, input: impl BufRead, mut out: impl Write, events: Sender<Event>) {
+        for line in input.lines() {
             let Ok(line) = line else { break };
             let f = parse(&line);
             let reply = match f.get("cmd").map(String::as_str) {

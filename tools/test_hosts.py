@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Checks of jobs that span hosts, and of launches by other process managers:
+
+- two network namespaces joined by a veth pair act as two hosts; our
+  mpiexec starts ranks in them through an ssh-like launcher
+  (`ip netns exec`), ranks of one namespace share memory and the two
+  talk TCP (also with OXMPI_TRANSPORT=tcp, and from a hostfile);
+- a rank dying on the other host (also mid-message) ends the job promptly,
+  leaving no process;
+- strangers connecting to a rank's port with garbage or a wrong key change
+  nothing in the running job, and are counted;
+- MPICH's mpiexec (Hydra) starts oxmpi programs, PMI_FD and PMI_PORT modes.
+
+Needs root for the namespaces (`ip netns`); without it those checks are
+reported as skipped. Ends with "N passed, M failed".
+"""
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+BIN = os.path.join(BUILD, "bin")
+TESTS = os.path.join(ROOT, "c-tests", "bin")
+HOSTS = ("oxh1", "oxh2")
+results = []
+
+
+def check(name, cond, detail=""):
+    results.append(cond)
+    print(f"{'ok  ' if cond else 'FAIL'} {name}{'' if cond else ': ' + detail[-3000:]}", flush=True)
+
+
+def run(args, timeout=120, **kw):
+    try:
+        return subprocess.run(args, capture_output=True, text=True, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired as e:
+        return subprocess.CompletedProcess(args, -1, e.stdout or "", f"hung for {timeout} s")
+
+
+def sh(cmd):
+    subprocess.run(cmd, shell=True, check=True, capture_output=True)
+
+
+def make_hosts():
+    """Two namespaces with a veth pair between them, 10.199.0.1 and .2."""
+    remove_hosts()
+    sh("ip netns add oxh1 && ip netns add oxh2")
+    sh("ip link add oxv1 netns oxh1 type veth peer name oxv2 netns oxh2")
+    sh("ip -n oxh1 addr add 10.199.0.1/24 dev oxv1 && ip -n oxh2 addr add 10.199.0.2/24 dev oxv2")
+    for ns, dev in (("oxh1", "oxv1"), ("oxh2", "oxv2")):
+        sh(f"ip -n {ns} link set lo up && ip -n {ns} link set {dev} up")
+
+
+def remove_hosts():
+    for ns in HOSTS:
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def leftovers(exe):
+    procs = subprocess.run(["pgrep", "-f", exe], capture_output=True, text=True).stdout.split()
+    shm = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
+    return procs, shm
+
+
+def host_checks(tmp):
+    launcher = os.path.join(tmp, "nsrun")
+    with open(launcher, "w") as f:
+        f.write('#!/bin/sh\n# like ssh: nsrun HOST COMMAND runs COMMAND with sh on HOST (a namespace)\n'
+                'ns=$1; shift\nexec ip netns exec "$ns" sh -c "$*"\n')
+    os.chmod(launcher, 0o755)
+    mpiexec = ["ip", "netns", "exec", "oxh1", os.path.join(BIN, "mpiexec"), "--launcher", launcher]
+    two = mpiexec + ["-hosts", "oxh1,oxh2", "-ppn", "2", "-n", "4"]
+
+    where = os.path.join(tmp, "where")
+    run([os.path.join(BIN, "mpicc"), "-o", where, os.path.join(ROOT, "c-tests", "hosts", "where.c")])
+    r = run(two + [where])
+    lines = sorted(r.stdout.splitlines())
+    nets = [l.split()[5] for l in lines if l.startswith("rank")]
+    check("ranks are placed two per host by -ppn 2",
+          len(nets) == 4 and nets[0] == nets[1] and nets[2] == nets[3] and nets[0] != nets[2], r.stdout + r.stderr)
+    check("MPI_COMM_TYPE_SHARED groups the ranks of each host", r.stdout.count("2 on this host") == 4, r.stdout)
+
+    hostfile = os.path.join(tmp, "hosts")
+    with open(hostfile, "w") as f:
+        f.write("# two hosts\noxh1:1\noxh2 slots=3\n")
+    r = run(mpiexec + ["-f", hostfile, "-n", "4", where])
+    per = sorted(l.split()[1] + ":" + l.split()[6] for l in r.stdout.splitlines() if l.startswith("rank"))
+    check("a hostfile's slots place 1 rank on the first host and 3 on the second",
+          per == ["0:1", "1:3", "2:3", "3:3"], r.stdout + r.stderr)
+
+    for t in ("sendrecv_basic", "sendrecv_long", "coll_basic", "coll_short", "coll_nonblocking", "intercomm", "probe"):
+        exe = os.path.join(TESTS, t)
+        for transport in ("auto", "tcp"):
+            env = dict(os.environ, OXMPI_TRANSPORT=transport)
+            r = run(two + [exe], env=env)
+            check(f"{t} on two hosts, 2 ranks each, OXMPI_TRANSPORT={transport}",
+                  r.returncode == 0 and "No Errors" in r.stdout, r.stdout + r.stderr)
+
+    env = dict(os.environ, OXMPI_TRANSPORT="shm")
+    r = run(two + [os.path.join(TESTS, "sendrecv_basic")], env=env)
+    check("OXMPI_TRANSPORT=shm refuses a job on two hosts",
+          r.returncode != 0 and "runs on another host" in r.stderr, r.stderr)
+
+    job = os.path.join(tmp, "tcp_job")
+    run([os.path.join(BIN, "mpicc"), "-o", job, os.path.join(ROOT, "c-tests", "hosts", "tcp_job.c")])
+    exe = os.path.join(TESTS, "fault_segv")
+    t0 = time.time()
+    r = run(two + [exe])
+    took = time.time() - t0
+    procs, shm = leftovers(exe)
+    check("a rank killed on one host ends the job on both, promptly",
+          r.returncode == 139 and "rank 1 was killed by signal 11" in r.stderr and took < 5, f"{r.returncode} {took:.1f}s {r.stderr}")
+    check("no process or segment is left after a failure across hosts", not procs and not shm, f"{procs} {shm}")
+
+    t0 = time.time()
+    r = run(two + [job, "vanish"])
+    took = time.time() - t0
+    procs, shm = leftovers(job)
+    check("a rank vanishing mid-message on the other host ends the job, promptly",
+          r.returncode != 0 and "rank 3 was killed by signal 9" in r.stderr and "went on" not in r.stdout and took < 5,
+          f"{r.returncode} {took:.1f}s {r.stdout} {r.stderr}")
+    check("no process or segment is left after the vanishing", not procs and not shm, f"{procs} {shm}")
+
+    # strangers knock on every rank's port while the job waits
+    go = os.path.join(tmp, "go")
+    env = dict(os.environ, OXMPI_DEBUG="1", OXMPI_TRANSPORT="tcp")
+    p = subprocess.Popen(two + [job, "wait", go], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ports, err = [], ""
+    deadline = time.time() + 30
+    while len(ports) < 4 and time.time() < deadline:
+        line = p.stderr.readline()
+        err += line
+        m = re.search(r"TCP on ([\d.]+):(\d+)", line)
+        if m:
+            ports.append((m.group(1), int(m.group(2))))
+    knocks = 0
+    for ip, port in ports:
+        ns = "oxh1" if ip.endswith(".1") else "oxh2"
+        # garbage, then a hello with the right magic and a wrong key
+        script = ("import socket,sys\n"
+                  f"for data in (b'GET / HTTP/1.0\\r\\n\\r\\n' + bytes(300), b'oxmpiTC1' + bytes(32) + bytes(4) + bytes(56)):\n"
+                  f"    s = socket.create_connection(('{ip}', {port})); s.sendall(data); s.close()\n")
+        rr = run(["ip", "netns", "exec", ns, sys.executable, "-c", script])
+        knocks += 2 if rr.returncode == 0 else 0
+    open(go, "w").close()
+    try:
+        out, rest = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, rest = p.communicate()
+    err += rest
+    refused = sum(int(n) for n in re.findall(r"refused (\d+) TCP connection", err))
+    check("strangers with garbage or a wrong key change nothing in the job",
+          len(ports) == 4 and knocks == 8 and p.returncode == 0 and "No Errors" in out, f"{ports} {knocks} {out} {err}")
+    check("every stranger's connection is closed and counted", refused == 8, err)
+
+
+def hydra_checks():
+    hydra = shutil.which("mpiexec.mpich")
+    if not hydra:
+        check("MPICH's mpiexec is installed (make setup)", False)
+        return
+    for t in ("sendrecv_long", "coll_basic", "comm_basic"):
+        exe = os.path.join(TESTS, t)
+        for mode in ([], ["-pmi-port"]):
+            for transport in ("auto", "tcp"):
+                env = dict(os.environ, OXMPI_TRANSPORT=transport)
+                r = run([hydra] + mode + ["-n", "3", exe], env=env)
+                check(f"Hydra starts {t} ({'PMI_PORT' if mode else 'PMI_FD'}, OXMPI_TRANSPORT={transport})",
+                      r.returncode == 0 and "No Errors" in r.stdout, r.stdout + r.stderr)
+    r = run([hydra, "-n", "2", os.path.join(TESTS, "fault_segv")])
+    check("under Hydra a crashing rank ends the job", r.returncode != 0, str(r.returncode))
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="oxmpi-hosts-")
+    hydra_checks()
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        print("skip two-host checks: they need root and ip (iproute2) for network namespaces")
+    else:
+        try:
+            make_hosts()
+            host_checks(tmp)
+        finally:
+            remove_hosts()
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{results.count(True)} passed, {results.count(False)} failed")
+    sys.exit(0 if all(results) else 1)
+
+
+if __name__ == "__main__":
+    main()
