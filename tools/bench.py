@@ -26,9 +26,17 @@ IMPLS = {
     "Open MPI": ("mpicc.openmpi", ["mpirun.openmpi", "--oversubscribe", "--bind-to", "none", "-n"]),
 }
 PROGRAMS = ["pingpong", "exchange", "allreduce_loop", "ddt", "coll"]
-# (program, ranks, quick): quick divides the iteration counts by 20
-RUNS = [("pingpong", 2, False), ("exchange", 2, False), ("allreduce_loop", 2, False), ("ddt", 2, False),
-        ("coll", 2, False), ("pingpong", 4, True), ("allreduce_loop", 4, True), ("coll", 4, True)]
+# (program, ranks, quick, tcp): quick divides the iteration counts by 20;
+# tcp forces each implementation onto its TCP path over loopback
+RUNS = [("pingpong", 2, False, False), ("exchange", 2, False, False), ("allreduce_loop", 2, False, False),
+        ("ddt", 2, False, False), ("coll", 2, False, False), ("pingpong", 4, True, False),
+        ("allreduce_loop", 4, True, False), ("coll", 4, True, False), ("pingpong", 2, True, True)]
+# How each one is forced onto TCP over loopback (environment, mpiexec options).
+TCP = {
+    "oxmpi": ({"OXMPI_TRANSPORT": "tcp", "OXMPI_IFACE": "lo"}, []),
+    "MPICH": ({"MPIR_CVAR_NOLOCAL": "1", "UCX_TLS": "tcp", "UCX_NET_DEVICES": "lo"}, []),
+    "Open MPI": ({}, ["--mca", "pml", "ob1", "--mca", "btl", "tcp,self", "--mca", "btl_tcp_if_include", "lo"]),
+}
 TIMEOUT = 300
 
 
@@ -40,10 +48,12 @@ def build():
             subprocess.run([cc, "-O2", "-o", os.path.join(d, p), os.path.join(BENCH, p + ".c")], check=True)
 
 
-def run(impl, prog, n, quick):
+def run(impl, prog, n, quick, tcp=False):
     exe = os.path.join(BENCH, "bin", impl.replace(" ", "_"), prog)
-    cmd = IMPLS[impl][1] + [str(n), exe] + (["quick"] if quick else [])
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    extra_env, extra_args = TCP[impl] if tcp else ({}, [])
+    launcher = IMPLS[impl][1]
+    cmd = launcher[:-1] + extra_args + launcher[-1:] + [str(n), exe] + (["quick"] if quick else [])
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **extra_env)
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
@@ -83,11 +93,11 @@ def main():
     build()
     best = {}
     for rnd in range(a.rounds):
-        for prog, n, quick in RUNS:
+        for prog, n, quick, tcp in RUNS:
             for impl in IMPLS:
-                res = run(impl, prog, n, quick)
-                key = (prog, n, impl)
-                print(f"round {rnd + 1}: {impl:9} {prog} -n {n}: {'failed or timed out' if res is None else 'ok'}", flush=True)
+                res = run(impl, prog, n, quick, tcp)
+                key = (prog, n, impl, tcp)
+                print(f"round {rnd + 1}: {impl:9} {prog} -n {n}{' tcp' if tcp else ''}: {'failed or timed out' if res is None else 'ok'}", flush=True)
                 if res is None:
                     best.setdefault(key, None)
                     continue
@@ -106,17 +116,23 @@ def main():
              "interleaved round by round; each figure is the best of the rounds. Times are",
              "microseconds (half round trip for ping-pong, one exchange, one allreduce);",
              "ratio = oxmpi / the better of MPICH and Open MPI (below 1: oxmpi is faster).", ""]
-    for prog, n, quick in RUNS:
+    for prog, n, quick, tcp in RUNS:
         title = {"pingpong": "Ping-pong (COMMS1)", "exchange": "Exchange (COMMS2)", "allreduce_loop": "Allreduce loop",
                  "ddt": "Derived datatypes: ping-pong (half round trip) and MPI_Pack of one item",
                  "coll": "Collectives (one call; Alltoall and Allgather sizes are one rank's block)"}[prog]
+        note = []
+        if tcp:
+            title += " over TCP on loopback"
+            note = ["Each one forced onto its TCP path: oxmpi `OXMPI_TRANSPORT=tcp OXMPI_IFACE=lo`; MPICH (ch4:ucx) "
+                    "`MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp UCX_NET_DEVICES=lo`; Open MPI "
+                    "`--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo`.", ""]
         over = " (oversubscribed: 4 ranks on 2 cores; ranks 2-3 wait in a barrier)" if n > os.cpu_count() and prog == "pingpong" else \
             " (oversubscribed: 4 ranks on 2 cores)" if n > os.cpu_count() else ""
-        lines += [f"## {title}, {n} ranks{over}", "",
+        lines += [f"## {title}, {n} ranks{over}", ""] + note + [
                   f"| {'case' if prog in ('ddt', 'coll') else 'size'} | oxmpi us | MPICH us | Open MPI us | ratio |", "|---|---|---|---|---|"]
-        sizes = sorted(set().union(*[set((best.get((prog, n, i)) or {}).keys()) for i in IMPLS]), key=lambda k: (isinstance(k, str), split_case(k) if isinstance(k, str) else ("", k)))
+        sizes = sorted(set().union(*[set((best.get((prog, n, i, tcp)) or {}).keys()) for i in IMPLS]), key=lambda k: (isinstance(k, str), split_case(k) if isinstance(k, str) else ("", k)))
         for s in sizes:
-            vals = {i: (best.get((prog, n, i)) or {}).get(s) for i in IMPLS}
+            vals = {i: (best.get((prog, n, i, tcp)) or {}).get(s) for i in IMPLS}
             peers = [v for i, v in vals.items() if i != "oxmpi" and v is not None]
             ratio = f"{vals['oxmpi'] / min(peers):.2f}" if vals["oxmpi"] and peers else "n/a"
             cells = [f"{v:.2f}" if v is not None else "timeout" for v in vals.values()]

@@ -9,7 +9,9 @@
   leaving no process;
 - strangers connecting to a rank's port with garbage or a wrong key change
   nothing in the running job, and are counted;
-- MPICH's mpiexec (Hydra) starts oxmpi programs, PMI_FD and PMI_PORT modes.
+- MPICH's mpiexec (Hydra) starts oxmpi programs, PMI_FD and PMI_PORT modes;
+- Slurm's `srun --mpi=pmi2` starts them (PMI-2), when a Slurm cluster
+  answers (tools/slurm_single_node.sh makes one on this machine).
 
 Needs root for the namespaces (`ip netns`); without it those checks are
 reported as skipped. Ends with "N passed, M failed".
@@ -178,9 +180,28 @@ def hydra_checks():
     check("under Hydra a crashing rank ends the job", r.returncode != 0, str(r.returncode))
 
 
+def slurm_checks():
+    if not shutil.which("srun") or run(["sinfo", "-h", "-o", "%T"], timeout=20).stdout.strip() not in ("idle", "mixed", "allocated"):
+        print("skip Slurm checks: no Slurm cluster answers (tools/slurm_single_node.sh makes one)")
+        return
+    srun = ["srun", "--mpi=pmi2", "-O"]
+    for t, n, transport in (("coll_basic", 2, "auto"), ("sendrecv_long", 4, "auto"), ("coll_nonblocking", 3, "tcp"),
+                            ("comm_basic", 3, "auto")):
+        env = dict(os.environ, OXMPI_TRANSPORT=transport)
+        r = run(srun + ["-n", str(n), os.path.join(TESTS, t)], env=env)
+        check(f"srun --mpi=pmi2 -n {n} starts {t} (OXMPI_TRANSPORT={transport})",
+              r.returncode == 0 and "No Errors" in r.stdout, r.stdout + r.stderr)
+    t0 = time.time()
+    r = run(srun + ["-n", "2", os.path.join(TESTS, "fault_segv")])
+    took = time.time() - t0
+    check("under Slurm (which leaves the other tasks running) a crashed rank's peers end the job, promptly",
+          r.returncode != 0 and "ended before MPI_Finalize" in r.stderr and took < 10, f"{r.returncode} {took:.1f}s {r.stderr}")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="oxmpi-hosts-")
     hydra_checks()
+    slurm_checks()
     if os.geteuid() != 0 or not shutil.which("ip"):
         print("skip two-host checks: they need root and ip (iproute2) for network namespaces")
     else:

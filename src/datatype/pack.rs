@@ -138,6 +138,11 @@ fn for_range(ty: &TypeInfo, from: usize, n: usize, mut f: impl FnMut(isize, usiz
     if ty.size == 0 || n == 0 {
         return;
     }
+    if let Some(offset) = gapless(ty) {
+        // items follow each other without gaps: one piece
+        f(offset + from as isize, 0, n);
+        return;
+    }
     let mut item = from / ty.size;
     let mut within = from % ty.size;
     let mut done = 0;
@@ -212,6 +217,15 @@ pub unsafe fn unpack_range(ty: &TypeInfo, src: &[u8], from: usize, dst: *mut u8)
     let inp = src.as_ptr();
     // SAFETY: each piece lies in a writable item (caller) and in `src`.
     for_range(ty, from, src.len(), |mem, rel, len| unsafe { copy(inp.add(rel), dst.wrapping_offset(mem), len) });
+}
+
+/// Where the data of any number of items starts, relative to the buffer,
+/// when it is one gapless run (contiguous items whose extent is their size).
+pub fn gapless(ty: &TypeInfo) -> Option<isize> {
+    match ty.class {
+        Class::Contiguous { offset } if ty.extent == ty.size as isize => Some(offset),
+        _ => None,
+    }
 }
 
 /// Whether a long message into this layout is better moved by the

@@ -79,6 +79,8 @@ pub struct Engine {
     mailbox_published: u64,
     /// Per world rank: the slot of its mailbox read last.
     mailbox_seen: Vec<usize>,
+    /// When a waiting rank last checked that its peers on this host live.
+    last_roll_call: std::cell::Cell<std::time::Instant>,
 }
 
 pub struct Config {
@@ -132,6 +134,7 @@ impl Engine {
             mailbox_reads: [0; mailbox::MAILBOX_SLOTS],
             mailbox_published: 0,
             mailbox_seen: vec![mailbox::MAILBOX_SLOTS - 1; size],
+            last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
         }
     }
 
@@ -580,6 +583,14 @@ impl Engine {
         // RAT: the sender pushes through the ring; pieces are unpacked
         // straight into place as they arrive.
         r.state = RecvState::Receiving { got: 0, len };
+        if let (Some(t), Some(offset)) = (self.tcp.as_mut(), pack::gapless(&r.ty)) {
+            if self.route[env.src] == Route::Tcp {
+                // SAFETY: the receive buffer stays writable over its
+                // capacity until the receive completes (irecv's contract),
+                // when accept_data forgets it.
+                unsafe { t.expect(env.src, id as u64, (r.buf as isize + offset) as *mut u8, r.capacity()) };
+            }
+        }
         let cts = FrameHeader { kind: FrameKind::Cts as u32, src: me, a: sreq, b: id as u64, ..Default::default() };
         self.send_control(env.src, cts);
     }

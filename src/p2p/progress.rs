@@ -167,17 +167,22 @@ impl Engine {
         };
         let off = h.b as usize;
         let cap = r.capacity();
-        if off < cap {
+        let landed = h.flags & crate::transport::tcp::FLAG_LANDED != 0;
+        let payload_len = if landed { h.frag_len as usize } else { payload.len() };
+        if off < cap && !landed {
             // Bytes past the receive buffer (a truncated message) are dropped.
             let n = payload.len().min(cap - off);
             // SAFETY: the receive buffer's items are writable over `cap`
             // bytes of stream and off + n <= cap.
             unsafe { pack::unpack_range(&r.ty, &payload[..n], off, r.buf as *mut u8) };
         }
-        let got = got + payload.len();
+        let got = got + payload_len;
         if got < len {
             r.state = RecvState::Receiving { got, len };
             return;
+        }
+        if let Some(t) = self.tcp.as_mut() {
+            t.forget(h.src as usize, h.a);
         }
         let env = Envelope {
             ctx: r.ctx,
@@ -220,7 +225,11 @@ impl Engine {
             }
             // Pieces of an eighth of the message (at least 1 KiB) let the
             // two sides copy at the same time even for medium messages.
-            let chunk = self.chunk_for(dst).min((len / 8).max(1024).next_multiple_of(64));
+            let chunk = if self.is_local(dst) {
+                self.chunk_for(dst).min((len / 8).max(1024).next_multiple_of(64))
+            } else {
+                self.chunk_for(dst)
+            };
             while sent < len {
                 let n = chunk.min(len - sent);
                 let h = FrameHeader {
@@ -231,15 +240,17 @@ impl Engine {
                     frag_len: n as u32,
                     ..Default::default()
                 };
-                // SAFETY: the user's buffer stays readable until this send
-                // completes; contiguous data is `len` bytes at `addr`.
-                let fill = |b: &mut [u8]| unsafe {
-                    match &layout {
-                        Some(t) => pack::pack_range(t, addr as *const u8, sent, b),
-                        None => std::ptr::copy_nonoverlapping((addr + sent) as *const u8, b.as_mut_ptr(), b.len()),
+                let pushed = match &layout {
+                    // SAFETY: the user's buffer stays readable until this
+                    // send completes.
+                    Some(t) => {
+                        self.try_push(dst, &h, n, |b| unsafe { pack::pack_range(t, addr as *const u8, sent, b) })
                     }
+                    // SAFETY: as above; contiguous data is `len` bytes at `addr`.
+                    None => self
+                        .try_push_bytes(dst, &h, unsafe { std::slice::from_raw_parts((addr + sent) as *const u8, n) }),
                 };
-                if !self.try_push(dst, &h, n, fill) {
+                if !pushed {
                     break;
                 }
                 sent += n;

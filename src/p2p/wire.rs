@@ -5,6 +5,7 @@
 
 use super::Engine;
 use crate::transport::FrameHeader;
+use std::sync::atomic::Ordering;
 
 /// How a world rank is reached.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,6 +18,9 @@ pub enum Route {
 /// A sleeping rank with peers on both transports wakes this often to look
 /// at the rings (their doorbells cannot wake a wait on sockets).
 const MIXED_SLEEP_US: u64 = 100;
+
+/// How often a waiting rank checks that its peers on this host live.
+const ROLL_CALL_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// How long a rank that lost a peer waits for the launcher to end the job.
 const LAUNCHER_GRACE_MS: u64 = 500;
@@ -39,6 +43,18 @@ impl Engine {
                 Some(Err(why)) => self.lost(&why),
                 None => unreachable!("a TCP route exists only with the TCP transport"),
             },
+        }
+    }
+
+    /// As `try_push` for a payload already in memory (over TCP written
+    /// from there without a copy when the socket takes it).
+    pub(super) fn try_push_bytes(&mut self, dst: usize, h: &FrameHeader, data: &[u8]) -> bool {
+        match (self.route[dst], self.tcp.as_mut()) {
+            (Route::Tcp, Some(t)) => match t.push_bytes(dst, h, data) {
+                Ok(ok) => ok,
+                Err(why) => self.lost(&why),
+            },
+            _ => self.try_push(dst, h, data.len(), |b| b.copy_from_slice(data)),
         }
     }
 
@@ -101,6 +117,7 @@ impl Engine {
     /// ours waits to go out (else only the shm doorbell is worth sleeping
     /// on, which the outgoing side rings too).
     pub(super) fn sleep(&self, timeout_us: u64, quiet: bool, done: impl Fn() -> bool) {
+        self.roll_call();
         let (seg, me) = (&self.seg, self.seg.me);
         let rings_empty = || (0..seg.nranks).all(|s| seg.ring(s, me).is_empty());
         match &self.tcp {
@@ -113,7 +130,30 @@ impl Engine {
         }
     }
 
-    /// A peer on another host is gone: end the job with one clear line.
+    /// Now and then while waiting: a peer on this host whose process is
+    /// gone before MPI_Finalize ends the job (whatever started it: a
+    /// launcher that leaves the others running, such as Slurm's default,
+    /// would let them wait forever). Peers over TCP are watched by their
+    /// connections.
+    fn roll_call(&self) {
+        if self.last_roll_call.get().elapsed() < ROLL_CALL_EVERY {
+            return;
+        }
+        self.last_roll_call.set(std::time::Instant::now());
+        for r in 0..self.size {
+            let (Route::Shm(l), pid) = (self.route[r], self.pids[r]) else { continue };
+            if r == self.rank || pid <= 0 || self.seg.doorbell(l).finalizing.load(Ordering::Acquire) != 0 {
+                continue;
+            }
+            // SAFETY: signal 0 only asks whether the process exists.
+            if unsafe { libc::kill(pid, 0) } != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH)
+            {
+                self.lost(&format!("rank {r} (process {pid}) on this host ended before MPI_Finalize"));
+            }
+        }
+    }
+
+    /// A peer is gone: end the job with one clear line.
     /// The launcher, which saw the peer die, usually ends the job first
     /// and names the rank that died: give it a moment to.
     pub(super) fn lost(&self, why: &str) -> ! {
@@ -125,6 +165,7 @@ impl Engine {
     /// At MPI_Finalize, once the last collective is done: tell TCP peers
     /// we are going, so our connections closing is no failure.
     pub fn goodbye(&mut self) {
+        self.seg.doorbell(self.seg.me).finalizing.store(1, Ordering::Release);
         if let Some(t) = self.tcp.as_mut() {
             t.goodbye(std::time::Duration::from_secs(10));
             if t.refused > 0 && crate::runtime::tunables::flag("OXMPI_DEBUG") {

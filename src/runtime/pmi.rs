@@ -3,8 +3,10 @@
 //! key-value store. The launcher hands over a connected socket in `PMI_FD`
 //! (our mpiexec, MPICH's Hydra), or names a TCP port to connect to in
 //! `PMI_PORT` with our id in `PMI_ID` (Hydra's `-pmi-port`, our mpiexec's
-//! ranks on other hosts). Without a launcher the process is a one-rank
-//! world with a private store.
+//! ranks on other hosts). Under Slurm's `srun --mpi=pmi2` (which sets
+//! PMI_JOBID) the same store is reached through the PMI-2 wire protocol:
+//! commands as `cmd=NAME;key=value;...;` behind a 6-character length.
+//! Without a launcher the process is a one-rank world with a private store.
 
 use crate::err;
 use crate::error::{MpiError, MpiResult};
@@ -18,6 +20,8 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 /// The launcher's socket, for `abort_unlocked`.
 static WIRE_FD: AtomicI32 = AtomicI32::new(-1);
+/// It speaks PMI-2.
+static WIRE_V2: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 pub struct Pmi {
     pub rank: usize,
@@ -30,6 +34,8 @@ pub struct Pmi {
 struct Wire {
     reader: BufReader<Box<dyn Read + Send>>,
     writer: Box<dyn Write + Send>,
+    /// PMI-2 framing (else PMI-1 lines).
+    v2: bool,
 }
 
 impl Wire {
@@ -42,6 +48,27 @@ impl Wire {
     fn call(&mut self, line: &str) -> MpiResult<HashMap<String, String>> {
         self.send(line)?;
         self.receive()
+    }
+
+    /// Send command `cmd` with `args` in the wire's framing; the reply.
+    fn request(&mut self, cmd: &str, args: &[(&str, &str)]) -> MpiResult<HashMap<String, String>> {
+        if !self.v2 {
+            let mut line = format!("cmd={cmd}");
+            for (k, v) in args {
+                line += &format!(" {k}={v}");
+            }
+            return self.call(&(line + "\n"));
+        }
+        self.send(&v2_command(cmd, args))?;
+        let mut len = [0u8; 6];
+        let lost = |_: std::io::Error| {
+            MpiError::new(crate::error::ErrorClass::Other, "PMI: the launcher closed the connection".to_string())
+        };
+        self.reader.read_exact(&mut len).map_err(lost)?;
+        let n: usize = String::from_utf8_lossy(&len).trim().parse().unwrap_or(0);
+        let mut body = vec![0u8; n];
+        self.reader.read_exact(&mut body).map_err(lost)?;
+        Ok(parse_v2(&String::from_utf8_lossy(&body)))
     }
 
     fn receive(&mut self) -> MpiResult<HashMap<String, String>> {
@@ -59,6 +86,37 @@ pub fn parse(line: &str) -> HashMap<String, String> {
     line.split_whitespace().filter_map(|w| w.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect()
 }
 
+/// A PMI-2 command: its length in 6 characters, then
+/// `cmd=NAME;k=v;...;` (a `;` in a value doubled).
+fn v2_command(cmd: &str, args: &[(&str, &str)]) -> String {
+    let mut body = format!("cmd={cmd};");
+    for (k, v) in args {
+        body += &format!("{k}={};", v.replace(';', ";;"));
+    }
+    format!("{:<6}{body}", body.len())
+}
+
+/// `cmd=kvs-get-response;rc=0;found=TRUE;value=x;` -> its fields.
+fn parse_v2(body: &str) -> HashMap<String, String> {
+    let mut out = HashMap::new();
+    let mut field = String::new();
+    let mut chars = body.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == ';' && chars.peek() == Some(&';') {
+            chars.next();
+            field.push(';');
+        } else if c == ';' {
+            if let Some((k, v)) = field.split_once('=') {
+                out.insert(k.to_string(), v.to_string());
+            }
+            field.clear();
+        } else {
+            field.push(c);
+        }
+    }
+    out
+}
+
 impl Pmi {
     pub fn connect() -> MpiResult<Pmi> {
         let bad = |what: String| MpiError::new(crate::error::ErrorClass::Other, what);
@@ -68,14 +126,14 @@ impl Pmi {
             // alone; we take ownership of it once, here.
             let stream = unsafe { UnixStream::from_raw_fd(fd) };
             let writer = stream.try_clone().map_err(|e| bad(format!("PMI: {e}")))?;
-            (Wire { reader: BufReader::new(Box::new(stream)), writer: Box::new(writer) }, fd)
+            (Wire { reader: BufReader::new(Box::new(stream)), writer: Box::new(writer), v2: false }, fd)
         } else if let Ok(port) = std::env::var("PMI_PORT") {
             let stream =
                 TcpStream::connect(&port).map_err(|e| bad(format!("PMI: cannot reach PMI_PORT={port}: {e}")))?;
             let _ = stream.set_nodelay(true);
             let fd = stream.as_raw_fd();
             let writer = stream.try_clone().map_err(|e| bad(format!("PMI: {e}")))?;
-            (Wire { reader: BufReader::new(Box::new(stream)), writer: Box::new(writer) }, fd)
+            (Wire { reader: BufReader::new(Box::new(stream)), writer: Box::new(writer), v2: false }, fd)
         } else {
             return Ok(Pmi { rank: 0, size: 1, wire: None, local: HashMap::new(), kvsname: "singleton".into() });
         };
@@ -98,14 +156,34 @@ impl Pmi {
                 size = r.get("size").cloned().or(size);
             }
         }
-        let r = wire.call("cmd=init pmi_version=1 pmi_subversion=1\n")?;
+        let v2 = std::env::var("PMI_JOBID").is_ok();
+        let r = wire.call(if v2 {
+            "cmd=init pmi_version=2 pmi_subversion=0\n"
+        } else {
+            "cmd=init pmi_version=1 pmi_subversion=1\n"
+        })?;
         if r.get("rc").map(String::as_str) != Some("0") {
             return err!(Other, "PMI: the launcher refused init ({r:?})");
         }
+        let kvsname = if v2 {
+            if r.get("pmi_version").map(String::as_str) != Some("2") {
+                return err!(Other, "PMI: PMI_JOBID is set but the launcher does not speak PMI-2 ({r:?})");
+            }
+            wire.v2 = true;
+            WIRE_V2.store(true, Ordering::Relaxed);
+            let jobid = std::env::var("PMI_JOBID").unwrap_or_default();
+            let me = rank.clone().unwrap_or_default();
+            let r = wire.request("fullinit", &[("pmijobid", &jobid), ("pmirank", &me), ("threaded", "FALSE")])?;
+            if r.get("rc").map(String::as_str) != Some("0") {
+                return err!(Other, "PMI: the launcher refused fullinit ({r:?})");
+            }
+            (rank, size) = (r.get("rank").cloned().or(rank), r.get("size").cloned().or(size));
+            wire.request("job-getid", &[])?.get("jobid").cloned().unwrap_or(jobid)
+        } else {
+            wire.call("cmd=get_my_kvsname\n")?.get("kvsname").cloned().unwrap_or_default()
+        };
         let rank = number("rank", rank)?;
         let size = number("size", size)?;
-        let r = wire.call("cmd=get_my_kvsname\n")?;
-        let kvsname = r.get("kvsname").cloned().unwrap_or_default();
         Ok(Pmi { rank, size, wire: Some(wire), local: HashMap::new(), kvsname })
     }
 
@@ -120,7 +198,11 @@ impl Pmi {
                 Ok(())
             }
             Some(w) => {
-                let r = w.call(&format!("cmd=put kvsname={} key={key} value={value}\n", self.kvsname))?;
+                let r = if w.v2 {
+                    w.request("kvs-put", &[("key", key), ("value", value)])?
+                } else {
+                    w.request("put", &[("kvsname", &self.kvsname), ("key", key), ("value", value)])?
+                };
                 if r.get("rc").map(String::as_str) != Some("0") {
                     return err!(Other, "PMI: put {key} refused");
                 }
@@ -137,9 +219,14 @@ impl Pmi {
                 .cloned()
                 .ok_or_else(|| MpiError::new(crate::error::ErrorClass::Other, format!("PMI: no key {key}"))),
             Some(w) => {
-                let r = w.call(&format!("cmd=get kvsname={} key={key}\n", self.kvsname))?;
+                let r = if w.v2 {
+                    w.request("kvs-get", &[("jobid", &self.kvsname), ("srcid", "-1"), ("key", key)])?
+                } else {
+                    w.request("get", &[("kvsname", &self.kvsname), ("key", key)])?
+                };
+                let found = !w.v2 || r.get("found").map(String::as_str) == Some("TRUE");
                 match (r.get("rc").map(String::as_str), r.get("value")) {
-                    (Some("0"), Some(v)) => Ok(v.clone()),
+                    (Some("0"), Some(v)) if found => Ok(v.clone()),
                     _ => err!(Other, "PMI: no key {key} in the job's store"),
                 }
             }
@@ -150,8 +237,10 @@ impl Pmi {
         match &mut self.wire {
             None => Ok(()),
             Some(w) => {
-                let r = w.call("cmd=barrier_in\n")?;
-                if r.get("cmd").map(String::as_str) != Some("barrier_out") {
+                let (cmd, answer) =
+                    if w.v2 { ("kvs-fence", "kvs-fence-response") } else { ("barrier_in", "barrier_out") };
+                let r = w.request(cmd, &[])?;
+                if r.get("cmd").map(String::as_str) != Some(answer) {
                     return err!(Other, "PMI: unexpected reply to barrier: {r:?}");
                 }
                 Ok(())
@@ -161,7 +250,7 @@ impl Pmi {
 
     pub fn finalize(&mut self) {
         if let Some(w) = &mut self.wire {
-            let _ = w.call("cmd=finalize\n");
+            let _ = w.request("finalize", &[]);
         }
     }
 
@@ -175,11 +264,11 @@ impl Pmi {
 
 /// PMI values are single words: spaces and '%' are percent-encoded.
 pub fn encode(s: &str) -> String {
-    s.replace('%', "%25").replace(' ', "%20").replace('\n', "%0A")
+    s.replace('%', "%25").replace(' ', "%20").replace('\n', "%0A").replace(';', "%3B")
 }
 
 pub fn decode(s: &str) -> String {
-    s.replace("%20", " ").replace("%0A", "\n").replace("%25", "%")
+    s.replace("%20", " ").replace("%0A", "\n").replace("%3B", ";").replace("%25", "%")
 }
 
 fn number(what: &str, v: Option<String>) -> MpiResult<usize> {
@@ -202,6 +291,10 @@ pub fn abort_unlocked(code: i32, msg: &str) {
 
 fn abort_line(code: i32, msg: &str) -> String {
     let msg: String = msg.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect();
+    if WIRE_V2.load(Ordering::Relaxed) {
+        let code = code.to_string();
+        return v2_command("abort", &[("isworld", "TRUE"), ("msg", &msg), ("exitcode", &code)]);
+    }
     format!("cmd=abort exitcode={code} message={msg}\n")
 }
 
@@ -213,8 +306,16 @@ mod tests {
         assert_eq!(r["cmd"], "get_result");
         assert_eq!(r["rc"], "0");
         assert_eq!(r["value"], "abc=d");
-        let m = "MPI_Send: 50% of rank 3";
+        let m = "MPI_Send: 50% of rank 3; then";
         assert_eq!(super::decode(&super::encode(m)), m);
-        assert!(!super::encode(m).contains(' '));
+        assert!(!super::encode(m).contains(' ') && !super::encode(m).contains(';'));
+    }
+
+    #[test]
+    fn pmi2_commands_frame_and_parse() {
+        let c = super::v2_command("kvs-put", &[("key", "a"), ("value", "x;y")]);
+        assert_eq!(c, "29    cmd=kvs-put;key=a;value=x;;y;");
+        let r = super::parse_v2(&c[6..]);
+        assert_eq!((r["cmd"].as_str(), r["key"].as_str(), r["value"].as_str()), ("kvs-put", "a", "x;y"));
     }
 }

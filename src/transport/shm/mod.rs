@@ -32,6 +32,8 @@ struct SegHeader {
 pub struct Doorbell {
     pub bell: AtomicU32,
     pub sleeping: AtomicU32,
+    /// The rank is in MPI_Finalize: its process may end.
+    pub finalizing: AtomicU32,
 }
 
 pub struct Segment {

@@ -9,11 +9,14 @@
 //! is closed and counted (`refused`). Frames then travel as on the rings:
 //! a `FrameHeader`, then `frag_len` payload bytes.
 //!
-//! One connection per pair carries both directions: a rank sends on the
-//! first connection it has with the peer (opened by either side), and
-//! never changes it, so frames between a pair keep their order. Two ranks
-//! that open at the same moment keep both connections, each sending on
-//! its own.
+//! One connection per pair carries both directions (so the answer to a
+//! message carries the acknowledgement of its bytes). The side that
+//! accepts a connection answers the hello with a welcome, and the side
+//! that opened it sends no frame before the welcome arrives. When two
+//! ranks open connections to each other at the same moment, the one the
+//! lower rank opened wins: the higher rank welcomes it and moves the
+//! frames it had queued on its own (none of which went out) there; the
+//! lower rank closes the other.
 //!
 //! Sockets are nonblocking: frames queue in a connection's outgoing
 //! buffer and go out as the socket takes them; `poll_io` (from the
@@ -33,6 +36,8 @@ use std::time::Duration;
 pub const KEY_BYTES: usize = 32;
 const MAGIC: &[u8; 8] = b"oxmpiTC1";
 const HELLO_BYTES: usize = MAGIC.len() + KEY_BYTES + 4;
+/// The acceptor's answer to a good hello.
+const WELCOME: &[u8; 8] = b"oxmpiOK1";
 /// A connection holding this many unconsumed bytes is not read further:
 /// its sender then waits on TCP's window (back-pressure, as a full ring).
 const IN_CAP: usize = 8 << 20;
@@ -40,14 +45,26 @@ const IN_CAP: usize = 8 << 20;
 /// takes no new frames for now (the caller keeps them, as for a full ring).
 const OUT_CAP: usize = 8 << 20;
 /// Bytes of a long message per `Data` frame.
-pub const DATA_CHUNK: usize = 256 << 10;
+pub const DATA_CHUNK: usize = 1024 << 10;
 /// Connections that have not said hello yet, at most; beyond, the oldest
 /// goes.
 const MAX_PENDING: usize = 64;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// Where a connection stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Link {
+    /// We accepted it and wait for the hello.
+    Hello,
+    /// We opened it and wait for the welcome (frames queue, unsent).
+    Welcome,
+    /// Frames flow both ways.
+    Open,
+}
+
 struct Conn {
     stream: TcpStream,
+    link: Link,
     /// The world rank at the other end: known to the side that connected,
     /// proved by the hello to the side that accepted.
     peer: Option<usize>,
@@ -60,11 +77,32 @@ struct Conn {
     sent: usize,
     /// The other end closed (or the connection broke).
     eof: bool,
+    /// epoll says there is something to read.
+    readable: bool,
+    /// epoll watches it (else it is read at every poll).
+    watched: bool,
+    /// The payload being read into place, then the frame it completes.
+    landing: Option<Landing>,
+    landed: Option<FrameHeader>,
 }
 
 impl Conn {
     fn new(stream: TcpStream, peer: Option<usize>) -> Conn {
-        Conn { stream, peer, inbuf: vec![0; 64 << 10], start: 0, end: 0, out: Vec::new(), sent: 0, eof: false }
+        Conn {
+            stream,
+            link: if peer.is_some() { Link::Welcome } else { Link::Hello },
+            peer,
+            inbuf: vec![0; 64 << 10],
+            start: 0,
+            end: 0,
+            out: Vec::new(),
+            sent: 0,
+            eof: false,
+            readable: true,
+            watched: false,
+            landing: None,
+            landed: None,
+        }
     }
 
     fn unsent(&self) -> usize {
@@ -89,9 +127,38 @@ impl Conn {
         Ok(())
     }
 
-    /// Read what the socket has now (up to IN_CAP unconsumed).
-    fn fill(&mut self) -> std::io::Result<()> {
-        while !self.eof && self.end - self.start < IN_CAP {
+    /// Read what the socket has now (up to IN_CAP unconsumed). A `Data`
+    /// frame for a receive in `landings` reaching the head has the rest of
+    /// its payload read straight into place.
+    fn fill(&mut self, landings: &Landings) -> std::io::Result<()> {
+        loop {
+            if let Some(l) = self.landing.as_mut() {
+                // SAFETY: `expect`'s caller keeps the buffer writable over
+                // `left` bytes from `at` until the receive completes.
+                let room = unsafe { std::slice::from_raw_parts_mut(l.at as *mut u8, l.left) };
+                match self.stream.read(room) {
+                    Ok(0) => self.eof = true,
+                    Ok(n) => {
+                        (l.at, l.left) = (l.at + n, l.left - n);
+                        if l.left == 0 {
+                            let mut h = self.landing.take().expect("landing").header;
+                            h.flags |= FLAG_LANDED;
+                            self.landed = Some(h);
+                        }
+                        continue;
+                    }
+                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(e) => return Err(e),
+                }
+                return Ok(());
+            }
+            if self.landed.is_none() && self.land(landings) {
+                continue;
+            }
+            if self.eof || self.end - self.start >= IN_CAP {
+                break;
+            }
             if self.end == self.inbuf.len() {
                 if self.start > 0 {
                     self.inbuf.copy_within(self.start..self.end, 0);
@@ -101,9 +168,17 @@ impl Conn {
                     self.inbuf.resize(self.inbuf.len() * 2, 0);
                 }
             }
+            let room = self.inbuf.len() - self.end;
             match self.stream.read(&mut self.inbuf[self.end..]) {
                 Ok(0) => self.eof = true,
-                Ok(n) => self.end += n,
+                Ok(n) => {
+                    self.end += n;
+                    if n < room && self.landed.is_some() || n < room && !self.may_land(landings) {
+                        // the socket had less than we asked for: it is
+                        // empty now (no second call to hear so)
+                        break;
+                    }
+                }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
@@ -113,6 +188,42 @@ impl Conn {
             (self.start, self.end) = (0, 0);
         }
         Ok(())
+    }
+
+    /// The head frame, if it is a `Data` frame for a receive of `landings`
+    /// that fits and has not all arrived: (where its payload goes, its size).
+    fn landing_spot(&self, landings: &Landings) -> Option<(FrameHeader, usize)> {
+        let have = &self.inbuf[self.start..self.end];
+        if have.len() < HEADER_BYTES {
+            return None;
+        }
+        // SAFETY: as in `frame`.
+        let h = unsafe { std::ptr::read_unaligned(have.as_ptr() as *const FrameHeader) };
+        let (off, n) = (h.b as usize, h.frag_len as usize);
+        if h.kind != FrameKind::Data as u32 || have.len() >= HEADER_BYTES + n {
+            return None;
+        }
+        let &(base, cap) = landings.get(&(self.peer?, h.a))?;
+        (off + n <= cap).then_some((h, base + off))
+    }
+
+    /// Whether the head frame would land once its header is whole.
+    fn may_land(&self, landings: &Landings) -> bool {
+        !landings.is_empty() && self.end - self.start < HEADER_BYTES && self.end > self.start
+    }
+
+    /// Start landing the head frame (see `landing_spot`): what of its
+    /// payload was read goes into place now, the rest as it comes.
+    fn land(&mut self, landings: &Landings) -> bool {
+        let Some((h, at)) = self.landing_spot(landings) else { return false };
+        let got = self.end - self.start - HEADER_BYTES;
+        // SAFETY: the registered buffer holds the whole payload from `at`
+        // (checked by landing_spot) and got < its size.
+        unsafe { std::ptr::copy_nonoverlapping(self.inbuf[self.start + HEADER_BYTES..].as_ptr(), at as *mut u8, got) };
+        self.landing = Some(Landing { header: h, at: at + got, left: h.frag_len as usize - got });
+        // the frame was the last thing read: nothing else is buffered
+        (self.start, self.end) = (0, 0);
+        true
     }
 
     /// The first whole frame read and not consumed.
@@ -139,14 +250,52 @@ pub struct Tcp {
     /// Per world rank: where it listens; None for ranks reached otherwise.
     peers: Vec<Option<SocketAddr>>,
     conns: Vec<Option<Conn>>,
-    /// Per world rank: the connection our frames to it go on.
-    send: Vec<Option<usize>>,
-    /// Per world rank: the connections with it (frames from it come on one).
-    of_peer: Vec<Vec<usize>>,
+    /// Per world rank: our connection with it.
+    link: Vec<Option<usize>>,
+    /// Per world rank whose connection won over ours: the frames for it,
+    /// until its connection arrives.
+    held: Vec<Option<Vec<u8>>>,
     /// Per world rank: it said Bye (it is in MPI_Finalize).
     finished: Vec<bool>,
+    /// Receive buffers `Data` frames may be read into (`expect`).
+    landings: Landings,
     /// Connections closed because they did not prove the job's key.
     pub refused: u64,
+    /// The listener and every connection, level-triggered for reading:
+    /// one call says which sockets to read (a receive that finds nothing
+    /// would contend for the socket's lock with what arrives, and an
+    /// accept that finds nothing costs the kernel a socket).
+    epoll: std::os::fd::OwnedFd,
+    events: Vec<libc::epoll_event>,
+}
+
+/// In a `Data` frame `peek` hands over: its payload was read straight
+/// into the receive buffer registered by `expect` (the frame carries none).
+pub const FLAG_LANDED: u32 = 1 << 8;
+
+/// Receive buffers for `Data` frames, by (source, receive request):
+/// where the message starts and how many bytes fit.
+type Landings = std::collections::HashMap<(usize, u64), (usize, usize)>;
+
+/// A `Data` frame whose payload is being read into its receive buffer.
+struct Landing {
+    header: FrameHeader,
+    /// Where the next byte goes.
+    at: usize,
+    left: usize,
+}
+
+/// The epoll tag of the listener (connections are tagged by index).
+const LISTENER: u64 = u64::MAX;
+
+/// Have `epoll` report `fd` readable (level-triggered), tagged `tag`.
+fn watch(epoll: &std::os::fd::OwnedFd, fd: i32, tag: u64) -> std::io::Result<()> {
+    let mut e = libc::epoll_event { events: libc::EPOLLIN as u32, u64: tag };
+    // SAFETY: valid descriptors and event.
+    if unsafe { libc::epoll_ctl(epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut e) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// A frame header as the bytes that travel.
@@ -161,16 +310,27 @@ impl Tcp {
     pub fn listen(me: usize, n: usize, ip: IpAddr, key: [u8; KEY_BYTES]) -> std::io::Result<Tcp> {
         let listener = TcpListener::bind((ip, 0))?;
         listener.set_nonblocking(true)?;
+        // SAFETY: plain syscall; the descriptor is owned right away.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor we own.
+        let epoll = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+        watch(&epoll, listener.as_raw_fd(), LISTENER)?;
         Ok(Tcp {
             me,
             key,
             listener,
             peers: vec![None; n],
             conns: Vec::new(),
-            send: vec![None; n],
-            of_peer: vec![Vec::new(); n],
+            link: vec![None; n],
+            held: vec![None; n],
             finished: vec![false; n],
+            landings: Default::default(),
             refused: 0,
+            epoll,
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; 64],
         })
     }
 
@@ -200,29 +360,68 @@ impl Tcp {
         if self.finished[dst] {
             return Ok(true);
         }
-        let i = match self.send[dst] {
-            Some(i) => i,
-            None => self.connect(dst)?,
+        if self.link[dst].is_none() && self.held[dst].is_none() {
+            self.connect(dst)?;
+        }
+        let (out, open) = match (self.link[dst], self.held[dst].as_mut()) {
+            (_, Some(held)) => (held, None),
+            (Some(i), None) => {
+                let c = self.conns[i].as_mut().expect("a link stays");
+                let sent = c.sent;
+                (&mut c.out, (c.link == Link::Open).then_some((i, sent)))
+            }
+            (None, None) => unreachable!("connected above"),
         };
-        let c = self.conns[i].as_mut().expect("a send connection stays");
-        if c.unsent() > OUT_CAP {
+        if out.len() - open.map_or(0, |(_, sent)| sent) > OUT_CAP {
             return Ok(false);
         }
-        c.out.extend_from_slice(header_bytes(h));
-        let at = c.out.len();
-        c.out.resize(at + len, 0);
-        fill(&mut c.out[at..]);
-        c.flush().map_err(|e| format!("lost the connection to rank {dst}: {e}"))?;
+        out.extend_from_slice(header_bytes(h));
+        let at = out.len();
+        out.resize(at + len, 0);
+        fill(&mut out[at..]);
+        if let Some((i, _)) = open {
+            let c = self.conns[i].as_mut().expect("a link stays");
+            c.flush().map_err(|e| format!("lost the connection to rank {dst}: {e}"))?;
+        }
         Ok(true)
     }
 
-    /// The connection to send to `dst` on: one it already has with us, or
-    /// a new one.
-    fn connect(&mut self, dst: usize) -> Result<usize, String> {
-        if let Some(&i) = self.of_peer[dst].first() {
-            self.send[dst] = Some(i);
-            return Ok(i);
+    /// As `push` for a frame whose payload is `data`: when nothing waits
+    /// to go out before it, written straight from `data`, and only what the
+    /// socket does not take now is copied.
+    pub fn push_bytes(&mut self, dst: usize, h: &FrameHeader, data: &[u8]) -> Result<bool, String> {
+        let direct =
+            self.link[dst].and_then(|i| self.conns[i].as_mut()).filter(|c| c.link == Link::Open && c.unsent() == 0);
+        let Some(c) = direct else {
+            return self.push(dst, h, data.len(), |b| b.copy_from_slice(data));
+        };
+        let hb = header_bytes(h);
+        let iov = [
+            libc::iovec { iov_base: hb.as_ptr() as *mut libc::c_void, iov_len: hb.len() },
+            libc::iovec { iov_base: data.as_ptr() as *mut libc::c_void, iov_len: data.len() },
+        ];
+        // SAFETY: both buffers are valid for reading over their lengths.
+        let n = unsafe { libc::writev(c.stream.as_raw_fd(), iov.as_ptr(), 2) };
+        let n = if n < 0 {
+            let e = std::io::Error::last_os_error();
+            match e.kind() {
+                ErrorKind::WouldBlock | ErrorKind::Interrupted => 0,
+                _ => return Err(format!("lost the connection to rank {dst}: {e}")),
+            }
+        } else {
+            n as usize
+        };
+        if n < hb.len() {
+            c.out.extend_from_slice(&hb[n..]);
+            c.out.extend_from_slice(data);
+        } else {
+            c.out.extend_from_slice(&data[n - hb.len()..]);
         }
+        Ok(true)
+    }
+
+    /// Open a connection to `dst`; frames wait in it for the welcome.
+    fn connect(&mut self, dst: usize) -> Result<(), String> {
         let addr = self.peers[dst].ok_or_else(|| format!("rank {dst} is not reached over TCP"))?;
         let fail = |e: std::io::Error| format!("cannot connect to rank {dst} at {addr}: {e}");
         let mut s = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).map_err(fail)?;
@@ -234,13 +433,13 @@ impl Tcp {
         s.write_all(&hello).map_err(fail)?;
         s.set_nonblocking(true).map_err(fail)?;
         let i = self.insert(Conn::new(s, Some(dst)));
-        self.of_peer[dst].push(i);
-        self.send[dst] = Some(i);
-        Ok(i)
+        self.link[dst] = Some(i);
+        Ok(())
     }
 
     fn insert(&mut self, c: Conn) -> usize {
-        match self.conns.iter().position(Option::is_none) {
+        let fd = c.stream.as_raw_fd();
+        let i = match self.conns.iter().position(Option::is_none) {
             Some(i) => {
                 self.conns[i] = Some(c);
                 i
@@ -249,20 +448,43 @@ impl Tcp {
                 self.conns.push(Some(c));
                 self.conns.len() - 1
             }
-        }
+        };
+        // A connection epoll does not watch is read at every poll instead.
+        self.conns[i].as_mut().expect("inserted").watched = watch(&self.epoll, fd, i as u64).is_ok();
+        i
     }
 
     /// Accept, write and read what the sockets allow now. Err: a peer
     /// vanished (its connection ended before it said Bye).
     pub fn poll_io(&mut self) -> Result<(), String> {
-        self.accept();
+        // SAFETY: `events` is a valid buffer of its length.
+        let n =
+            unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), self.events.as_mut_ptr(), self.events.len() as i32, 0) };
+        let mut knocked = false;
+        for e in &self.events[..n.max(0) as usize] {
+            match e.u64 {
+                LISTENER => knocked = true,
+                i => {
+                    if let Some(Some(c)) = self.conns.get_mut(i as usize) {
+                        c.readable = true;
+                    }
+                }
+            }
+        }
+        if knocked {
+            self.accept();
+        }
         for i in 0..self.conns.len() {
             let Some(c) = self.conns[i].as_mut() else { continue };
             let peer = c.peer;
-            let io = c.flush().and_then(|()| c.fill());
-            match peer {
-                None => self.check_hello(i, io.is_err()),
-                Some(p) => {
+            let readable = std::mem::replace(&mut c.readable, false) || !c.watched;
+            let io = if c.link == Link::Open { c.flush() } else { Ok(()) };
+            let io = io.and_then(|()| if readable { c.fill(&self.landings) } else { Ok(()) });
+            match (c.link, peer) {
+                (Link::Hello, _) => self.check_hello(i, io.is_err()),
+                (Link::Welcome, Some(p)) => self.check_welcome(i, p, io.is_err()),
+                (_, None) => unreachable!("only an accepted connection has no rank yet"),
+                (Link::Open, Some(p)) => {
                     let ended = io.is_err() || c.eof && c.frame().is_none();
                     if ended && !self.finished[p] {
                         let why = io.err().map_or("it closed".to_string(), |e| e.to_string());
@@ -285,7 +507,7 @@ impl Tcp {
                         continue;
                     }
                     let pending: Vec<usize> = (0..self.conns.len())
-                        .filter(|&i| self.conns[i].as_ref().is_some_and(|c| c.peer.is_none()))
+                        .filter(|&i| self.conns[i].as_ref().is_some_and(|c| c.link == Link::Hello))
                         .collect();
                     if pending.len() >= MAX_PENDING {
                         self.conns[pending[0]] = None;
@@ -315,8 +537,7 @@ impl Tcp {
         match rank {
             Some(r) if magic_ok && key_ok && r < self.peers.len() && self.peers[r].is_some() => {
                 c.consume(HELLO_BYTES);
-                c.peer = Some(r);
-                self.of_peer[r].push(i);
+                self.admit(i, r);
             }
             _ => {
                 self.conns[i] = None;
@@ -331,56 +552,122 @@ impl Tcp {
         }
     }
 
+    /// Rank `r` proved itself on accepted connection `i`: make it our
+    /// link with `r`, unless ours (opened by the lower rank, us) wins.
+    fn admit(&mut self, i: usize, r: usize) {
+        let ours = self.link[r].and_then(|j| self.conns[j].as_ref().map(|c| (j, c.link)));
+        let mut out = WELCOME.to_vec();
+        match ours {
+            None => {}
+            Some((j, Link::Welcome)) if r < self.me => {
+                // theirs wins: our queued frames (none went out) move to it
+                let mine = self.conns[j].take().expect("linked");
+                out.extend_from_slice(&mine.out[mine.sent..]);
+            }
+            Some(_) => {
+                // ours wins (or is already open): theirs goes
+                self.conns[i] = None;
+                return;
+            }
+        }
+        if let Some(held) = self.held[r].take() {
+            out.extend_from_slice(&held);
+        }
+        let c = self.conns[i].as_mut().expect("being admitted");
+        (c.peer, c.link, c.out, c.sent) = (Some(r), Link::Open, out, 0);
+        self.link[r] = Some(i);
+    }
+
+    /// A connection we opened to `p`: open once the welcome came; if `p`
+    /// closed it instead (its own connection won), keep the frames until
+    /// that one arrives.
+    fn check_welcome(&mut self, i: usize, p: usize, broken: bool) {
+        let c = self.conns[i].as_mut().expect("checked by the caller");
+        let have = &c.inbuf[c.start..c.end];
+        if have.len() >= WELCOME.len() && have[..WELCOME.len()] == WELCOME[..] {
+            c.consume(WELCOME.len());
+            c.link = Link::Open;
+            return;
+        }
+        if broken || c.eof || have.len() >= WELCOME.len() {
+            let c = self.conns[i].take().expect("checked by the caller");
+            self.held[p] = Some(c.out[c.sent..].to_vec());
+            self.link[p] = None;
+        }
+    }
+
+    /// The open connection with `src`.
+    fn open(&mut self, src: usize) -> Option<&mut Conn> {
+        let c = self.conns[self.link[src]?].as_mut()?;
+        (c.link == Link::Open).then_some(c)
+    }
+
+    /// `Data` frames from `src` for receive request `rreq` may be read
+    /// straight into `cap` bytes at `base` (a contiguous receive buffer).
+    ///
+    /// # Safety
+    /// The buffer must stay writable until `forget(src, rreq)`.
+    pub unsafe fn expect(&mut self, src: usize, rreq: u64, base: *mut u8, cap: usize) {
+        self.landings.insert((src, rreq), (base as usize, cap));
+    }
+
+    pub fn forget(&mut self, src: usize, rreq: u64) {
+        self.landings.remove(&(src, rreq));
+    }
+
     /// The next frame from `src`, left in place until `pop`. `Bye`
-    /// frames are taken here.
+    /// frames are taken here; a `Data` frame for an expected receive whose
+    /// payload has not all arrived starts landing in place.
     pub fn peek(&mut self, src: usize) -> Option<(FrameHeader, &[u8])> {
-        let (k, bye) = self.of_peer[src].iter().enumerate().find_map(|(k, &i)| {
-            let c = self.conns[i].as_ref()?;
-            c.frame().map(|(h, _)| (k, h.kind == FrameKind::Bye as u32))
-        })?;
-        let i = self.of_peer[src][k];
-        if bye {
+        let landings = &self.landings;
+        let c = self.conns[self.link[src]?].as_mut().filter(|c| c.link == Link::Open)?;
+        if c.landed.is_none() && c.landing.is_none() && c.land(landings) {
+            // the rest of the payload comes with the next reads
+            return None;
+        }
+        if let Some(h) = c.landed {
+            return Some((h, &[]));
+        }
+        if c.landing.is_some() {
+            return None;
+        }
+        let (h, _) = c.frame()?;
+        if h.kind == FrameKind::Bye as u32 {
+            c.consume(HEADER_BYTES);
             self.finished[src] = true;
-            self.conns[i].as_mut().expect("listed").consume(HEADER_BYTES);
             return self.peek(src);
         }
-        self.conns[i].as_ref().and_then(Conn::frame)
+        self.open(src)?.frame()
     }
 
     /// Consume the frame `peek` gave.
     pub fn pop(&mut self, src: usize) {
-        for &i in &self.of_peer[src] {
-            if let Some(c) = self.conns[i].as_mut() {
-                if let Some((h, _)) = c.frame() {
-                    c.consume(HEADER_BYTES + h.frag_len as usize);
-                    return;
-                }
+        if let Some(c) = self.open(src) {
+            if c.landed.take().is_some() {
+                return;
+            }
+            if let Some((h, _)) = c.frame() {
+                c.consume(HEADER_BYTES + h.frag_len as usize);
             }
         }
     }
 
     /// Whether a whole frame was read and waits to be taken.
     pub fn holds_frames(&self) -> bool {
-        self.conns.iter().flatten().any(|c| c.peer.is_some() && c.frame().is_some())
+        self.conns.iter().flatten().any(|c| c.link == Link::Open && (c.landed.is_some() || c.frame().is_some()))
     }
 
-    /// Whether frames wait to be written.
-    pub fn has_unsent(&self) -> bool {
-        self.conns.iter().flatten().any(|c| c.unsent() > 0)
+    /// Whether frames for a peer wait for a connection to open or to be
+    /// written.
+    fn undelivered(&self) -> bool {
+        self.held.iter().any(Option::is_some) || self.conns.iter().flatten().any(|c| c.peer.is_some() && c.unsent() > 0)
     }
 
     /// Block until a socket is ready or `timeout_us` passes.
     pub fn sleep(&self, timeout_us: u64) {
-        let mut fds = vec![libc::pollfd { fd: self.listener.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
-        for c in self.conns.iter().flatten() {
-            let mut events = 0;
-            if !c.eof && c.end - c.start < IN_CAP {
-                events |= libc::POLLIN;
-            }
-            if c.unsent() > 0 {
-                events |= libc::POLLOUT;
-            }
-            fds.push(libc::pollfd { fd: c.stream.as_raw_fd(), events, revents: 0 });
+        let mut fds = vec![libc::pollfd { fd: self.epoll.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
+        for c in self.conns.iter().flatten().filter(|c| c.link == Link::Open && c.unsent() > 0) {
+            fds.push(libc::pollfd { fd: c.stream.as_raw_fd(), events: libc::POLLOUT, revents: 0 });
         }
         let ts =
             libc::timespec { tv_sec: (timeout_us / 1_000_000) as _, tv_nsec: ((timeout_us % 1_000_000) * 1000) as _ };
@@ -391,14 +678,21 @@ impl Tcp {
     /// At MPI_Finalize: say Bye on every connection and write everything
     /// out (waiting at most `limit` for slow peers).
     pub fn goodbye(&mut self, limit: Duration) {
+        // Frames queued on a connection still waiting for its welcome (or
+        // held for the peer's winning connection) must go first: keep
+        // answering hellos and welcomes until they are out.
+        let until = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < until && self.undelivered() {
+            let _ = self.poll_io();
+            self.sleep(1000);
+        }
         let bye = FrameHeader { kind: FrameKind::Bye as u32, src: self.me as u32, ..Default::default() };
-        for c in self.conns.iter_mut().flatten().filter(|c| c.peer.is_some()) {
+        for c in self.conns.iter_mut().flatten().filter(|c| c.link == Link::Open) {
             c.out.extend_from_slice(header_bytes(&bye));
         }
-        let until = std::time::Instant::now() + limit;
         while std::time::Instant::now() < until {
             let mut left = false;
-            for c in self.conns.iter_mut().flatten() {
+            for c in self.conns.iter_mut().flatten().filter(|c| c.link == Link::Open) {
                 left |= c.flush().is_ok() && c.unsent() > 0;
             }
             if !left {
@@ -458,6 +752,25 @@ mod tests {
         let (h, p) = next(&mut b, &mut a, 1);
         assert_eq!((h.tag, &p[..]), (9, &b"abc"[..]));
         assert_eq!(a.conns.iter().flatten().count() + b.conns.iter().flatten().count(), 2);
+    }
+
+    #[test]
+    fn ranks_connecting_at_once_end_with_one_connection_and_order_kept() {
+        let (mut a, mut b) = pair();
+        for t in 0..3 {
+            assert!(a.push(1, &frame(t, 10), 10, |p| p.fill(1)).unwrap());
+            assert!(b.push(0, &frame(10 + t, 10), 10, |p| p.fill(2)).unwrap());
+        }
+        for t in 0..3 {
+            assert_eq!(next(&mut a, &mut b, 0).0.tag, t);
+            assert_eq!(next(&mut b, &mut a, 1).0.tag, 10 + t);
+        }
+        assert!(b.push(0, &frame(20, 0), 0, |_| {}).unwrap());
+        assert_eq!(next(&mut b, &mut a, 1).0.tag, 20);
+        let open = |t: &Tcp| t.conns.iter().flatten().filter(|c| c.link == Link::Open).count();
+        assert_eq!((open(&a), open(&b)), (1, 1));
+        assert_eq!(a.conns.iter().flatten().count() + b.conns.iter().flatten().count(), 2);
+        assert_eq!(a.refused + b.refused, 0, "the losing connection is no stranger");
     }
 
     #[test]
