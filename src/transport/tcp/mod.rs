@@ -173,9 +173,11 @@ impl Conn {
                 Ok(0) => self.eof = true,
                 Ok(n) => {
                     self.end += n;
-                    if n < room && self.landed.is_some() || n < room && !self.may_land(landings) {
-                        // the socket had less than we asked for: it is
-                        // empty now (no second call to hear so)
+                    // a short read means the socket is empty for now: stop
+                    // (no second call to hear so), unless a frame header is
+                    // half read while receives wait to be landed (the rest
+                    // of a long message is on its way)
+                    if n < room && (self.landed.is_some() || !self.may_land(landings)) {
                         break;
                     }
                 }
