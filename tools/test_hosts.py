@@ -19,7 +19,7 @@ reported as skipped. Ends with "N passed, M failed".
 import os
 import re
 import shutil
-import socket
+import signal
 import subprocess
 import sys
 import tempfile
@@ -128,6 +128,43 @@ def host_checks(tmp):
           r.returncode != 0 and "rank 3 was killed by signal 9" in r.stderr and "went on" not in r.stdout and took < 5,
           f"{r.returncode} {took:.1f}s {r.stdout} {r.stderr}")
     check("no process or segment is left after the vanishing", not procs and not shm, f"{procs} {shm}")
+
+    # a signal to mpiexec ends the ranks on both hosts
+    spin = os.path.join(tmp, "io")
+    run([os.path.join(BIN, "mpicc"), "-o", spin, os.path.join(ROOT, "c-tests", "launcher", "io.c")])
+    p = subprocess.Popen(two + [spin, "99"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    p.send_signal(signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    time.sleep(0.3)
+    procs, shm = leftovers(spin)
+    check("SIGTERM to mpiexec ends the ranks on both hosts", p.returncode != 0 and not procs and not shm,
+          f"{p.returncode} {procs} {shm} {err}")
+
+    # ranks started by a launcher that lets go of them (as ssh does: killing
+    # the ssh client does not kill the remote program) end once mpiexec is
+    # gone, seeing their PMI connection close
+    detach = os.path.join(tmp, "nsdetach")
+    with open(detach, "w") as f:
+        f.write('#!/bin/sh\nns=$1; shift\nsetsid ip netns exec "$ns" sh -c "$*" </dev/null &\nwait\n')
+    os.chmod(detach, 0o755)
+    cmd = ["ip", "netns", "exec", "oxh1", os.path.join(BIN, "mpiexec"), "--launcher", detach,
+           "-hosts", "oxh1,oxh2", "-ppn", "2", "-n", "4", spin, "98"]
+    p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2)
+    before, _ = leftovers(spin)
+    p.kill()
+    p.wait()
+    deadline = time.time() + 10
+    while time.time() < deadline and leftovers(spin)[0]:
+        time.sleep(0.2)
+    procs, _ = leftovers(spin)
+    subprocess.run(["pkill", "-9", "-f", spin])
+    check("ranks a launcher let go of end when mpiexec is killed", len(before) >= 4 and not procs, f"{before} {procs}")
 
     # strangers knock on every rank's port while the job waits
     go = os.path.join(tmp, "go")

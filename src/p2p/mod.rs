@@ -247,8 +247,21 @@ impl Engine {
         let len = header.frag_len as usize;
         // SAFETY: the caller guarantees `buf` readable over the items.
         let fill = |slot: &mut [u8]| unsafe { pack::pack(ty, count, buf, slot) };
-        if self.outbox[dst].is_empty() && self.try_push(dst, &header, len, fill) {
-            return;
+        if self.outbox[dst].is_empty() {
+            let sent = match pack::gapless(ty) {
+                // over TCP written from the user's memory when the socket takes it
+                // SAFETY: the items are `len` gapless bytes there (caller).
+                Some(offset) if !self.is_local(dst) => self.try_push_bytes(
+                    dst,
+                    &header,
+                    unsafe { std::slice::from_raw_parts(buf.offset(offset), len) },
+                    false,
+                ),
+                _ => self.try_push(dst, &header, len, fill),
+            };
+            if sent {
+                return;
+            }
         }
         let mut payload = vec![0u8; len];
         // SAFETY: as above.

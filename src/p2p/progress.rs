@@ -246,17 +246,23 @@ impl Engine {
                     Some(t) => {
                         self.try_push(dst, &h, n, |b| unsafe { pack::pack_range(t, addr as *const u8, sent, b) })
                     }
-                    // SAFETY: as above; contiguous data is `len` bytes at `addr`.
-                    None => self
-                        .try_push_bytes(dst, &h, unsafe { std::slice::from_raw_parts((addr + sent) as *const u8, n) }),
+                    // SAFETY: as above (the send completes once nothing it
+                    // lent is queued); contiguous data is `len` bytes at `addr`.
+                    None => self.try_push_bytes(
+                        dst,
+                        &h,
+                        unsafe { std::slice::from_raw_parts((addr + sent) as *const u8, n) },
+                        true,
+                    ),
                 };
                 if !pushed {
                     break;
                 }
                 sent += n;
             }
+            let lent = self.lends_to(dst);
             let Some(Request::Send(s)) = self.requests.get_mut(id) else { unreachable!("looked up above") };
-            if sent == len {
+            if sent == len && !lent {
                 s.state = SendState::Done;
                 self.pushing.swap_remove(i);
             } else {

@@ -47,15 +47,22 @@ impl Engine {
     }
 
     /// As `try_push` for a payload already in memory (over TCP written
-    /// from there without a copy when the socket takes it).
-    pub(super) fn try_push_bytes(&mut self, dst: usize, h: &FrameHeader, data: &[u8]) -> bool {
+    /// from there without a copy when the socket takes it). With `lend`,
+    /// what the socket does not take at once stays there too: the caller
+    /// keeps `data` until `lends_to(dst)` is false.
+    pub(super) fn try_push_bytes(&mut self, dst: usize, h: &FrameHeader, data: &[u8], lend: bool) -> bool {
         match (self.route[dst], self.tcp.as_mut()) {
-            (Route::Tcp, Some(t)) => match t.push_bytes(dst, h, data) {
+            (Route::Tcp, Some(t)) => match t.push_bytes(dst, h, data, lend) {
                 Ok(ok) => ok,
                 Err(why) => self.lost(&why),
             },
             _ => self.try_push(dst, h, data.len(), |b| b.copy_from_slice(data)),
         }
+    }
+
+    /// Whether bytes lent for `dst` wait to be written.
+    pub(super) fn lends_to(&self, dst: usize) -> bool {
+        self.route[dst] == Route::Tcp && self.tcp.as_ref().is_some_and(|t| t.lends_to(dst))
     }
 
     /// The next frame from `src`, left in place until `pop_frame`; the
@@ -133,13 +140,17 @@ impl Engine {
     /// Now and then while waiting: a peer on this host whose process is
     /// gone before MPI_Finalize ends the job (whatever started it: a
     /// launcher that leaves the others running, such as Slurm's default,
-    /// would let them wait forever). Peers over TCP are watched by their
-    /// connections.
+    /// would let them wait forever), and so does the launcher going away
+    /// (a rank started over ssh outlives a killed mpiexec otherwise).
+    /// Peers over TCP are watched by their connections.
     fn roll_call(&self) {
         if self.last_roll_call.get().elapsed() < ROLL_CALL_EVERY {
             return;
         }
         self.last_roll_call.set(std::time::Instant::now());
+        if crate::runtime::pmi::launcher_gone() {
+            self.lost("the launcher's PMI connection closed: mpiexec (or the process manager) is gone");
+        }
         for r in 0..self.size {
             let (Route::Shm(l), pid) = (self.route[r], self.pids[r]) else { continue };
             if r == self.rank || pid <= 0 || self.seg.doorbell(l).finalizing.load(Ordering::Acquire) != 0 {

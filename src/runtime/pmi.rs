@@ -278,6 +278,19 @@ fn number(what: &str, v: Option<String>) -> MpiResult<usize> {
     }
 }
 
+/// Whether the launcher closed its end of the PMI connection (it never
+/// speaks unasked, so anything readable there is its end).
+pub fn launcher_gone() -> bool {
+    let fd = WIRE_FD.load(Ordering::Relaxed);
+    if fd < 0 {
+        return false;
+    }
+    let mut b = 0u8;
+    // SAFETY: a one-byte peek into a local; the socket stays ours.
+    let n = unsafe { libc::recv(fd, &mut b as *mut u8 as *mut libc::c_void, 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
+    n == 0
+}
+
 /// Tell the launcher the job must end, without the state's lock (which
 /// the failing caller may hold).
 pub fn abort_unlocked(code: i32, msg: &str) {

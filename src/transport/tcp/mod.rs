@@ -26,8 +26,10 @@
 //! the job (`poll_io` reports it).
 
 pub mod addr;
+mod queue;
 
 use super::{FrameHeader, FrameKind, HEADER_BYTES};
+use queue::Queue;
 use std::io::{ErrorKind, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
@@ -72,9 +74,8 @@ struct Conn {
     inbuf: Vec<u8>,
     start: usize,
     end: usize,
-    /// Bytes to write: `out[sent..]`.
-    out: Vec<u8>,
-    sent: usize,
+    /// Bytes to write.
+    out: Queue,
     /// The other end closed (or the connection broke).
     eof: bool,
     /// epoll says there is something to read.
@@ -95,8 +96,7 @@ impl Conn {
             inbuf: vec![0; 64 << 10],
             start: 0,
             end: 0,
-            out: Vec::new(),
-            sent: 0,
+            out: Queue::default(),
             eof: false,
             readable: true,
             watched: false,
@@ -106,25 +106,12 @@ impl Conn {
     }
 
     fn unsent(&self) -> usize {
-        self.out.len() - self.sent
+        self.out.len()
     }
 
     /// Write what the socket takes now.
     fn flush(&mut self) -> std::io::Result<()> {
-        while self.sent < self.out.len() {
-            match self.stream.write(&self.out[self.sent..]) {
-                Ok(0) => return Err(ErrorKind::WriteZero.into()),
-                Ok(n) => self.sent += n,
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        if self.sent == self.out.len() {
-            self.out.clear();
-            self.sent = 0;
-        }
-        Ok(())
+        self.out.write_to(&self.stream)
     }
 
     /// Read what the socket has now (up to IN_CAP unconsumed). A `Data`
@@ -256,7 +243,7 @@ pub struct Tcp {
     link: Vec<Option<usize>>,
     /// Per world rank whose connection won over ours: the frames for it,
     /// until its connection arrives.
-    held: Vec<Option<Vec<u8>>>,
+    held: Vec<Option<Queue>>,
     /// Per world rank: it said Bye (it is in MPI_Finalize).
     finished: Vec<bool>,
     /// Receive buffers `Data` frames may be read into (`expect`).
@@ -327,7 +314,7 @@ impl Tcp {
             peers: vec![None; n],
             conns: Vec::new(),
             link: vec![None; n],
-            held: vec![None; n],
+            held: (0..n).map(|_| None).collect(),
             finished: vec![false; n],
             landings: Default::default(),
             refused: 0,
@@ -362,62 +349,82 @@ impl Tcp {
         if self.finished[dst] {
             return Ok(true);
         }
-        if self.link[dst].is_none() && self.held[dst].is_none() {
-            self.connect(dst)?;
-        }
-        let (out, open) = match (self.link[dst], self.held[dst].as_mut()) {
-            (_, Some(held)) => (held, None),
-            (Some(i), None) => {
-                let c = self.conns[i].as_mut().expect("a link stays");
-                let sent = c.sent;
-                (&mut c.out, (c.link == Link::Open).then_some((i, sent)))
-            }
-            (None, None) => unreachable!("connected above"),
-        };
-        if out.len() - open.map_or(0, |(_, sent)| sent) > OUT_CAP {
-            return Ok(false);
-        }
-        out.extend_from_slice(header_bytes(h));
-        let at = out.len();
-        out.resize(at + len, 0);
-        fill(&mut out[at..]);
-        if let Some((i, _)) = open {
-            let c = self.conns[i].as_mut().expect("a link stays");
-            c.flush().map_err(|e| format!("lost the connection to rank {dst}: {e}"))?;
-        }
-        Ok(true)
+        self.queue(dst, |q| {
+            q.push(header_bytes(h));
+            q.push_with(len, fill);
+        })
     }
 
     /// As `push` for a frame whose payload is `data`: when nothing waits
-    /// to go out before it, written straight from `data`, and only what the
-    /// socket does not take now is copied.
-    pub fn push_bytes(&mut self, dst: usize, h: &FrameHeader, data: &[u8]) -> Result<bool, String> {
+    /// to go out before it, written straight from `data`; what the socket
+    /// does not take now is copied, or with `lend` queued as lent (the
+    /// caller keeps `data` until `lends_to(dst)` is false).
+    pub fn push_bytes(&mut self, dst: usize, h: &FrameHeader, data: &[u8], lend: bool) -> Result<bool, String> {
+        let hb = header_bytes(h);
         let direct =
             self.link[dst].and_then(|i| self.conns[i].as_mut()).filter(|c| c.link == Link::Open && c.unsent() == 0);
-        let Some(c) = direct else {
-            return self.push(dst, h, data.len(), |b| b.copy_from_slice(data));
-        };
-        let hb = header_bytes(h);
-        let iov = [
-            libc::iovec { iov_base: hb.as_ptr() as *mut libc::c_void, iov_len: hb.len() },
-            libc::iovec { iov_base: data.as_ptr() as *mut libc::c_void, iov_len: data.len() },
-        ];
-        // SAFETY: both buffers are valid for reading over their lengths.
-        let n = unsafe { libc::writev(c.stream.as_raw_fd(), iov.as_ptr(), 2) };
-        let n = if n < 0 {
-            let e = std::io::Error::last_os_error();
-            match e.kind() {
-                ErrorKind::WouldBlock | ErrorKind::Interrupted => 0,
-                _ => return Err(format!("lost the connection to rank {dst}: {e}")),
+        let mut n = 0;
+        if let Some(c) = direct {
+            let iov = [
+                libc::iovec { iov_base: hb.as_ptr() as *mut libc::c_void, iov_len: hb.len() },
+                libc::iovec { iov_base: data.as_ptr() as *mut libc::c_void, iov_len: data.len() },
+            ];
+            // SAFETY: both buffers are valid for reading over their lengths.
+            let w = unsafe { libc::writev(c.stream.as_raw_fd(), iov.as_ptr(), 2) };
+            if w < 0 {
+                let e = std::io::Error::last_os_error();
+                if !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) {
+                    return Err(format!("lost the connection to rank {dst}: {e}"));
+                }
+            } else {
+                n = w as usize;
             }
-        } else {
-            n as usize
+            if n == hb.len() + data.len() {
+                return Ok(true);
+            }
+        }
+        self.queue(dst, |q| {
+            q.push(&hb[n.min(hb.len())..]);
+            let rest = &data[n.saturating_sub(hb.len())..];
+            if lend {
+                q.lend(rest)
+            } else {
+                q.push(rest)
+            }
+        })
+    }
+
+    /// Whether bytes lent for `dst` (`push_bytes`) are still queued.
+    pub fn lends_to(&self, dst: usize) -> bool {
+        let link = self.link[dst].and_then(|i| self.conns[i].as_ref());
+        link.is_some_and(|c| c.out.has_lent()) || self.held[dst].as_ref().is_some_and(Queue::has_lent)
+    }
+
+    /// Queue bytes for `dst` by `add` (connecting first if need be), and
+    /// write what the socket takes; false if too much waits already.
+    fn queue(&mut self, dst: usize, add: impl FnOnce(&mut Queue)) -> Result<bool, String> {
+        if self.finished[dst] {
+            return Ok(true);
+        }
+        if self.link[dst].is_none() && self.held[dst].is_none() {
+            self.connect(dst)?;
+        }
+        let (q, open) = match (self.link[dst], self.held[dst].as_mut()) {
+            (_, Some(held)) => (held, None),
+            (Some(i), None) => {
+                let c = self.conns[i].as_mut().expect("a link stays");
+                let open = c.link == Link::Open;
+                (&mut c.out, open.then_some(i))
+            }
+            (None, None) => unreachable!("connected above"),
         };
-        if n < hb.len() {
-            c.out.extend_from_slice(&hb[n..]);
-            c.out.extend_from_slice(data);
-        } else {
-            c.out.extend_from_slice(&data[n - hb.len()..]);
+        if q.len() > OUT_CAP {
+            return Ok(false);
+        }
+        add(q);
+        if let Some(i) = open {
+            let c = self.conns[i].as_mut().expect("a link stays");
+            c.flush().map_err(|e| format!("lost the connection to rank {dst}: {e}"))?;
         }
         Ok(true)
     }
@@ -558,13 +565,14 @@ impl Tcp {
     /// link with `r`, unless ours (opened by the lower rank, us) wins.
     fn admit(&mut self, i: usize, r: usize) {
         let ours = self.link[r].and_then(|j| self.conns[j].as_ref().map(|c| (j, c.link)));
-        let mut out = WELCOME.to_vec();
+        let mut out = Queue::default();
+        out.push(WELCOME);
         match ours {
             None => {}
             Some((j, Link::Welcome)) if r < self.me => {
                 // theirs wins: our queued frames (none went out) move to it
                 let mine = self.conns[j].take().expect("linked");
-                out.extend_from_slice(&mine.out[mine.sent..]);
+                out.append(mine.out);
             }
             Some(_) => {
                 // ours wins (or is already open): theirs goes
@@ -573,10 +581,10 @@ impl Tcp {
             }
         }
         if let Some(held) = self.held[r].take() {
-            out.extend_from_slice(&held);
+            out.append(held);
         }
         let c = self.conns[i].as_mut().expect("being admitted");
-        (c.peer, c.link, c.out, c.sent) = (Some(r), Link::Open, out, 0);
+        (c.peer, c.link, c.out) = (Some(r), Link::Open, out);
         self.link[r] = Some(i);
     }
 
@@ -593,7 +601,7 @@ impl Tcp {
         }
         if broken || c.eof || have.len() >= WELCOME.len() {
             let c = self.conns[i].take().expect("checked by the caller");
-            self.held[p] = Some(c.out[c.sent..].to_vec());
+            self.held[p] = Some(c.out);
             self.link[p] = None;
         }
     }
@@ -690,7 +698,7 @@ impl Tcp {
         }
         let bye = FrameHeader { kind: FrameKind::Bye as u32, src: self.me as u32, ..Default::default() };
         for c in self.conns.iter_mut().flatten().filter(|c| c.link == Link::Open) {
-            c.out.extend_from_slice(header_bytes(&bye));
+            c.out.push(header_bytes(&bye));
         }
         while std::time::Instant::now() < until {
             let mut left = false;

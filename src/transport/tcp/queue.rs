@@ -1,0 +1,178 @@
+//! What a connection has still to write, in order: bytes of its own
+//! (headers, eager payloads), and bytes lent by a long message's sender,
+//! written straight from the user's buffer; such a send completes only
+//! once nothing it lent is queued (`lent`).
+
+use std::collections::VecDeque;
+use std::io::ErrorKind;
+use std::os::fd::AsRawFd;
+
+enum Piece {
+    Own(Vec<u8>),
+    /// `len` bytes at address `at`, the lender's.
+    Lent {
+        at: usize,
+        len: usize,
+    },
+}
+
+impl Piece {
+    fn len(&self) -> usize {
+        match self {
+            Piece::Own(v) => v.len(),
+            Piece::Lent { len, .. } => *len,
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct Queue {
+    pieces: VecDeque<Piece>,
+    /// Bytes of the front piece already written.
+    done: usize,
+    /// Bytes queued, all pieces together.
+    bytes: usize,
+    /// Lent pieces queued.
+    lent: usize,
+}
+
+/// iovecs per write.
+const IOV: usize = 64;
+
+impl Queue {
+    /// Bytes still to write.
+    pub fn len(&self) -> usize {
+        self.bytes - self.done
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn has_lent(&self) -> bool {
+        self.lent > 0
+    }
+
+    /// Append `len` bytes of our own, written by `fill`.
+    pub fn push_with(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) {
+        if !matches!(self.pieces.back(), Some(Piece::Own(_))) {
+            self.pieces.push_back(Piece::Own(Vec::new()));
+        }
+        let Some(Piece::Own(v)) = self.pieces.back_mut() else { unreachable!("pushed above") };
+        let at = v.len();
+        v.resize(at + len, 0);
+        fill(&mut v[at..]);
+        self.bytes += len;
+    }
+
+    pub fn push(&mut self, b: &[u8]) {
+        self.push_with(b.len(), |d| d.copy_from_slice(b));
+    }
+
+    /// Append `b` as lent: it must stay readable until `has_lent` says
+    /// false.
+    pub fn lend(&mut self, b: &[u8]) {
+        if !b.is_empty() {
+            self.pieces.push_back(Piece::Lent { at: b.as_ptr() as usize, len: b.len() });
+            self.bytes += b.len();
+            self.lent += 1;
+        }
+    }
+
+    /// Append everything of `other` (still to write) after ours.
+    pub fn append(&mut self, mut other: Queue) {
+        if let Some(front) = other.pieces.front_mut() {
+            if other.done > 0 {
+                match front {
+                    Piece::Own(v) => {
+                        v.drain(..other.done);
+                    }
+                    Piece::Lent { at, len } => (*at, *len) = (*at + other.done, *len - other.done),
+                }
+            }
+        }
+        self.bytes += other.len();
+        self.lent += other.lent;
+        self.pieces.extend(other.pieces);
+    }
+
+    /// Write what `s` takes now.
+    pub fn write_to(&mut self, s: &impl AsRawFd) -> std::io::Result<()> {
+        while !self.is_empty() {
+            let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; IOV];
+            let mut k = 0;
+            for (i, p) in self.pieces.iter().take(IOV).enumerate() {
+                let skip = if i == 0 { self.done } else { 0 };
+                let base = match p {
+                    Piece::Own(v) => v.as_ptr() as usize,
+                    Piece::Lent { at, .. } => *at,
+                };
+                iov[k] = libc::iovec { iov_base: (base + skip) as *mut libc::c_void, iov_len: p.len() - skip };
+                k += 1;
+            }
+            // SAFETY: every iovec covers our own bytes or lent bytes, which
+            // stay readable while queued (`lend`'s contract).
+            let n = unsafe { libc::writev(s.as_raw_fd(), iov.as_ptr(), k as i32) };
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                return match e.kind() {
+                    ErrorKind::WouldBlock => Ok(()),
+                    ErrorKind::Interrupted => continue,
+                    _ => Err(e),
+                };
+            }
+            self.advance(n as usize);
+        }
+        Ok(())
+    }
+
+    fn advance(&mut self, mut n: usize) {
+        while n > 0 {
+            let front = self.pieces.front().expect("written bytes were queued").len() - self.done;
+            if n < front {
+                self.done += n;
+                return;
+            }
+            n -= front;
+            self.bytes -= self.done + front;
+            self.done = 0;
+            if let Some(Piece::Lent { .. }) = self.pieces.pop_front() {
+                self.lent -= 1;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    #[test]
+    fn own_and_lent_bytes_go_out_in_order() {
+        let (a, mut b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let lent = vec![7u8; 100_000];
+        let mut q = Queue::default();
+        q.push(b"head");
+        q.lend(&lent);
+        q.push_with(3, |d| d.copy_from_slice(b"end"));
+        assert_eq!((q.len(), q.has_lent()), (100_007, true));
+        let mut got = Vec::new();
+        a.set_nonblocking(true).unwrap();
+        while !q.is_empty() {
+            q.write_to(&a).unwrap();
+            let mut buf = [0u8; 65536];
+            let n = b.read(&mut buf).unwrap();
+            got.extend_from_slice(&buf[..n]);
+        }
+        while got.len() < 100_007 {
+            let mut buf = [0u8; 65536];
+            let n = b.read(&mut buf).unwrap();
+            got.extend_from_slice(&buf[..n]);
+        }
+        assert!(!q.has_lent());
+        assert_eq!(&got[..4], b"head");
+        assert!(got[4..100_004].iter().all(|&x| x == 7));
+        assert_eq!(&got[100_004..], b"end");
+    }
+}
