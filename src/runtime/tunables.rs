@@ -103,7 +103,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_DEBUG",
         default: "0",
-        meaning: "1: print each rank's transport set-up (segment, eager limit, single copy) at init",
+        meaning: "1: print each rank's transport set-up (segment, TCP address, eager limit, single copy) at init, and TCP connections refused for lack of the job's key",
     },
 ];
 
