@@ -59,6 +59,8 @@ pub struct Engine {
     /// messages may be split between receiver and sender.
     single_copy_works: bool,
     pub eager_limit: usize,
+    /// The eager limit towards ranks reached over TCP.
+    tcp_eager_limit: usize,
     unexpected_budget: usize,
     queues: Queues,
     requests: Slab,
@@ -86,6 +88,7 @@ pub struct Engine {
 pub struct Config {
     pub check_types: bool,
     pub eager_limit: usize,
+    pub tcp_eager_limit: usize,
     pub unexpected_budget: usize,
     pub single_copy: bool,
 }
@@ -122,6 +125,7 @@ impl Engine {
             check_types: cfg.check_types,
             single_copy_works: false,
             eager_limit,
+            tcp_eager_limit: cfg.tcp_eager_limit,
             unexpected_budget: cfg.unexpected_budget,
             queues: Queues::default(),
             requests: Slab::default(),
@@ -158,7 +162,7 @@ impl Engine {
             // SAFETY: forwarded from the caller.
             return unsafe { self.bsend_start(a, dst, len) };
         }
-        let proto = protocol::choose(len, a.mode, self.eager_limit_for(&a.ty));
+        let proto = protocol::choose(len, a.mode, self.eager_limit_for(&a.ty, dst));
         let mut header = FrameHeader {
             ctx: a.ctx,
             src: self.rank as u32,
@@ -206,8 +210,12 @@ impl Engine {
 
     /// Non-contiguous messages above a few KiB go rendezvous: their data is
     /// then packed and unpacked in pieces that overlap on the two sides.
-    fn eager_limit_for(&self, ty: &TypeInfo) -> usize {
-        if ty.is_contiguous() {
+    /// Over TCP the handshake costs a round trip of the network, so
+    /// messages up to `tcp_eager_limit` go whole.
+    fn eager_limit_for(&self, ty: &TypeInfo, dst: usize) -> usize {
+        if !self.is_local(dst) {
+            self.tcp_eager_limit
+        } else if ty.is_contiguous() {
             self.eager_limit
         } else {
             self.eager_limit.min(NONCONTIG_EAGER)

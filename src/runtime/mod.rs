@@ -123,6 +123,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     let w = wireup::wire_up(&mut pmi, &geometry, publish, check)?;
     let cfg = Config {
         eager_limit: eager,
+        tcp_eager_limit: tunables::size("OXMPI_TCP_EAGER_LIMIT"),
         unexpected_budget: tunables::size("OXMPI_UNEXPECTED_BYTES"),
         single_copy: tunables::flag("OXMPI_SINGLE_COPY"),
         check_types: tunables::flag("OXMPI_CHECK_TYPES"),

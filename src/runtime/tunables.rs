@@ -26,6 +26,11 @@ pub const TUNABLES: &[Tunable] = &[
         meaning: "transport between ranks: auto (shared memory on one host, TCP between hosts), tcp (TCP everywhere, to test it on one host) or shm (refuse a job that spans hosts)",
     },
     Tunable {
+        name: "OXMPI_TCP_EAGER_LIMIT",
+        default: "65536",
+        meaning: "largest message (bytes) sent eagerly to a rank reached over TCP (where the rendezvous handshake costs a network round trip)",
+    },
+    Tunable {
         name: "OXMPI_ADDR",
         default: "",
         meaning: "address (or host name) to listen on for TCP peers; default: the first address of an interface that is up and neither loopback nor a container bridge",
