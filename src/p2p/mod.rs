@@ -1,5 +1,5 @@
 //! Point-to-point: requests, matching and the protocols of `protocol`
-//! (DESIGN.md §3-4) over the shared-memory rings.
+//! (DESIGN.md §3-4) over the shared-memory rings and TCP connections (`wire`).
 
 mod bsend;
 pub mod mailbox;

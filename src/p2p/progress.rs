@@ -1,5 +1,6 @@
-//! The progress engine: drain the rings that point at this rank, act on
-//! each frame, flush frames that waited for room, push rendezvous data.
+//! The progress engine: move the sockets' bytes (TCP peers), drain the
+//! frames from every peer (its ring to us or its connection), act on each,
+//! flush frames that waited for room, push rendezvous data.
 
 use super::matching::{Body, Envelope, Unexpected};
 use super::protocol::{FLAG_READY, FLAG_SIG, FLAG_SYNC};
