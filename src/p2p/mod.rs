@@ -83,6 +83,10 @@ pub struct Engine {
     mailbox_seen: Vec<usize>,
     /// When a waiting rank last checked that its peers on this host live.
     last_roll_call: std::cell::Cell<std::time::Instant>,
+    /// Early data (`FLAG_EARLY`) by (source, sender request): where it
+    /// goes once the RTS matched a receive, or what came before that.
+    early_to: std::collections::HashMap<(usize, u64), ReqId>,
+    early_stash: std::collections::HashMap<(usize, u64), Vec<u8>>,
 }
 
 pub struct Config {
@@ -139,6 +143,8 @@ impl Engine {
             mailbox_published: 0,
             mailbox_seen: vec![mailbox::MAILBOX_SLOTS - 1; size],
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
+            early_to: Default::default(),
+            early_stash: Default::default(),
         }
     }
 
@@ -205,6 +211,28 @@ impl Engine {
         header.a = id as u64;
         header.b = offered as u64;
         self.send_control(dst, header);
+        if !self.is_local(dst) && offered != 0 && pack::gapless(&a.ty) == Some(0) && self.outbox[dst].is_empty() {
+            // Over the network the first part follows the RTS at once, so
+            // the data flows while the receiver's answer is on its way.
+            let early = len.min(self.tcp_eager_limit);
+            let h = FrameHeader {
+                kind: FrameKind::Data as u32,
+                src: self.rank as u32,
+                flags: protocol::FLAG_EARLY,
+                a: id as u64,
+                frag_len: early as u32,
+                ..Default::default()
+            };
+            // SAFETY: the items are `len` gapless bytes at `addr` (checked),
+            // readable until the send completes, which waits until nothing
+            // it lent is queued.
+            let data = unsafe { std::slice::from_raw_parts(addr as *const u8, early) };
+            if self.try_push_bytes(dst, &h, data, true) {
+                if let Some(Request::Send(s)) = self.requests.get_mut(id) {
+                    s.early = early;
+                }
+            }
+        }
         Ok(id)
     }
 
@@ -243,6 +271,7 @@ impl Engine {
             cancel_pending: false,
             status: Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() },
             bsend_block: None,
+            early: 0,
         }
     }
 
@@ -614,6 +643,20 @@ impl Engine {
         }
         let cts = FrameHeader { kind: FrameKind::Cts as u32, src: me, a: sreq, b: id as u64, ..Default::default() };
         self.send_control(env.src, cts);
+        if self.route[env.src] == Route::Tcp {
+            // the first part may have come already, or be on its way
+            self.early_to.insert((env.src, sreq), id);
+            if let Some(bytes) = self.early_stash.remove(&(env.src, sreq)) {
+                let h = FrameHeader {
+                    kind: FrameKind::Data as u32,
+                    src: env.src as u32,
+                    a: id as u64,
+                    frag_len: bytes.len() as u32,
+                    ..Default::default()
+                };
+                self.accept_data(h, &bytes);
+            }
+        }
     }
 
     /// The sender answered our Put: it wrote its part (`wrote`), or we read

@@ -3,7 +3,7 @@
 //! flush frames that waited for room, push rendezvous data.
 
 use super::matching::{Body, Envelope, Unexpected};
-use super::protocol::{FLAG_READY, FLAG_SIG, FLAG_SYNC};
+use super::protocol::{FLAG_EARLY, FLAG_READY, FLAG_SIG, FLAG_SYNC};
 use super::request::{RecvState, Request, SendState};
 use super::{finish_recv, Engine};
 use crate::datatype::pack;
@@ -101,8 +101,16 @@ impl Engine {
             Some(FrameKind::Nack) => self.send_done(h.a, ErrorClass::Other.code()),
             Some(FrameKind::Cts) => {
                 if let Some(Request::Send(s)) = self.requests.get_mut(h.a as u32) {
-                    s.state = SendState::Pushing { rreq: h.b, sent: 0 };
+                    s.state = SendState::Pushing { rreq: h.b, sent: s.early };
                     self.pushing.push(h.a as u32);
+                }
+            }
+            Some(FrameKind::Data) if h.flags & FLAG_EARLY != 0 => {
+                // the first part of a long message, sent with its RTS
+                let key = (h.src as usize, h.a);
+                match self.early_to.get(&key) {
+                    Some(&rreq) => self.accept_data(FrameHeader { a: rreq as u64, ..h }, payload),
+                    None => self.early_stash.entry(key).or_default().extend_from_slice(payload),
                 }
             }
             Some(FrameKind::Data) => self.accept_data(h, payload),
@@ -110,6 +118,9 @@ impl Engine {
             Some(FrameKind::PutDone) => self.put_done(h.a as u32, h.b == 1, env.src),
             Some(FrameKind::CancelReq) => {
                 let removed = self.queues.cancel_unexpected(env.src, h.a);
+                if removed {
+                    self.early_stash.remove(&(env.src, h.a));
+                }
                 self.reply(env.src, FrameKind::CancelReply, h.a, removed as u64);
             }
             // taken by the TCP transport; never reaches the engine
@@ -159,7 +170,7 @@ impl Engine {
         }
     }
 
-    fn accept_data(&mut self, h: FrameHeader, payload: &[u8]) {
+    pub(super) fn accept_data(&mut self, h: FrameHeader, payload: &[u8]) {
         let Some(Request::Recv(r)) = self.requests.get_mut(h.a as u32) else {
             return;
         };
@@ -184,6 +195,8 @@ impl Engine {
         }
         if let Some(t) = self.tcp.as_mut() {
             t.forget(h.src as usize, h.a);
+            let id = h.a as u32;
+            self.early_to.retain(|_, r| *r != id);
         }
         let env = Envelope {
             ctx: r.ctx,

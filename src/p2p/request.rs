@@ -61,6 +61,8 @@ pub struct SendReq {
     pub status: Status,
     /// Space in the attached buffer (MPI_Bsend) to release on completion.
     pub bsend_block: Option<usize>,
+    /// Bytes of a long message sent right behind its RTS (TCP).
+    pub early: usize,
 }
 
 pub enum RecvState {
