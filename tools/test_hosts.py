@@ -145,6 +145,12 @@ def host_checks(tmp):
     check("SIGTERM to mpiexec ends the ranks on both hosts", p.returncode != 0 and not procs and not shm,
           f"{p.returncode} {procs} {shm} {err}")
 
+    # stdin reaches rank 0 on the other host; -l labels lines from both hosts
+    r = run(mpiexec + ["-hosts", "oxh2,oxh1", "-l", "-n", "2", spin], input="hello\nthere\n")
+    check("stdin reaches rank 0 on another host and -l labels every host's lines",
+          "[0] stdin: hello" in r.stdout and "[0] stdin: there" in r.stdout and "[1] rank 1 value" in r.stdout
+          and r.returncode == 0, r.stdout + r.stderr)
+
     # ranks started by a launcher that lets go of them (as ssh does: killing
     # the ssh client does not kill the remote program) end once mpiexec is
     # gone, seeing their PMI connection close
