@@ -241,8 +241,36 @@ def slurm_checks():
           r.returncode != 0 and "ended before MPI_Finalize" in r.stderr and took < 10, f"{r.returncode} {took:.1f}s {r.stderr}")
 
 
+def bad_input_checks():
+    mpiexec = os.path.join(BIN, "mpiexec")
+    exe = os.path.join(TESTS, "sendrecv_basic")
+    for args, text in ((["-hosts", "a:0"], "is not host or host:slots"),
+                       (["-f", "/nonexistent/hosts"], "cannot read /nonexistent/hosts"),
+                       (["-ppn", "0"], "-ppn needs a positive number"),
+                       (["-hosts", "some-remote-host", "--launcher", "/nonexistent/launcher"],
+                        "cannot start /nonexistent/launcher")):
+        r = run([mpiexec] + args + ["-n", "1", exe])
+        check(f"mpiexec {' '.join(args)}: a clear error", r.returncode != 0 and text in r.stderr, r.stderr)
+    for env, text in (({"OXMPI_TRANSPORT": "udp"}, "OXMPI_TRANSPORT=udp is not one of auto, shm, tcp"),
+                      ({"OXMPI_TRANSPORT": "tcp", "OXMPI_IFACE": "nope0"}, "OXMPI_IFACE=nope0: no such interface"),
+                      ({"OXMPI_TRANSPORT": "tcp", "OXMPI_ADDR": "no.such.host.invalid"}, "neither an IP address nor a host name")):
+        r = run([mpiexec, "-n", "2", exe], env=dict(os.environ, **env))
+        check(f"{' '.join(k + '=' + v for k, v in env.items())}: MPI_Init fails with one clear line",
+              r.returncode != 0 and text in r.stderr, r.stderr)
+    # a failed MPI_Init leaves no segment, also under a launcher that sweeps
+    # nothing (Hydra), and mpiexec whose reader went away still sweeps
+    env = dict(os.environ, OXMPI_TRANSPORT="tcp", OXMPI_IFACE="nope0")
+    if shutil.which("mpiexec.mpich"):
+        run(["mpiexec.mpich", "-n", "2", exe], env=env)
+    subprocess.run(f"{mpiexec} -n 2 {exe} 2>&1 | head -1", shell=True, env=env, capture_output=True)
+    time.sleep(0.3)
+    left = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
+    check("a failed MPI_Init leaves no segment (Hydra, and mpiexec piped into head)", not left, str(left))
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="oxmpi-hosts-")
+    bad_input_checks()
     hydra_checks()
     slurm_checks()
     if os.geteuid() != 0 or not shutil.which("ip"):

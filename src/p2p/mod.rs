@@ -286,15 +286,15 @@ impl Engine {
         let fill = |slot: &mut [u8]| unsafe { pack::pack(ty, count, buf, slot) };
         if self.outbox[dst].is_empty() {
             let sent = match pack::gapless(ty) {
-                // over TCP written from the user's memory when the socket takes it
+                // one run of bytes (over TCP written from there)
                 // SAFETY: the items are `len` gapless bytes there (caller).
-                Some(offset) if !self.is_local(dst) => self.try_push_bytes(
+                Some(offset) => self.try_push_bytes(
                     dst,
                     &header,
                     unsafe { std::slice::from_raw_parts(buf.offset(offset), len) },
                     false,
                 ),
-                _ => self.try_push(dst, &header, len, fill),
+                None => self.try_push(dst, &header, len, fill),
             };
             if sent {
                 return;

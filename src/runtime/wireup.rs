@@ -35,6 +35,15 @@ fn host_id() -> String {
     id.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect()
 }
 
+/// Removes a segment's name when dropped.
+struct Unlink(String);
+
+impl Drop for Unlink {
+    fn drop(&mut self) {
+        Segment::unlink(&self.0);
+    }
+}
+
 fn new_key() -> [u8; KEY_BYTES] {
     let mut k = [0u8; KEY_BYTES];
     // SAFETY: getrandom writes at most k.len() bytes into k.
@@ -108,8 +117,12 @@ pub fn wire_up(
     let prefix = std::env::var("OXMPI_SHM_PREFIX").unwrap_or_else(|_| format!("/oxmpi-{}", std::process::id()));
     let leader = locals[0];
     let name = format!("{prefix}-{}-{leader}", pmi.kvsname().replace('/', "_"));
+    // the name goes when this function returns: after everyone mapped the
+    // segment, or at once if joining fails (under any launcher)
+    let mut _name_goes = None;
     let created = if me == 0 {
         let s = Segment::create(&name, locals.len(), 0, geometry)?;
+        _name_goes = Some(Unlink(name.clone()));
         if locals.len() > 1 {
             pmi.put(&format!("shm-{leader}"), &name)?;
         }
@@ -155,9 +168,6 @@ pub fn wire_up(
     // Everyone has mapped its segment: the names can go.
     if size > 1 {
         pmi.barrier()?;
-    }
-    if me == 0 {
-        Segment::unlink(&name);
     }
     Ok(Wired { seg, route, tcp, pids, host_of, shm_name: name })
 }

@@ -7,6 +7,15 @@
 mod hosts;
 mod pmi_server;
 
+/// A line on stderr; a write that fails (the reader went away) is no
+/// reason to stop before the job is ended and its segments swept.
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use std::io::Write;
+        let _ = writeln!(std::io::stderr(), $($t)*);
+    }};
+}
+
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::io::IntoRawFd;
 use std::os::unix::net::UnixStream;
@@ -45,7 +54,7 @@ const USAGE: &str = "usage: mpiexec -n N [-hosts H1,H2:SLOTS | -f HOSTFILE] [-pp
   the environment of mpiexec is passed to every rank; stdin goes to rank 0";
 
 fn die(msg: &str) -> ! {
-    eprintln!("mpiexec: {msg}\n{USAGE}");
+    say!("mpiexec: {msg}\n{USAGE}");
     std::process::exit(2)
 }
 
@@ -162,6 +171,10 @@ fn main() {
         // SAFETY: the handler only stores to an atomic.
         unsafe { libc::signal(sig, on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
     }
+    // A reader of our output that goes away (`mpiexec ... | head`) must not
+    // kill us before we end the job and sweep its segments.
+    // SAFETY: setting a disposition; the ranks get the default back below.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 
     let me = mpi::runtime::hostname();
     let placement = o.hosts.as_ref().map(|h| hosts::place(h, o.n, o.ppn));
@@ -185,8 +198,13 @@ fn main() {
     let mut children: Vec<Child> = Vec::with_capacity(o.n);
     let mut pids = Vec::with_capacity(o.n);
     for rank in 0..o.n {
-        let (ours, theirs) = UnixStream::pair().unwrap_or_else(|e| die(&format!("socketpair: {e}")));
-        let fd = theirs.into_raw_fd();
+        // a local rank inherits its end of a socket pair as PMI_FD; a remote
+        // one connects to PMI_PORT
+        let pair = (!remote[rank]).then(|| UnixStream::pair().unwrap_or_else(|e| die(&format!("socketpair: {e}"))));
+        let (ours, fd) = match pair {
+            Some((ours, theirs)) => (Some(ours), theirs.into_raw_fd()),
+            None => (None, -1),
+        };
         let mut cmd;
         if remote[rank] {
             let mut extra: std::collections::BTreeMap<String, String> = o.env.iter().cloned().collect();
@@ -220,8 +238,10 @@ fn main() {
                 // Die with mpiexec, whatever kills it.
                 libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                 // The PMI descriptor must survive exec.
-                libc::fcntl(keep, libc::F_SETFD, 0);
-                for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGUSR1, libc::SIGUSR2] {
+                if keep >= 0 {
+                    libc::fcntl(keep, libc::F_SETFD, 0);
+                }
+                for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGUSR1, libc::SIGUSR2, libc::SIGPIPE] {
                     libc::signal(s, libc::SIG_DFL);
                 }
                 Ok(())
@@ -231,20 +251,22 @@ fn main() {
             Ok(c) => c,
             Err(e) => {
                 let what = if remote[rank] { &o.launcher[0] } else { &o.program[0] };
-                eprintln!("mpiexec: cannot start {what}: {e}");
+                say!("mpiexec: cannot start {what}: {e}");
                 kill_all(&pids);
                 sweep_shm(&shm_prefix);
                 std::process::exit(127);
             }
         };
-        // SAFETY: the child has its copy; ours is closed.
-        unsafe { libc::close(fd) };
+        if fd >= 0 {
+            // SAFETY: the child has its copy; ours is closed.
+            unsafe { libc::close(fd) };
+        }
         if o.label {
             forward_output(rank, child.stdout.take().unwrap(), false);
             forward_output(rank, child.stderr.take().unwrap(), true);
         }
         pids.push(child.id() as i32);
-        if !remote[rank] {
+        if let Some(ours) = ours {
             let (srv, etx) = (server.clone(), tx.clone());
             let out = ours.try_clone().unwrap_or_else(|e| die(&format!("socket: {e}")));
             std::thread::spawn(move || srv.serve(rank, BufReader::new(ours), out, etx));
@@ -270,13 +292,13 @@ fn main() {
             if sig == libc::SIGUSR1 || sig == libc::SIGUSR2 {
                 signal_all(&pids, sig);
             } else {
-                eprintln!("mpiexec: got signal {sig} ({}); ending the job", signal_name(sig));
+                say!("mpiexec: got signal {sig} ({}); ending the job", signal_name(sig));
                 end_job(&pids, &shm_prefix, 128 + sig);
             }
         }
         if let Some(t) = o.timeout {
             if start.elapsed() > Duration::from_secs(t) {
-                eprintln!("mpiexec: the job ran longer than --timeout {t} s; ending it");
+                say!("mpiexec: the job ran longer than --timeout {t} s; ending it");
                 end_job(&pids, &shm_prefix, 124);
             }
         }
@@ -287,7 +309,7 @@ fn main() {
         };
         match ev {
             Event::Abort { rank, code, msg } => {
-                eprintln!(
+                say!(
                     "mpiexec: rank {rank} aborted the job with code {code}{}",
                     if msg.is_empty() { String::new() } else { format!(": {msg}") }
                 );
@@ -315,13 +337,13 @@ fn main() {
                 if let Some((how, code)) = failure {
                     // An abort message may be on its way: it says more.
                     if let Ok(Event::Abort { rank: r, code: c, msg }) = rx.recv_timeout(Duration::from_millis(100)) {
-                        eprintln!(
+                        say!(
                             "mpiexec: rank {r} aborted the job with code {c}{}",
                             if msg.is_empty() { String::new() } else { format!(": {msg}") }
                         );
                         end_job(&pids, &shm_prefix, if c == 0 { 1 } else { c });
                     }
-                    eprintln!("mpiexec: rank {rank} {how}; ending the job");
+                    say!("mpiexec: rank {rank} {how}; ending the job");
                     end_job(&pids, &shm_prefix, code);
                 }
                 exit_code = exit_code.max(status.code().unwrap_or(0));

@@ -349,7 +349,7 @@ impl Tcp {
         if self.finished[dst] {
             return Ok(true);
         }
-        self.queue(dst, |q| {
+        self.queue(dst, true, |q| {
             q.push(header_bytes(h));
             q.push_with(len, fill);
         })
@@ -360,37 +360,11 @@ impl Tcp {
     /// does not take now is copied, or with `lend` queued as lent (the
     /// caller keeps `data` until `lends_to(dst)` is false).
     pub fn push_bytes(&mut self, dst: usize, h: &FrameHeader, data: &[u8], lend: bool) -> Result<bool, String> {
-        let hb = header_bytes(h);
-        let direct =
-            self.link[dst].and_then(|i| self.conns[i].as_mut()).filter(|c| c.link == Link::Open && c.unsent() == 0);
-        let mut n = 0;
-        if let Some(c) = direct {
-            let iov = [
-                libc::iovec { iov_base: hb.as_ptr() as *mut libc::c_void, iov_len: hb.len() },
-                libc::iovec { iov_base: data.as_ptr() as *mut libc::c_void, iov_len: data.len() },
-            ];
-            // SAFETY: both buffers are valid for reading over their lengths.
-            let w = unsafe { libc::writev(c.stream.as_raw_fd(), iov.as_ptr(), 2) };
-            if w < 0 {
-                let e = std::io::Error::last_os_error();
-                if !matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) {
-                    return Err(format!("lost the connection to rank {dst}: {e}"));
-                }
-            } else {
-                n = w as usize;
-            }
-            if n == hb.len() + data.len() {
-                return Ok(true);
-            }
-        }
-        self.queue(dst, |q| {
-            q.push(&hb[n.min(hb.len())..]);
-            let rest = &data[n.saturating_sub(hb.len())..];
-            if lend {
-                q.lend(rest)
-            } else {
-                q.push(rest)
-            }
+        // queued as lent and written from `data` by the same writev; what
+        // the socket did not take is then copied unless it may stay lent
+        self.queue(dst, lend, |q| {
+            q.push(header_bytes(h));
+            q.lend(data);
         })
     }
 
@@ -402,7 +376,9 @@ impl Tcp {
 
     /// Queue bytes for `dst` by `add` (connecting first if need be), and
     /// write what the socket takes; false if too much waits already.
-    fn queue(&mut self, dst: usize, add: impl FnOnce(&mut Queue)) -> Result<bool, String> {
+    /// Unless `keep_lent`, what `add` lent and the socket did not take is
+    /// copied before returning.
+    fn queue(&mut self, dst: usize, keep_lent: bool, add: impl FnOnce(&mut Queue)) -> Result<bool, String> {
         if self.finished[dst] {
             return Ok(true);
         }
@@ -421,12 +397,23 @@ impl Tcp {
         if q.len() > OUT_CAP {
             return Ok(false);
         }
+        let before = q.pieces();
         add(q);
+        let added = q.pieces() - before;
+        let mut written = Ok(());
         if let Some(i) = open {
             let c = self.conns[i].as_mut().expect("a link stays");
-            c.flush().map_err(|e| format!("lost the connection to rank {dst}: {e}"))?;
+            written = c.flush().map_err(|e| format!("lost the connection to rank {dst}: {e}"));
         }
-        Ok(true)
+        if !keep_lent {
+            let q = match (self.link[dst], self.held[dst].as_mut()) {
+                (_, Some(held)) => held,
+                (Some(i), None) => &mut self.conns[i].as_mut().expect("a link stays").out,
+                (None, None) => unreachable!("connected above"),
+            };
+            q.own_last(added);
+        }
+        written.map(|()| true)
     }
 
     /// Open a connection to `dst`; frames wait in it for the welcome.

@@ -79,6 +79,29 @@ impl Queue {
         }
     }
 
+    /// Pieces queued.
+    pub fn pieces(&self) -> usize {
+        self.pieces.len()
+    }
+
+    /// Copy what is left of the last `k` pieces (or of all, if fewer are
+    /// left) if they are lent: their lender is about to take them back.
+    pub fn own_last(&mut self, k: usize) {
+        let n = self.pieces.len();
+        for i in n - k.min(n)..n {
+            let skip = if i == 0 { std::mem::take(&mut self.done) } else { 0 };
+            if let Piece::Lent { at, len } = self.pieces[i] {
+                // SAFETY: lent bytes are readable while queued (`lend`).
+                let rest = unsafe { std::slice::from_raw_parts((at + skip) as *const u8, len - skip) };
+                self.pieces[i] = Piece::Own(rest.to_vec());
+                self.lent -= 1;
+                self.bytes -= skip;
+            } else if skip > 0 {
+                self.done = skip;
+            }
+        }
+    }
+
     /// Append everything of `other` (still to write) after ours.
     pub fn append(&mut self, mut other: Queue) {
         if let Some(front) = other.pieces.front_mut() {
@@ -172,6 +195,15 @@ mod tests {
         }
         assert!(!q.has_lent());
         assert_eq!(&got[..4], b"head");
+        // lent bytes the socket did not take become our own
+        let mut q = Queue::default();
+        let lent = vec![9u8; 10];
+        q.push(b"h");
+        q.lend(&lent);
+        q.advance(3);
+        q.own_last(1);
+        assert!(!q.has_lent());
+        assert_eq!(q.len(), 8);
         assert!(got[4..100_004].iter().all(|&x| x == 7));
         assert_eq!(&got[100_004..], b"end");
     }
