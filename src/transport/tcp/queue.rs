@@ -34,7 +34,13 @@ pub struct Queue {
     bytes: usize,
     /// Lent pieces queued.
     lent: usize,
+    /// A written piece's buffer, kept for the next one (no allocation per
+    /// frame).
+    spare: Vec<u8>,
 }
+
+/// Buffers up to this size are kept for reuse.
+const SPARE_MAX: usize = 64 << 10;
 
 /// iovecs per write.
 const IOV: usize = 64;
@@ -56,7 +62,7 @@ impl Queue {
     /// Append `len` bytes of our own, written by `fill`.
     pub fn push_with(&mut self, len: usize, fill: impl FnOnce(&mut [u8])) {
         if !matches!(self.pieces.back(), Some(Piece::Own(_))) {
-            self.pieces.push_back(Piece::Own(Vec::new()));
+            self.pieces.push_back(Piece::Own(std::mem::take(&mut self.spare)));
         }
         let Some(Piece::Own(v)) = self.pieces.back_mut() else { unreachable!("pushed above") };
         let at = v.len();
@@ -159,8 +165,13 @@ impl Queue {
             n -= front;
             self.bytes -= self.done + front;
             self.done = 0;
-            if let Some(Piece::Lent { .. }) = self.pieces.pop_front() {
-                self.lent -= 1;
+            match self.pieces.pop_front() {
+                Some(Piece::Lent { .. }) => self.lent -= 1,
+                Some(Piece::Own(mut v)) if v.capacity() <= SPARE_MAX => {
+                    v.clear();
+                    self.spare = v;
+                }
+                _ => {}
             }
         }
     }
