@@ -140,8 +140,15 @@ impl Queue {
                 k += 1;
             }
             // SAFETY: every iovec covers our own bytes or lent bytes, which
-            // stay readable while queued (`lend`'s contract).
-            let n = unsafe { libc::writev(s.as_raw_fd(), iov.as_ptr(), k as i32) };
+            // stay readable while queued (`lend`'s contract); the header
+            // points at `iov` for the call only.
+            let n = unsafe {
+                let mut msg: libc::msghdr = std::mem::zeroed();
+                msg.msg_iov = iov.as_mut_ptr();
+                msg.msg_iovlen = k as _;
+                // a peer gone is an error to report, not a SIGPIPE
+                libc::sendmsg(s.as_raw_fd(), &msg, libc::MSG_NOSIGNAL)
+            };
             if n < 0 {
                 let e = std::io::Error::last_os_error();
                 return match e.kind() {
