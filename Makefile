@@ -23,11 +23,21 @@ build:
 	echo '' | cc -x c -shared -fPIC -o $(BUILD)/lib/libmpich.so.12 - \
 		-Wl,-soname,libmpich.so.12 -Wl,--no-as-needed -L$(BUILD)/lib -lmpi -Wl,-rpath,'$$ORIGIN'
 	ln -sf libmpich.so.12 $(BUILD)/lib/libmpich.so
+	# libmpifort.so.12: the mpif.h bindings over libmpi; libmpichfort.so.12
+	# (Debian MPICH's Fortran name): only a dependency on it
+	cc -O2 -Wall -Werror -shared -fPIC -Iinclude -o $(BUILD)/lib/libmpifort.so.12.0.0 fortran-shim/*.c \
+		-Wl,-soname,libmpifort.so.12 -Wl,--no-undefined -L$(BUILD)/lib -lmpi -Wl,-rpath,'$$ORIGIN'
+	ln -sf libmpifort.so.12.0.0 $(BUILD)/lib/libmpifort.so.12
+	ln -sf libmpifort.so.12.0.0 $(BUILD)/lib/libmpifort.so
+	echo '' | cc -x c -shared -fPIC -o $(BUILD)/lib/libmpichfort.so.12 - \
+		-Wl,-soname,libmpichfort.so.12 -Wl,--no-as-needed -L$(BUILD)/lib -lmpifort -Wl,-rpath,'$$ORIGIN'
+	ln -sf libmpichfort.so.12 $(BUILD)/lib/libmpichfort.so
 	cp target/release/mpiexec target/release/mpicc target/release/oxmpi-info $(BUILD)/bin/
 	ln -sf mpiexec $(BUILD)/bin/mpirun
 	ln -sf mpicc $(BUILD)/bin/mpicxx
 	ln -sf mpicc $(BUILD)/bin/mpic++
-	cp include/mpi.h include/mpio.h $(BUILD)/include/
+	for f in mpif77 mpif90 mpifort; do ln -sf mpicc $(BUILD)/bin/$$f; done
+	cp include/mpi.h include/mpio.h include/mpif.h $(BUILD)/include/
 	sed 's/@VERSION@/$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)/' tools/oxmpi.pc.in > $(BUILD)/lib/pkgconfig/oxmpi.pc
 	ln -sf oxmpi.pc $(BUILD)/lib/pkgconfig/mpi.pc
 
@@ -41,6 +51,9 @@ setup:
 	$(PYTHON) -c 'import pympistandard' 2>/dev/null || $(PYTHON) -m pip install --quiet pympistandard
 	if ! command -v mpicc.mpich >/dev/null 2>&1 || [ ! -f /usr/include/x86_64-linux-gnu/mpich/mpi.h ]; then \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mpich libmpich-dev; fi
+	# gfortran for the Fortran (mpif.h) tests and mpif77
+	if ! command -v gfortran >/dev/null 2>&1; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq gfortran; fi
 	# ip (network namespaces as hosts) and pgrep for the launcher tests
 	if ! command -v ip >/dev/null 2>&1 || ! command -v pgrep >/dev/null 2>&1; then \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq iproute2 procps; fi
@@ -57,6 +70,7 @@ cargo-test:
 abi-test:
 	$(PYTHON) tools/abi_check.py
 	$(PYTHON) tools/gen_prototypes.py --check
+	$(PYTHON) tools/gen_fortran.py $(BUILD)/lib/$(SONAME) --check
 	$(PYTHON) tools/check_exports.py $(BUILD)/lib/$(SONAME)
 	$(PYTHON) tools/check_signatures.py
 	$(BUILD)/bin/oxmpi-info --markdown | while IFS= read -r l; do grep -qxF -- "$$l" docs/tunables.md || \

@@ -15,6 +15,11 @@ oxmpi through the libmpich.so.12 shim, once on LD_LIBRARY_PATH and once in
 LD_PRELOAD; the test itself checks that oxmpi answers and MPICH's own
 library is not mapped.
 
+The Fortran 77 tests in c-tests/fortran/*.f (same directives, in a `!`
+comment) are built with oxmpi's mpif77 and with MPICH's mpif77, whose
+binaries run on oxmpi through libmpichfort.so.12 and libmpich.so.12; the
+runner checks that every MPI library they load is oxmpi's.
+
 Ends with the line "N passed, M failed".
 """
 import argparse
@@ -42,7 +47,8 @@ def directives(path):
 
 
 def compile_test(cc, src, exe):
-    r = subprocess.run([cc, "-O1", "-g", "-Wall", "-o", exe, src, "-lm"], capture_output=True, text=True)
+    flags = ["-O1", "-g", "-w"] if src.endswith(".f") else ["-O1", "-g", "-Wall"]
+    r = subprocess.run([cc] + flags + ["-o", exe, src, "-lm"], capture_output=True, text=True)
     if r.returncode != 0:
         return r.stderr
     return None
@@ -91,6 +97,14 @@ def run_one(mpiexec, exe, n, env, d):
     return None
 
 
+def foreign_mpi(exe, env, libdir):
+    """What MPI library `exe` would load from elsewhere than `libdir`."""
+    r = subprocess.run([exe], env=dict(env, LD_TRACE_LOADED_OBJECTS="1"), capture_output=True, text=True)
+    bad = [l.strip() for l in r.stdout.splitlines()
+           if re.search(r"libmpi", l) and "=>" in l and not l.split("=>")[1].strip().startswith(libdir)]
+    return f"loads a foreign MPI library: {bad}" if bad else None
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -102,14 +116,17 @@ def main():
     os.makedirs(os.path.join(bindir, "mpich"), exist_ok=True)
     mpicc = os.path.join(a.build, "bin", "mpicc")
     mpiexec = os.path.join(a.build, "bin", "mpiexec")
+    mpif77 = os.path.join(a.build, "bin", "mpif77")
     libdir = os.path.join(a.build, "lib")
     mpich_cc = None if a.no_mpich else shutil.which("mpicc.mpich")
+    mpich_fc = None if a.no_mpich else shutil.which("mpif77.mpich")
     if not a.no_mpich and not mpich_cc:
         print("run_c_tests: mpicc.mpich not found; run `make setup` (the library-swap runs need MPICH)")
         sys.exit(1)
     srcs = sorted(glob.glob(os.path.join(ROOT, "c-tests", "*.c")))
+    srcs += sorted(glob.glob(os.path.join(ROOT, "c-tests", "fortran", "*.f")))
     if a.tests:
-        srcs = [s for s in srcs if os.path.basename(s)[:-2] in a.tests]
+        srcs = [s for s in srcs if os.path.splitext(os.path.basename(s))[0] in a.tests]
     passed = failed = 0
 
     def report(name, err):
@@ -126,10 +143,11 @@ def main():
         base_env.pop(k, None)
     base_env.update(kv.split("=", 1) for kv in a.env)
     for src in srcs:
-        name = os.path.basename(src)[:-2]
+        name, ext = os.path.splitext(os.path.basename(src))
+        fortran = ext == ".f"
         d = directives(src)
         exe = os.path.join(bindir, name)
-        err = compile_test(mpicc, src, exe)
+        err = compile_test(mpif77 if fortran else mpicc, src, exe)
         if err:
             report(f"{name} (build)", err)
             continue
@@ -145,17 +163,19 @@ def main():
         if not mpich_cc or d["mpich"] == "no":
             continue
         mexe = os.path.join(bindir, "mpich", name)
-        err = compile_test(mpich_cc, src, mexe)
+        err = compile_test(mpich_fc if fortran else mpich_cc, src, mexe)
         if err:
             report(f"{name} (MPICH build)", err)
             continue
         n = 2 if "2" in d["ranks"].split(",") else int(d["ranks"].split(",")[0])
+        shims = ["libmpichfort.so.12", "libmpich.so.12"] if fortran else ["libmpich.so.12"]
         for how, extra in (("LD_LIBRARY_PATH", {"LD_LIBRARY_PATH": libdir}),
-                           ("LD_PRELOAD", {"LD_PRELOAD": os.path.join(libdir, "libmpich.so.12")})):
+                           ("LD_PRELOAD", {"LD_PRELOAD": " ".join(os.path.join(libdir, s) for s in shims)})):
             env = dict(base_env)
             env.update(kv.split("=", 1) for kv in d["env"].split(",") if kv)
             env.update(extra)
-            report(f"{name} -n {n} MPICH-built via {how}", run_one(mpiexec, mexe, n, env, d))
+            err = foreign_mpi(mexe, env, libdir) if fortran else None
+            report(f"{name} -n {n} MPICH-built via {how}", err or run_one(mpiexec, mexe, n, env, d))
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 

@@ -1,4 +1,6 @@
-//! mpicc / mpicxx: compile and link a program against oxmpi. The install
+//! mpicc / mpicxx / mpif77 / mpif90 / mpifort: compile and link a program
+//! against oxmpi (Fortran programs also against libmpifort, the mpif.h
+//! bindings). The install
 //! prefix is found from this executable's own place (PREFIX/bin), so an
 //! installed tree can be moved. MPICH's `-show`, `-compile-info`,
 //! `-link-info` and Open MPI's `--showme[:compile|:link]` are understood.
@@ -16,15 +18,26 @@ fn main() {
     let argv0 = std::env::args().next().unwrap_or_default();
     let name = std::path::Path::new(&argv0).file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let cxx = name.contains("cxx") || name.contains("c++") || name.contains("CC");
-    let compiler = if cxx {
-        std::env::var("OXMPI_CXX").unwrap_or_else(|_| "c++".into())
-    } else {
-        std::env::var("OXMPI_CC").unwrap_or_else(|_| "cc".into())
+    let fortran = name.contains("f77") || name.contains("f90") || name.contains("fort");
+    let (var, default) = match (fortran, cxx) {
+        (true, _) => ("OXMPI_FC", "gfortran"),
+        (false, true) => ("OXMPI_CXX", "c++"),
+        (false, false) => ("OXMPI_CC", "cc"),
     };
+    let compiler = std::env::var(var).unwrap_or_else(|_| default.into());
     let p = prefix();
-    let inc = format!("-I{}", p.join("include").display());
+    let mut inc = vec![format!("-I{}", p.join("include").display())];
+    if fortran && compiler.contains("gfortran") {
+        // mpif.h passes any buffer to one routine (gfortran 10+ refuses
+        // that without this flag)
+        inc.push("-fallow-argument-mismatch".to_string());
+    }
     let lib = p.join("lib");
-    let link = vec![format!("-L{}", lib.display()), format!("-Wl,-rpath,{}", lib.display()), "-lmpi".to_string()];
+    let mut link = vec![format!("-L{}", lib.display()), format!("-Wl,-rpath,{}", lib.display())];
+    if fortran {
+        link.push("-lmpifort".to_string());
+    }
+    link.push("-lmpi".to_string());
 
     let mut show = None;
     let mut args = Vec::new();
@@ -41,10 +54,10 @@ fn main() {
     let compile_only = args.iter().any(|a| matches!(a.as_str(), "-c" | "-E" | "-S" | "-M" | "-MM"));
     let mut cmd: Vec<String> = vec![compiler.clone()];
     match show {
-        Some("compile") => cmd.extend([inc.clone()].into_iter().chain(args.clone())),
+        Some("compile") => cmd.extend(inc.iter().cloned().chain(args.clone())),
         Some("link") => cmd.extend(args.iter().cloned().chain(link.clone())),
         _ => {
-            cmd.push(inc);
+            cmd.extend(inc);
             cmd.extend(args);
             if !compile_only {
                 cmd.extend(link);
@@ -62,6 +75,6 @@ fn main() {
         return;
     }
     let err = Command::new(&cmd[0]).args(&cmd[1..]).exec();
-    eprintln!("{name}: cannot run {compiler}: {err} (set OXMPI_CC / OXMPI_CXX to choose the compiler)");
+    eprintln!("{name}: cannot run {compiler}: {err} (set {var} to choose the compiler)");
     std::process::exit(127);
 }

@@ -1,0 +1,113 @@
+! oxmpi-test: ranks=1,2,4
+! Point-to-point from Fortran 77: blocking and nonblocking, status
+! fields, MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE, probe, get_count,
+! sendrecv, MPI_PROC_NULL, errors returned under MPI_ERRORS_RETURN.
+      PROGRAM FPT2PT
+      IMPLICIT NONE
+      INCLUDE 'mpif.h'
+      INTEGER IERR, RANK, NP, NEXT, PREV, I, ERRS, CNT, FLAG
+      INTEGER STATUS(MPI_STATUS_SIZE), STATS(MPI_STATUS_SIZE, 2)
+      INTEGER REQS(2), ECLASS
+      INTEGER SBUF(100), RBUF(100)
+      DOUBLE PRECISION D(10), DR(10)
+      ERRS = 0
+      CALL MPI_INIT(IERR)
+      IF (IERR .NE. MPI_SUCCESS) ERRS = ERRS + 1
+      CALL MPI_COMM_RANK(MPI_COMM_WORLD, RANK, IERR)
+      CALL MPI_COMM_SIZE(MPI_COMM_WORLD, NP, IERR)
+      NEXT = MOD(RANK + 1, NP)
+      PREV = MOD(RANK + NP - 1, NP)
+      DO I = 1, 100
+         SBUF(I) = RANK * 1000 + I
+         RBUF(I) = -1
+      END DO
+!     ring with isend/irecv, waitall with statuses
+      CALL MPI_IRECV(RBUF, 100, MPI_INTEGER, PREV, 7, MPI_COMM_WORLD,
+     &     REQS(1), IERR)
+      CALL MPI_ISEND(SBUF, 100, MPI_INTEGER, NEXT, 7, MPI_COMM_WORLD,
+     &     REQS(2), IERR)
+      CALL MPI_WAITALL(2, REQS, STATS, IERR)
+      IF (IERR .NE. MPI_SUCCESS) ERRS = ERRS + 1
+      IF (STATS(MPI_SOURCE, 1) .NE. PREV) THEN
+         ERRS = ERRS + 1
+         PRINT *, 'waitall status source ', STATS(MPI_SOURCE, 1)
+      END IF
+      IF (STATS(MPI_TAG, 1) .NE. 7) ERRS = ERRS + 1
+      CALL MPI_GET_COUNT(STATS(1, 1), MPI_INTEGER, CNT, IERR)
+      IF (CNT .NE. 100) THEN
+         ERRS = ERRS + 1
+         PRINT *, 'get_count ', CNT
+      END IF
+      DO I = 1, 100
+         IF (RBUF(I) .NE. PREV * 1000 + I) ERRS = ERRS + 1
+      END DO
+      IF (REQS(1) .NE. MPI_REQUEST_NULL) ERRS = ERRS + 1
+!     the same with MPI_STATUSES_IGNORE
+      CALL MPI_IRECV(RBUF, 100, MPI_INTEGER, PREV, 8, MPI_COMM_WORLD,
+     &     REQS(1), IERR)
+      CALL MPI_ISEND(SBUF, 50, MPI_INTEGER, NEXT, 8, MPI_COMM_WORLD,
+     &     REQS(2), IERR)
+      CALL MPI_WAITALL(2, REQS, MPI_STATUSES_IGNORE, IERR)
+      IF (IERR .NE. MPI_SUCCESS) ERRS = ERRS + 1
+!     blocking doubles, probe first, status ignored on receive
+      DO I = 1, 10
+         D(I) = RANK + I / 4.0D0
+      END DO
+      IF (RANK .EQ. 0) THEN
+         CALL MPI_SEND(D, 10, MPI_DOUBLE_PRECISION, NEXT, 9,
+     &        MPI_COMM_WORLD, IERR)
+         CALL MPI_PROBE(PREV, 9, MPI_COMM_WORLD, STATUS, IERR)
+         CALL MPI_GET_COUNT(STATUS, MPI_DOUBLE_PRECISION, CNT, IERR)
+         IF (CNT .NE. 10) ERRS = ERRS + 1
+         CALL MPI_RECV(DR, 10, MPI_DOUBLE_PRECISION, PREV, 9,
+     &        MPI_COMM_WORLD, MPI_STATUS_IGNORE, IERR)
+      ELSE
+         CALL MPI_RECV(DR, 10, MPI_DOUBLE_PRECISION, PREV, 9,
+     &        MPI_COMM_WORLD, MPI_STATUS_IGNORE, IERR)
+         CALL MPI_SEND(D, 10, MPI_DOUBLE_PRECISION, NEXT, 9,
+     &        MPI_COMM_WORLD, IERR)
+      END IF
+      DO I = 1, 10
+         IF (DR(I) .NE. PREV + I / 4.0D0) ERRS = ERRS + 1
+      END DO
+!     sendrecv with MPI_ANY_SOURCE and the status it fills
+      CALL MPI_SENDRECV(RANK, 1, MPI_INTEGER, NEXT, 3, CNT, 1,
+     &     MPI_INTEGER, MPI_ANY_SOURCE, 3, MPI_COMM_WORLD, STATUS, IERR)
+      IF (CNT .NE. PREV .OR. STATUS(MPI_SOURCE) .NE. PREV) THEN
+         ERRS = ERRS + 1
+         PRINT *, 'sendrecv got ', CNT, ' from ', STATUS(MPI_SOURCE)
+      END IF
+!     MPI_PROC_NULL: returns at once, source MPI_PROC_NULL
+      CALL MPI_RECV(RBUF, 1, MPI_INTEGER, MPI_PROC_NULL, 0,
+     &     MPI_COMM_WORLD, STATUS, IERR)
+      IF (STATUS(MPI_SOURCE) .NE. MPI_PROC_NULL) ERRS = ERRS + 1
+!     iprobe finds nothing
+      CALL MPI_IPROBE(MPI_ANY_SOURCE, 99, MPI_COMM_WORLD, FLAG,
+     &     STATUS, IERR)
+!     errors come back as codes under MPI_ERRORS_RETURN
+      CALL MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN,
+     &     IERR)
+      CALL MPI_SEND(SBUF, 1, MPI_INTEGER, NP, 0, MPI_COMM_WORLD, IERR)
+      CALL MPI_ERROR_CLASS(IERR, ECLASS, I)
+      IF (ECLASS .NE. MPI_ERR_RANK) THEN
+         ERRS = ERRS + 1
+         PRINT *, 'bad rank gave class ', ECLASS
+      END IF
+      CALL MPI_SEND(SBUF, -1, MPI_INTEGER, 0, 0, MPI_COMM_WORLD, IERR)
+      CALL MPI_ERROR_CLASS(IERR, ECLASS, I)
+      IF (ECLASS .NE. MPI_ERR_COUNT) ERRS = ERRS + 1
+      CALL MPI_SEND(SBUF, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD,
+     &     IERR)
+      CALL MPI_ERROR_CLASS(IERR, ECLASS, I)
+      IF (ECLASS .NE. MPI_ERR_TYPE) ERRS = ERRS + 1
+      CALL MPI_ALLREDUCE(MPI_IN_PLACE, ERRS, 1, MPI_INTEGER, MPI_SUM,
+     &     MPI_COMM_WORLD, IERR)
+      IF (RANK .EQ. 0) THEN
+         IF (ERRS .EQ. 0) THEN
+            PRINT '(A)', ' No Errors'
+         ELSE
+            PRINT *, 'Found ', ERRS, ' errors'
+         END IF
+      END IF
+      CALL MPI_FINALIZE(IERR)
+      END

@@ -1,0 +1,446 @@
+/* The Fortran bindings that take more than a mechanical mapping (the others
+ * are generated into bindings.c): MPI_INIT without argc/argv, the functions
+ * that return a value, attributes (INTEGER(KIND=MPI_ADDRESS_KIND) values in
+ * Fortran, pointers in C), keyvals with Fortran copy and delete procedures,
+ * the predefined Fortran callbacks, the removed MPI-1 functions Fortran
+ * programs still call.
+ * OXF_HAND(MPI_X) marks MPI_X as bound here for tools/gen_fortran.py. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "oxf.h"
+
+#define OXF_HAND(name)
+
+/* The common blocks, in case the program has none (it has, when it
+ * includes mpif.h; its copy then takes the place of these). */
+struct oxf_priv1 mpipriv1_;
+struct oxf_priv2 mpipriv2_;
+MPI_Fint mpifcmb5_;
+MPI_Fint mpifcmb9_;
+char mpiprivc_[2];
+
+char *oxf_cstr(const char *f, size_t len)
+{
+    while (len > 0 && f[len - 1] == ' ')
+        len--;
+    char *c = malloc(len + 1);
+    if (c) {
+        memcpy(c, f, len);
+        c[len] = '\0';
+    }
+    return c;
+}
+
+void oxf_fstr(const char *c, char *f, size_t len)
+{
+    if (!c)
+        return;
+    size_t n = strnlen(c, len);
+    memcpy(f, c, n);
+    memset(f + n, ' ', len - n);
+}
+
+char *oxf_out(size_t len)
+{
+    return calloc(len + MPI_MAX_LIBRARY_VERSION_STRING + 1, 1);
+}
+
+/* ---- MPI_INIT, MPI_INIT_THREAD ---------------------------------------- */
+OXF_HAND(MPI_Init)
+OXF_HAND(MPI_Init_thread)
+
+void oxf_mpi_init(MPI_Fint *ierr) { *ierr = MPI_Init(NULL, NULL); }
+void oxf_pmpi_init(MPI_Fint *ierr) { *ierr = PMPI_Init(NULL, NULL); }
+OXF_NAMES(oxf_mpi_init, mpi_init, MPI_INIT)
+OXF_NAMES(oxf_pmpi_init, pmpi_init, PMPI_INIT)
+
+void oxf_mpi_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+    *ierr = MPI_Init_thread(NULL, NULL, *required, provided);
+}
+void oxf_pmpi_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Init_thread(NULL, NULL, *required, provided);
+}
+OXF_NAMES(oxf_mpi_init_thread, mpi_init_thread, MPI_INIT_THREAD)
+OXF_NAMES(oxf_pmpi_init_thread, pmpi_init_thread, PMPI_INIT_THREAD)
+
+/* MPI_INFO_CREATE_ENV(INFO, IERROR): Fortran has no argv to give. */
+OXF_HAND(MPI_Info_create_env)
+void oxf_mpi_info_create_env(MPI_Fint *info, MPI_Fint *ierr) { *ierr = MPI_Info_create_env(0, NULL, info); }
+void oxf_pmpi_info_create_env(MPI_Fint *info, MPI_Fint *ierr) { *ierr = PMPI_Info_create_env(0, NULL, info); }
+OXF_NAMES(oxf_mpi_info_create_env, mpi_info_create_env, MPI_INFO_CREATE_ENV)
+OXF_NAMES(oxf_pmpi_info_create_env, pmpi_info_create_env, PMPI_INFO_CREATE_ENV)
+
+/* MPI_INFO_GET_STRING: in Fortran BUFLEN counts no terminating NUL. */
+OXF_HAND(MPI_Info_get_string)
+static void info_get_string(int prof, MPI_Fint *info, char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag,
+                            MPI_Fint *ierr, size_t key_len, size_t value_len)
+{
+    char *k = oxf_cstr(key, key_len);
+    int room = *buflen > 0 ? *buflen + 1 : 0;
+    char *v = calloc((size_t)room + 1, 1);
+    *ierr = (prof ? PMPI_Info_get_string : MPI_Info_get_string)(*info, k, &room, v, flag);
+    if (*ierr == MPI_SUCCESS && *flag) {
+        if (*buflen > 0)
+            oxf_fstr(v, value, value_len < (size_t)*buflen ? value_len : (size_t)*buflen);
+        *buflen = room - 1;
+    }
+    free(k);
+    free(v);
+}
+void oxf_mpi_info_get_string(MPI_Fint *info, char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag,
+                             MPI_Fint *ierr, size_t key_len, size_t value_len)
+{
+    info_get_string(0, info, key, buflen, value, flag, ierr, key_len, value_len);
+}
+void oxf_pmpi_info_get_string(MPI_Fint *info, char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag,
+                              MPI_Fint *ierr, size_t key_len, size_t value_len)
+{
+    info_get_string(1, info, key, buflen, value, flag, ierr, key_len, value_len);
+}
+OXF_NAMES(oxf_mpi_info_get_string, mpi_info_get_string, MPI_INFO_GET_STRING)
+OXF_NAMES(oxf_pmpi_info_get_string, pmpi_info_get_string, PMPI_INFO_GET_STRING)
+
+/* ---- functions with a value ------------------------------------------- */
+OXF_HAND(MPI_Wtime)
+OXF_HAND(MPI_Wtick)
+OXF_HAND(MPI_Aint_add)
+OXF_HAND(MPI_Aint_diff)
+
+double oxf_mpi_wtime(void) { return MPI_Wtime(); }
+double oxf_pmpi_wtime(void) { return PMPI_Wtime(); }
+double oxf_mpi_wtick(void) { return MPI_Wtick(); }
+double oxf_pmpi_wtick(void) { return PMPI_Wtick(); }
+OXF_NAMES(oxf_mpi_wtime, mpi_wtime, MPI_WTIME)
+OXF_NAMES(oxf_pmpi_wtime, pmpi_wtime, PMPI_WTIME)
+OXF_NAMES(oxf_mpi_wtick, mpi_wtick, MPI_WTICK)
+OXF_NAMES(oxf_pmpi_wtick, pmpi_wtick, PMPI_WTICK)
+
+MPI_Aint oxf_mpi_aint_add(MPI_Aint *base, MPI_Aint *disp) { return MPI_Aint_add(*base, *disp); }
+MPI_Aint oxf_pmpi_aint_add(MPI_Aint *base, MPI_Aint *disp) { return PMPI_Aint_add(*base, *disp); }
+MPI_Aint oxf_mpi_aint_diff(MPI_Aint *a, MPI_Aint *b) { return MPI_Aint_diff(*a, *b); }
+MPI_Aint oxf_pmpi_aint_diff(MPI_Aint *a, MPI_Aint *b) { return PMPI_Aint_diff(*a, *b); }
+OXF_NAMES(oxf_mpi_aint_add, mpi_aint_add, MPI_AINT_ADD)
+OXF_NAMES(oxf_pmpi_aint_add, pmpi_aint_add, PMPI_AINT_ADD)
+OXF_NAMES(oxf_mpi_aint_diff, mpi_aint_diff, MPI_AINT_DIFF)
+OXF_NAMES(oxf_pmpi_aint_diff, pmpi_aint_diff, PMPI_AINT_DIFF)
+
+/* ---- attributes ---------------------------------------------------------
+ * A Fortran attribute is an integer, kept as the C attribute's pointer
+ * value. The predefined attributes are set by the library as pointers to
+ * an int: Fortran gets the int. */
+static int predefined_int_attr(int keyval)
+{
+    return keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL ||
+           keyval == MPI_UNIVERSE_SIZE || keyval == MPI_LASTUSEDCODE || keyval == MPI_APPNUM;
+}
+
+static MPI_Aint attr_value(int keyval, void *v)
+{
+    return predefined_int_attr(keyval) ? (MPI_Aint) * (int *)v : (MPI_Aint)v;
+}
+
+OXF_HAND(MPI_Comm_get_attr)
+OXF_HAND(MPI_Comm_set_attr)
+OXF_HAND(MPI_Type_get_attr)
+OXF_HAND(MPI_Type_set_attr)
+OXF_HAND(MPI_Attr_get)
+OXF_HAND(MPI_Attr_put)
+
+typedef int (*get_attr_fn)(int, int, void *, int *);
+typedef int (*set_attr_fn)(int, int, void *);
+
+static void get_attr(get_attr_fn get, MPI_Fint *obj, MPI_Fint *keyval, MPI_Aint *value, MPI_Fint *flag,
+                     MPI_Fint *ierr)
+{
+    void *v = NULL;
+    *ierr = get(*obj, *keyval, &v, flag);
+    if (*ierr == MPI_SUCCESS && *flag)
+        *value = attr_value(*keyval, v);
+}
+
+#define GET_ATTR(lower, upper, cname)                                                            \
+    void oxf_mpi_##lower(MPI_Fint *o, MPI_Fint *k, MPI_Aint *v, MPI_Fint *f, MPI_Fint *e)        \
+    {                                                                                            \
+        get_attr((get_attr_fn)MPI_##cname, o, k, v, f, e);                                       \
+    }                                                                                            \
+    void oxf_pmpi_##lower(MPI_Fint *o, MPI_Fint *k, MPI_Aint *v, MPI_Fint *f, MPI_Fint *e)       \
+    {                                                                                            \
+        get_attr((get_attr_fn)PMPI_##cname, o, k, v, f, e);                                      \
+    }                                                                                            \
+    OXF_NAMES(oxf_mpi_##lower, mpi_##lower, MPI_##upper)                                         \
+    OXF_NAMES(oxf_pmpi_##lower, pmpi_##lower, PMPI_##upper)
+
+#define SET_ATTR(lower, upper, cname)                                                            \
+    void oxf_mpi_##lower(MPI_Fint *o, MPI_Fint *k, MPI_Aint *v, MPI_Fint *e)                     \
+    {                                                                                            \
+        *e = ((set_attr_fn)MPI_##cname)(*o, *k, (void *)*v);                                     \
+    }                                                                                            \
+    void oxf_pmpi_##lower(MPI_Fint *o, MPI_Fint *k, MPI_Aint *v, MPI_Fint *e)                    \
+    {                                                                                            \
+        *e = ((set_attr_fn)PMPI_##cname)(*o, *k, (void *)*v);                                    \
+    }                                                                                            \
+    OXF_NAMES(oxf_mpi_##lower, mpi_##lower, MPI_##upper)                                         \
+    OXF_NAMES(oxf_pmpi_##lower, pmpi_##lower, PMPI_##upper)
+
+GET_ATTR(comm_get_attr, COMM_GET_ATTR, Comm_get_attr)
+GET_ATTR(type_get_attr, TYPE_GET_ATTR, Type_get_attr)
+SET_ATTR(comm_set_attr, COMM_SET_ATTR, Comm_set_attr)
+SET_ATTR(type_set_attr, TYPE_SET_ATTR, Type_set_attr)
+
+/* MPI-1's MPI_ATTR_GET/PUT: the value is a default INTEGER. */
+static void attr_get(int prof, MPI_Fint *comm, MPI_Fint *keyval, MPI_Fint *value, MPI_Fint *flag, MPI_Fint *ierr)
+{
+    MPI_Aint v = 0;
+    get_attr((get_attr_fn)(prof ? PMPI_Comm_get_attr : MPI_Comm_get_attr), comm, keyval, &v, flag, ierr);
+    if (*ierr == MPI_SUCCESS && *flag)
+        *value = (MPI_Fint)v;
+}
+void oxf_mpi_attr_get(MPI_Fint *c, MPI_Fint *k, MPI_Fint *v, MPI_Fint *f, MPI_Fint *e) { attr_get(0, c, k, v, f, e); }
+void oxf_pmpi_attr_get(MPI_Fint *c, MPI_Fint *k, MPI_Fint *v, MPI_Fint *f, MPI_Fint *e) { attr_get(1, c, k, v, f, e); }
+void oxf_mpi_attr_put(MPI_Fint *c, MPI_Fint *k, MPI_Fint *v, MPI_Fint *e)
+{
+    *e = MPI_Comm_set_attr(*c, *k, (void *)(MPI_Aint)*v);
+}
+void oxf_pmpi_attr_put(MPI_Fint *c, MPI_Fint *k, MPI_Fint *v, MPI_Fint *e)
+{
+    *e = PMPI_Comm_set_attr(*c, *k, (void *)(MPI_Aint)*v);
+}
+OXF_NAMES(oxf_mpi_attr_get, mpi_attr_get, MPI_ATTR_GET)
+OXF_NAMES(oxf_pmpi_attr_get, pmpi_attr_get, PMPI_ATTR_GET)
+OXF_NAMES(oxf_mpi_attr_put, mpi_attr_put, MPI_ATTR_PUT)
+OXF_NAMES(oxf_pmpi_attr_put, pmpi_attr_put, PMPI_ATTR_PUT)
+
+/* ---- keyvals with Fortran callbacks -------------------------------------
+ * The C keyval's extra state is a record of the Fortran procedures and
+ * the Fortran extra state; C-side trampolines call the procedures with
+ * every argument by reference. `old`: MPI-1's MPI_KEYVAL_CREATE, whose
+ * procedures take default INTEGERs. The record lives as long as the
+ * program (the standard lets a keyval's callbacks run after its free). */
+typedef void (*f_copy)(MPI_Fint *, MPI_Fint *, void *, void *, void *, MPI_Fint *, MPI_Fint *);
+typedef void (*f_delete)(MPI_Fint *, MPI_Fint *, void *, void *, MPI_Fint *);
+struct keyval {
+    f_copy copy;
+    f_delete del;
+    MPI_Aint extra;
+    int old;
+};
+
+static int copy_trampoline(int obj, int keyval, void *extra, void *in, void *out, int *flag)
+{
+    struct keyval *k = extra;
+    MPI_Fint o = obj, kv = keyval, f = 0, ierr = MPI_SUCCESS;
+    if (k->old) {
+        MPI_Fint ex = (MPI_Fint)k->extra, vin = (MPI_Fint)(MPI_Aint)in, vout = 0;
+        k->copy(&o, &kv, &ex, &vin, &vout, &f, &ierr);
+        *(void **)out = (void *)(MPI_Aint)vout;
+    } else {
+        MPI_Aint ex = k->extra, vin = (MPI_Aint)in, vout = 0;
+        k->copy(&o, &kv, &ex, &vin, &vout, &f, &ierr);
+        *(void **)out = (void *)vout;
+    }
+    *flag = f != 0;
+    return ierr;
+}
+
+static int delete_trampoline(int obj, int keyval, void *value, void *extra)
+{
+    struct keyval *k = extra;
+    MPI_Fint o = obj, kv = keyval, ierr = MPI_SUCCESS;
+    if (k->old) {
+        MPI_Fint v = (MPI_Fint)(MPI_Aint)value, ex = (MPI_Fint)k->extra;
+        k->del(&o, &kv, &v, &ex, &ierr);
+    } else {
+        MPI_Aint v = (MPI_Aint)value, ex = k->extra;
+        k->del(&o, &kv, &v, &ex, &ierr);
+    }
+    return ierr;
+}
+
+typedef int (*create_keyval_fn)(void *, void *, int *, void *);
+
+static void create_keyval(create_keyval_fn create, f_copy copy, f_delete del, MPI_Fint *keyval, MPI_Aint extra,
+                          int old, MPI_Fint *ierr)
+{
+    struct keyval *k = malloc(sizeof *k);
+    if (!k) {
+        *ierr = MPI_ERR_NO_MEM;
+        return;
+    }
+    *k = (struct keyval){copy, del, extra, old};
+    *ierr = create((void *)copy_trampoline, (void *)delete_trampoline, keyval, k);
+    if (*ierr != MPI_SUCCESS)
+        free(k);
+}
+
+OXF_HAND(MPI_Comm_create_keyval)
+OXF_HAND(MPI_Type_create_keyval)
+OXF_HAND(MPI_Keyval_create)
+
+#define CREATE_KEYVAL(lower, upper, cname)                                                       \
+    void oxf_mpi_##lower(f_copy c, f_delete d, MPI_Fint *k, MPI_Aint *x, MPI_Fint *e)            \
+    {                                                                                            \
+        create_keyval((create_keyval_fn)MPI_##cname, c, d, k, *x, 0, e);                         \
+    }                                                                                            \
+    void oxf_pmpi_##lower(f_copy c, f_delete d, MPI_Fint *k, MPI_Aint *x, MPI_Fint *e)           \
+    {                                                                                            \
+        create_keyval((create_keyval_fn)PMPI_##cname, c, d, k, *x, 0, e);                        \
+    }                                                                                            \
+    OXF_NAMES(oxf_mpi_##lower, mpi_##lower, MPI_##upper)                                         \
+    OXF_NAMES(oxf_pmpi_##lower, pmpi_##lower, PMPI_##upper)
+
+CREATE_KEYVAL(comm_create_keyval, COMM_CREATE_KEYVAL, Comm_create_keyval)
+CREATE_KEYVAL(type_create_keyval, TYPE_CREATE_KEYVAL, Type_create_keyval)
+
+void oxf_mpi_keyval_create(f_copy c, f_delete d, MPI_Fint *k, MPI_Fint *x, MPI_Fint *e)
+{
+    create_keyval((create_keyval_fn)MPI_Comm_create_keyval, c, d, k, *x, 1, e);
+}
+void oxf_pmpi_keyval_create(f_copy c, f_delete d, MPI_Fint *k, MPI_Fint *x, MPI_Fint *e)
+{
+    create_keyval((create_keyval_fn)PMPI_Comm_create_keyval, c, d, k, *x, 1, e);
+}
+OXF_NAMES(oxf_mpi_keyval_create, mpi_keyval_create, MPI_KEYVAL_CREATE)
+OXF_NAMES(oxf_pmpi_keyval_create, pmpi_keyval_create, PMPI_KEYVAL_CREATE)
+
+/* The predefined Fortran callbacks (their values in extra state and
+ * attributes are INTEGER(KIND=MPI_ADDRESS_KIND), or INTEGER for MPI-1's). */
+void oxf_null_copy_fn(MPI_Fint *o, MPI_Fint *k, void *x, void *in, void *out, MPI_Fint *flag, MPI_Fint *ierr)
+{
+    (void)o, (void)k, (void)x, (void)in, (void)out;
+    *flag = 0;
+    *ierr = MPI_SUCCESS;
+}
+void oxf_dup_fn(MPI_Fint *o, MPI_Fint *k, void *x, MPI_Aint *in, MPI_Aint *out, MPI_Fint *flag, MPI_Fint *ierr)
+{
+    (void)o, (void)k, (void)x;
+    *out = *in;
+    *flag = 1;
+    *ierr = MPI_SUCCESS;
+}
+void oxf_dup_fn_int(MPI_Fint *o, MPI_Fint *k, void *x, MPI_Fint *in, MPI_Fint *out, MPI_Fint *flag, MPI_Fint *ierr)
+{
+    (void)o, (void)k, (void)x;
+    *out = *in;
+    *flag = 1;
+    *ierr = MPI_SUCCESS;
+}
+void oxf_null_delete_fn(MPI_Fint *o, MPI_Fint *k, void *v, void *x, MPI_Fint *ierr)
+{
+    (void)o, (void)k, (void)v, (void)x;
+    *ierr = MPI_SUCCESS;
+}
+/* mpi.h has C macros of these names */
+#undef MPI_COMM_NULL_COPY_FN
+#undef MPI_TYPE_NULL_COPY_FN
+#undef MPI_NULL_COPY_FN
+#undef MPI_COMM_DUP_FN
+#undef MPI_TYPE_DUP_FN
+#undef MPI_DUP_FN
+#undef MPI_COMM_NULL_DELETE_FN
+#undef MPI_TYPE_NULL_DELETE_FN
+#undef MPI_NULL_DELETE_FN
+OXF_NAMES(oxf_null_copy_fn, mpi_comm_null_copy_fn, MPI_COMM_NULL_COPY_FN)
+OXF_NAMES(oxf_null_copy_fn, mpi_type_null_copy_fn, MPI_TYPE_NULL_COPY_FN)
+OXF_NAMES(oxf_null_copy_fn, mpi_null_copy_fn, MPI_NULL_COPY_FN)
+OXF_NAMES(oxf_dup_fn, mpi_comm_dup_fn, MPI_COMM_DUP_FN)
+OXF_NAMES(oxf_dup_fn, mpi_type_dup_fn, MPI_TYPE_DUP_FN)
+OXF_NAMES(oxf_dup_fn_int, mpi_dup_fn, MPI_DUP_FN)
+OXF_NAMES(oxf_null_delete_fn, mpi_comm_null_delete_fn, MPI_COMM_NULL_DELETE_FN)
+OXF_NAMES(oxf_null_delete_fn, mpi_type_null_delete_fn, MPI_TYPE_NULL_DELETE_FN)
+OXF_NAMES(oxf_null_delete_fn, mpi_null_delete_fn, MPI_NULL_DELETE_FN)
+
+/* ---- MPI-1 functions removed in MPI-3.0 (addresses as default INTEGER) - */
+static MPI_Fint fint_or_err(MPI_Aint v, MPI_Fint *ierr)
+{
+    if (*ierr == MPI_SUCCESS && (v > INT32_MAX || v < INT32_MIN))
+        *ierr = MPI_ERR_ARG; /* does not fit the INTEGER: use the MPI-2 function */
+    return (MPI_Fint)v;
+}
+
+void oxf_mpi_address(void *location, MPI_Fint *address, MPI_Fint *ierr)
+{
+    MPI_Aint a = 0;
+    *ierr = MPI_Get_address(oxf_buf(location), &a);
+    *address = fint_or_err(a, ierr);
+}
+OXF_NAMES(oxf_mpi_address, mpi_address, MPI_ADDRESS)
+OXF_NAMES(oxf_mpi_address, pmpi_address, PMPI_ADDRESS)
+
+void oxf_mpi_type_extent(MPI_Fint *type, MPI_Fint *extent, MPI_Fint *ierr)
+{
+    MPI_Aint lb = 0, ext = 0;
+    *ierr = MPI_Type_get_extent(*type, &lb, &ext);
+    *extent = fint_or_err(ext, ierr);
+}
+OXF_NAMES(oxf_mpi_type_extent, mpi_type_extent, MPI_TYPE_EXTENT)
+OXF_NAMES(oxf_mpi_type_extent, pmpi_type_extent, PMPI_TYPE_EXTENT)
+
+void oxf_mpi_type_lb(MPI_Fint *type, MPI_Fint *lb, MPI_Fint *ierr)
+{
+    MPI_Aint l = 0, ext = 0;
+    *ierr = MPI_Type_get_extent(*type, &l, &ext);
+    *lb = fint_or_err(l, ierr);
+}
+OXF_NAMES(oxf_mpi_type_lb, mpi_type_lb, MPI_TYPE_LB)
+OXF_NAMES(oxf_mpi_type_lb, pmpi_type_lb, PMPI_TYPE_LB)
+
+void oxf_mpi_type_ub(MPI_Fint *type, MPI_Fint *ub, MPI_Fint *ierr)
+{
+    MPI_Aint l = 0, ext = 0;
+    *ierr = MPI_Type_get_extent(*type, &l, &ext);
+    *ub = fint_or_err(l + ext, ierr);
+}
+OXF_NAMES(oxf_mpi_type_ub, mpi_type_ub, MPI_TYPE_UB)
+OXF_NAMES(oxf_mpi_type_ub, pmpi_type_ub, PMPI_TYPE_UB)
+
+void oxf_mpi_type_hvector(MPI_Fint *count, MPI_Fint *blocklen, MPI_Fint *stride, MPI_Fint *old, MPI_Fint *newtype,
+                          MPI_Fint *ierr)
+{
+    *ierr = MPI_Type_create_hvector(*count, *blocklen, *stride, *old, newtype);
+}
+OXF_NAMES(oxf_mpi_type_hvector, mpi_type_hvector, MPI_TYPE_HVECTOR)
+OXF_NAMES(oxf_mpi_type_hvector, pmpi_type_hvector, PMPI_TYPE_HVECTOR)
+
+static MPI_Aint *widen(const MPI_Fint *v, MPI_Fint n)
+{
+    MPI_Aint *w = malloc(sizeof(MPI_Aint) * (size_t)(n > 0 ? n : 1));
+    for (MPI_Fint i = 0; w && i < n; i++)
+        w[i] = v[i];
+    return w;
+}
+
+void oxf_mpi_type_hindexed(MPI_Fint *count, MPI_Fint *blocklens, MPI_Fint *disps, MPI_Fint *old, MPI_Fint *newtype,
+                           MPI_Fint *ierr)
+{
+    MPI_Aint *d = widen(disps, *count);
+    *ierr = d ? MPI_Type_create_hindexed(*count, blocklens, d, *old, newtype) : MPI_ERR_NO_MEM;
+    free(d);
+}
+OXF_NAMES(oxf_mpi_type_hindexed, mpi_type_hindexed, MPI_TYPE_HINDEXED)
+OXF_NAMES(oxf_mpi_type_hindexed, pmpi_type_hindexed, PMPI_TYPE_HINDEXED)
+
+void oxf_mpi_type_struct(MPI_Fint *count, MPI_Fint *blocklens, MPI_Fint *disps, MPI_Fint *types, MPI_Fint *newtype,
+                         MPI_Fint *ierr)
+{
+    MPI_Aint *d = widen(disps, *count);
+    *ierr = d ? MPI_Type_create_struct(*count, blocklens, d, types, newtype) : MPI_ERR_NO_MEM;
+    free(d);
+}
+OXF_NAMES(oxf_mpi_type_struct, mpi_type_struct, MPI_TYPE_STRUCT)
+OXF_NAMES(oxf_mpi_type_struct, pmpi_type_struct, PMPI_TYPE_STRUCT)
+
+void oxf_mpi_errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Fint *eh, MPI_Fint *ierr)
+{
+    *ierr = MPI_Comm_create_errhandler(fn, eh);
+}
+void oxf_mpi_errhandler_set(MPI_Fint *comm, MPI_Fint *eh, MPI_Fint *ierr) { *ierr = MPI_Comm_set_errhandler(*comm, *eh); }
+void oxf_mpi_errhandler_get(MPI_Fint *comm, MPI_Fint *eh, MPI_Fint *ierr) { *ierr = MPI_Comm_get_errhandler(*comm, eh); }
+OXF_NAMES(oxf_mpi_errhandler_create, mpi_errhandler_create, MPI_ERRHANDLER_CREATE)
+OXF_NAMES(oxf_mpi_errhandler_create, pmpi_errhandler_create, PMPI_ERRHANDLER_CREATE)
+OXF_NAMES(oxf_mpi_errhandler_set, mpi_errhandler_set, MPI_ERRHANDLER_SET)
+OXF_NAMES(oxf_mpi_errhandler_set, pmpi_errhandler_set, PMPI_ERRHANDLER_SET)
+OXF_NAMES(oxf_mpi_errhandler_get, mpi_errhandler_get, MPI_ERRHANDLER_GET)
+OXF_NAMES(oxf_mpi_errhandler_get, pmpi_errhandler_get, PMPI_ERRHANDLER_GET)

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Generate the Fortran 77 interface from the MPI Forum's machine-readable
+API (PyPI package pympistandard) and our own include/mpi.h:
+
+  include/mpif.h             every integer constant of mpi.h as a PARAMETER
+                             (same values: MPICH's ABI), the sentinels as
+                             common blocks laid out as MPICH's mpif.h has them
+  fortran-shim/bindings.c    a wrapper for every MPI function libmpi exports
+                             that has a Fortran binding (the few whose
+                             arguments need more than a mechanical mapping
+                             are written by hand in fortran-shim/special.c)
+
+  tools/gen_fortran.py LIB          rewrite both (LIB: build/lib/libmpi.so.12)
+  tools/gen_fortran.py LIB --check  exit 1 if a committed file is stale
+"""
+import os
+import re
+import subprocess
+import sys
+
+import pympistandard as std
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+MPI_H = os.path.join(ROOT, "include", "mpi.h")
+MPIF_H = os.path.join(ROOT, "include", "mpif.h")
+BINDINGS = os.path.join(ROOT, "fortran-shim", "bindings.c")
+SPECIAL = os.path.join(ROOT, "fortran-shim", "special.c")
+
+HANDLES = {"MPI_Comm", "MPI_Datatype", "MPI_Group", "MPI_Info", "MPI_Op", "MPI_Errhandler", "MPI_Request",
+           "MPI_Message", "MPI_Win", "MPI_File", "MPI_Session"}
+WIDE = {"MPI_Aint", "MPI_Offset", "MPI_Count"}
+
+def exported(lib):
+    out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if len(line.split()) >= 3}
+
+
+def hand_written():
+    """Functions special.c binds itself (it says so with OXF_HAND(MPI_X))."""
+    return set(re.findall(r"OXF_HAND\((MPI_\w+)\)", open(SPECIAL).read()))
+
+
+def param(p):
+    """(Fortran parameter declaration, C argument expression, before, after)
+    for one C parameter; before/after: statements around the call."""
+    t, name, array = p.type.replace("const ", ""), p.name, bool(p.array)
+    base = t.rstrip("*")
+    ptr = t.endswith("*") or array
+    if p.kind.name in ("BUFFER",) and t == "void*":
+        return f"void *{name}", f"oxf_buf({name})", [], []
+    if base == "MPI_Status":
+        f = "oxf_statuses" if array else "oxf_status"
+        return f"MPI_Fint *{name}", f"{f}({name})", [], []
+    if p.kind.name == "WEIGHT":
+        return f"MPI_Fint *{name}", f"oxf_weights({name})", [], []
+    if base == "char" and t == "char*" or base == "char" and p.kind.name == "STRING":
+        n = f"{name}_len"
+        if p.direction.name == "IN":
+            return (f"char *{name}", f"c_{name}", [f"char *c_{name} = oxf_cstr({name}, {n});"],
+                    [f"free(c_{name});"]), n
+        return (f"char *{name}", f"c_{name}", [f"char *c_{name} = oxf_out({n});"],
+                [f"oxf_fstr(c_{name}, {name}, {n});", f"free(c_{name});"]), n
+    if base in HANDLES or base == "int" or base in WIDE:
+        ftype = base if base in WIDE else "MPI_Fint"
+        if p.array and p.array.count("[") > 1:  # int ranges[][3]
+            return f"{ftype} *{name}", f"({base} (*){p.array[2:]}){name}", [], []
+        cast = ftype != base and base != "int"
+        if ptr:
+            return f"{ftype} *{name}", f"({base} *){name}" if cast else name, [], []
+        return f"{ftype} *{name}", f"({base})*{name}" if cast else f"*{name}", [], []
+    if p.kind.name in ("FUNCTION", "POLYFUNCTION"):
+        # the Fortran procedures take every argument by reference, as the
+        # C callback types of these functions do (handlers, user ops)
+        return f"{t} {name}", name, [], []
+    if t == "void*":
+        return f"void *{name}", name, [], []
+    raise ValueError(f"no Fortran mapping for {t} {name} ({p.kind.name})")
+
+
+def wrapper(c):
+    decls, args, before, after, hidden = [], [], [], [], []
+    for p in c.parameters:
+        r = param(p)
+        if isinstance(r[0], tuple):
+            (d, a, b, af), n = r
+            hidden.append(f"size_t {n}")
+        else:
+            d, a, b, af = r
+        decls.append(d)
+        args.append(a)
+        before += b
+        after += af
+    lower = c.name.lower()
+    out = []
+    for prefix in ("", "P"):
+        impl = f"oxf_{prefix.lower()}{lower}"
+        sig = ", ".join(decls + ["MPI_Fint *ierr"] + hidden)
+        out.append(f"void {impl}({sig})\n{{\n")
+        for s in before:
+            out.append(f"    {s}\n")
+        out.append(f"    *ierr = {prefix}{c.name}({', '.join(args)});\n")
+        for s in after:
+            out.append(f"    {s}\n")
+        out.append("}\n")
+        out.append(f"OXF_NAMES({impl}, {prefix.lower()}{lower}, {prefix}{c.name.upper()})\n\n")
+    return "".join(out)
+
+
+def bindings(lib):
+    ours = exported(lib)
+    hand = hand_written()
+    std.use_api_version(1)
+    procs = []
+    for p in std.all_iso_c_procedures():
+        c = p.express.iso_c
+        if c is None or c.name not in ours or c.name in hand or p.express.f90 is None:
+            continue
+        if re.search(r"_(c2f|f2c|c2f08|f082c|f082f|f2f08)$", c.name) or c.name.startswith("MPI_T_"):
+            continue
+        procs.append(c)
+    procs.sort(key=lambda c: c.name.lower())
+    head = ("/* Generated by tools/gen_fortran.py from the MPI standard's API and the\n"
+            " * functions libmpi exports; do not edit. */\n"
+            "#include <stdlib.h>\n#include \"oxf.h\"\n\n")
+    return head + "".join(wrapper(c) for c in procs), [c.name for c in procs]
+
+
+def constants():
+    """Every integer constant mpi.h defines, by name (aliases resolved)."""
+    raw = {}
+    for m in re.finditer(r"^#define\s+(MPI_\w+)\s+(.+?)\s*(?:/\*.*)?$", open(MPI_H).read(), re.M):
+        raw[m.group(1)] = m.group(2)
+    val = {}
+
+    def value(name, depth=0):
+        if name in val or depth > 5:
+            return val.get(name)
+        s = raw.get(name)
+        if s is None:
+            return None
+        m = re.fullmatch(r"\(*(?:\((?:MPI_(?:\w+))\))?\(?(-?(?:0x[0-9a-fA-F]+|\d+))\)*", s)
+        if m:
+            v = int(m.group(1), 0)
+            v = v - (1 << 32) if v >= 1 << 31 else v
+            val[name] = v
+            return v
+        m = re.fullmatch(r"\(*(?:\((?:MPI_\w+)\))?(MPI_\w+)\)*", s)
+        if m:
+            v = value(m.group(1), depth + 1)
+            if v is not None:
+                val[name] = v
+            return v
+        return None
+
+    for n in raw:
+        value(n)
+    skip = re.compile(r"^MPI_(T_|F_|.*_(FN|FUNCTION)$|BOTTOM|IN_PLACE|STATUS(ES)?_IGNORE|ERRCODES_IGNORE|"
+                      r"ARGVS?_NULL|UNWEIGHTED|WEIGHTS_EMPTY)")
+    return {n: v for n, v in val.items() if not skip.match(n)}
+
+
+def mpif():
+    c = constants()
+    fortran_only = {"MPI_ADDRESS_KIND": 8, "MPI_OFFSET_KIND": 8, "MPI_COUNT_KIND": 8, "MPI_INTEGER_KIND": 4,
+                    "MPI_STATUS_SIZE": 5, "MPI_SOURCE": 3, "MPI_TAG": 4, "MPI_ERROR": 5}
+    lines = ["! oxmpi's Fortran 77 interface (MPICH's ABI: the values are those of",
+             "! mpi.h). Generated by tools/gen_fortran.py; do not edit.",
+             "!"]
+    for n, v in sorted(fortran_only.items()) + sorted((n, v) for n, v in c.items() if n not in fortran_only):
+        lines.append(f"      INTEGER {n}")
+        lines.append(f"      PARAMETER ({n}={v})")
+    lines += [
+        "      LOGICAL MPI_SUBARRAYS_SUPPORTED",
+        "      PARAMETER (MPI_SUBARRAYS_SUPPORTED=.FALSE.)",
+        "      LOGICAL MPI_ASYNC_PROTECTS_NONBLOCKING",
+        "      PARAMETER (MPI_ASYNC_PROTECTS_NONBLOCKING=.FALSE.)",
+        "! The sentinels: variables the library knows by their address",
+        "      INTEGER MPI_BOTTOM, MPI_IN_PLACE",
+        "      INTEGER MPI_STATUS_IGNORE(MPI_STATUS_SIZE)",
+        "      INTEGER MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)",
+        "      INTEGER MPI_ERRCODES_IGNORE(1)",
+        "      INTEGER MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY",
+        "      CHARACTER*1 MPI_ARGVS_NULL(1,1)",
+        "      CHARACTER*1 MPI_ARGV_NULL(1)",
+        "      COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE",
+        "      COMMON /MPIPRIV2/ MPI_STATUSES_IGNORE, MPI_ERRCODES_IGNORE",
+        "      COMMON /MPIFCMB5/ MPI_UNWEIGHTED",
+        "      COMMON /MPIFCMB9/ MPI_WEIGHTS_EMPTY",
+        "      COMMON /MPIPRIVC/ MPI_ARGVS_NULL, MPI_ARGV_NULL",
+        "      SAVE /MPIPRIV1/, /MPIPRIV2/, /MPIFCMB5/, /MPIFCMB9/, /MPIPRIVC/",
+        "! Functions that return a value, and the predefined callbacks",
+        "      DOUBLE PRECISION MPI_WTIME, MPI_WTICK",
+        "      DOUBLE PRECISION PMPI_WTIME, PMPI_WTICK",
+        "      EXTERNAL MPI_WTIME, MPI_WTICK, PMPI_WTIME, PMPI_WTICK",
+        "      EXTERNAL MPI_DUP_FN, MPI_NULL_DELETE_FN, MPI_NULL_COPY_FN",
+        "      EXTERNAL MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN",
+        "      EXTERNAL MPI_COMM_NULL_COPY_FN",
+        "      EXTERNAL MPI_TYPE_DUP_FN, MPI_TYPE_NULL_DELETE_FN",
+        "      EXTERNAL MPI_TYPE_NULL_COPY_FN",
+        "      INTEGER(KIND=MPI_ADDRESS_KIND) MPI_AINT_ADD, MPI_AINT_DIFF",
+        "      EXTERNAL MPI_AINT_ADD, MPI_AINT_DIFF",
+    ]
+    for l in lines:
+        assert len(l) <= 72, f"mpif.h line longer than fixed form allows: {l}"
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    lib = sys.argv[1]
+    code, names = bindings(lib)
+    files = {BINDINGS: code, MPIF_H: mpif()}
+    if "--check" in sys.argv:
+        stale = [p for p, t in files.items() if not os.path.exists(p) or open(p).read() != t]
+        for p in stale:
+            print(f"{os.path.relpath(p, ROOT)} is stale: run tools/gen_fortran.py {lib}")
+        if stale:
+            sys.exit(1)
+        print(f"Fortran interface up to date ({len(names)} generated bindings)")
+        return
+    for p, t in files.items():
+        open(p, "w").write(t)
+    print(f"{len(names)} generated bindings, {len(hand_written())} hand-written")
+
+
+if __name__ == "__main__":
+    main()
