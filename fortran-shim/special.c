@@ -130,16 +130,12 @@ OXF_NAMES(oxf_pmpi_aint_diff, pmpi_aint_diff, PMPI_AINT_DIFF)
 /* ---- attributes ---------------------------------------------------------
  * A Fortran attribute is an integer, kept as the C attribute's pointer
  * value. The predefined attributes are set by the library as pointers to
- * an int: Fortran gets the int. */
+ * an int; mpif.h names each by its C key plus one (MPICH's ABI), and
+ * getting it from Fortran yields the int. */
 static int predefined_int_attr(int keyval)
 {
     return keyval == MPI_TAG_UB || keyval == MPI_HOST || keyval == MPI_IO || keyval == MPI_WTIME_IS_GLOBAL ||
            keyval == MPI_UNIVERSE_SIZE || keyval == MPI_LASTUSEDCODE || keyval == MPI_APPNUM;
-}
-
-static MPI_Aint attr_value(int keyval, void *v)
-{
-    return predefined_int_attr(keyval) ? (MPI_Aint) * (int *)v : (MPI_Aint)v;
 }
 
 OXF_HAND(MPI_Comm_get_attr)
@@ -156,9 +152,10 @@ static void get_attr(get_attr_fn get, MPI_Fint *obj, MPI_Fint *keyval, MPI_Aint 
                      MPI_Fint *ierr)
 {
     void *v = NULL;
-    *ierr = get(*obj, *keyval, &v, flag);
+    int key = predefined_int_attr(*keyval - 1) ? *keyval - 1 : *keyval;
+    *ierr = get(*obj, key, &v, flag);
     if (*ierr == MPI_SUCCESS && *flag)
-        *value = attr_value(*keyval, v);
+        *value = predefined_int_attr(key) ? (MPI_Aint) * (int *)v : (MPI_Aint)v;
 }
 
 #define GET_ATTR(lower, upper, cname)                                                            \

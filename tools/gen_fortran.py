@@ -22,6 +22,7 @@ import pympistandard as std
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 MPI_H = os.path.join(ROOT, "include", "mpi.h")
+MPICH_MPIF_H = "/usr/include/x86_64-linux-gnu/mpich/mpif.h"
 MPIF_H = os.path.join(ROOT, "include", "mpif.h")
 BINDINGS = os.path.join(ROOT, "fortran-shim", "bindings.c")
 SPECIAL = os.path.join(ROOT, "fortran-shim", "special.c")
@@ -29,6 +30,13 @@ SPECIAL = os.path.join(ROOT, "fortran-shim", "special.c")
 HANDLES = {"MPI_Comm", "MPI_Datatype", "MPI_Group", "MPI_Info", "MPI_Op", "MPI_Errhandler", "MPI_Request",
            "MPI_Message", "MPI_Win", "MPI_File", "MPI_Session"}
 WIDE = {"MPI_Aint", "MPI_Offset", "MPI_Count"}
+
+# Predefined attribute keys whose Fortran value is the C value plus one
+# (MPICH's ABI): getting one from Fortran yields the attribute's value.
+FORTRAN_ATTRIBUTES = {"MPI_TAG_UB", "MPI_HOST", "MPI_IO", "MPI_WTIME_IS_GLOBAL", "MPI_UNIVERSE_SIZE",
+                      "MPI_LASTUSEDCODE", "MPI_APPNUM", "MPI_WIN_BASE", "MPI_WIN_SIZE", "MPI_WIN_DISP_UNIT",
+                      "MPI_WIN_CREATE_FLAVOR", "MPI_WIN_MODEL"}
+
 
 def exported(lib):
     out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True).stdout
@@ -128,7 +136,8 @@ def bindings(lib):
 def constants():
     """Every integer constant mpi.h defines, by name (aliases resolved)."""
     raw = {}
-    for m in re.finditer(r"^#define\s+(MPI_\w+)\s+(.+?)\s*(?:/\*.*)?$", open(MPI_H).read(), re.M):
+    text = open(MPI_H).read()
+    for m in re.finditer(r"^#define\s+(MPI_\w+)\s+(.+?)\s*(?:/\*.*)?$", text, re.M):
         raw[m.group(1)] = m.group(2)
     val = {}
 
@@ -154,9 +163,19 @@ def constants():
 
     for n in raw:
         value(n)
+    # the enums of mpi.h (topologies, combiners, window flavors and models)
+    for body in re.findall(r"^enum oxmpi_(?:topology_kind|combiner|win_flavor|win_model)\s*\{(.*?)\}", text, re.S | re.M):
+        for name, v in re.findall(r"(MPI_\w+)\s*=\s*(\d+)", body):
+            val[name] = int(v)
     skip = re.compile(r"^MPI_(T_|F_|.*_(FN|FUNCTION)$|BOTTOM|IN_PLACE|STATUS(ES)?_IGNORE|ERRCODES_IGNORE|"
                       r"ARGVS?_NULL|UNWEIGHTED|WEIGHTS_EMPTY)")
-    return {n: v for n, v in val.items() if not skip.match(n)}
+    out = {n: v for n, v in val.items() if not skip.match(n)}
+    for n in out:
+        if n.startswith("MPI_MAX_") and n.endswith(("_STRING", "_NAME", "_KEY", "_VAL")):
+            out[n] -= 1  # a Fortran string has no terminating NUL
+        if n in FORTRAN_ATTRIBUTES:
+            out[n] += 1  # the Fortran twin of the key: its value, not a pointer to it
+    return out
 
 
 def mpif():
@@ -205,12 +224,42 @@ def mpif():
     return "\n".join(lines) + "\n"
 
 
+def parameters(text):
+    """The integer PARAMETERs of an mpif.h, by name."""
+    val = {}
+    for body in re.findall(r"^\s+PARAMETER\s*\((.*)\)\s*$", text, re.M | re.I):
+        for assign in body.split(","):
+            name, _, expr = assign.partition("=")
+            expr = re.sub(r"\b(MPI_\w+)\b", lambda m: str(val.get(m.group(1).upper(), "None")), expr)
+            try:
+                val[name.strip().upper()] = int(eval(expr, {}))
+            except (SyntaxError, TypeError, NameError):
+                pass
+    return val
+
+
+def compare_with_mpich(ours):
+    """Every constant MPICH's mpif.h has: ours has it with the same value."""
+    if not os.path.exists(MPICH_MPIF_H):
+        print(f"(MPICH's mpif.h not installed: values not compared; run make setup)")
+        return []
+    mine, theirs = parameters(ours), parameters(open(MPICH_MPIF_H).read())
+    bad = [f"{n}: ours {mine.get(n)}, MPICH {v}" for n, v in sorted(theirs.items()) if mine.get(n) != v]
+    for b in bad:
+        print(f"mpif.h differs from MPICH's: {b}")
+    if not bad:
+        print(f"mpif.h: all {len(theirs)} integer constants of MPICH's mpif.h present with MPICH's values")
+    return bad
+
+
 def main():
     lib = sys.argv[1]
     code, names = bindings(lib)
     files = {BINDINGS: code, MPIF_H: mpif()}
     if "--check" in sys.argv:
         stale = [p for p, t in files.items() if not os.path.exists(p) or open(p).read() != t]
+        if compare_with_mpich(files[MPIF_H]):
+            sys.exit(1)
         for p in stale:
             print(f"{os.path.relpath(p, ROOT)} is stale: run tools/gen_fortran.py {lib}")
         if stale:
