@@ -88,6 +88,8 @@ c-tests: build
 	$(PYTHON) tools/test_launcher.py $(BUILD)
 	# jobs on two hosts (network namespaces), strangers, launch by Hydra
 	$(PYTHON) tools/test_hosts.py $(BUILD)
+	# the NAS-style kernels at class S verify at 1, 2 and 4 ranks
+	$(PYTHON) tools/bench_nas.py --check
 
 coverage: build
 	$(PYTHON) tools/coverage.py $(BUILD)/lib/$(SONAME) > docs/coverage.md
@@ -97,6 +99,7 @@ bench: setup build
 	if ! command -v mpicc.openmpi >/dev/null 2>&1; then \
 		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq openmpi-bin libopenmpi-dev; fi
 	$(PYTHON) tools/bench.py --rounds 5
+	$(PYTHON) tools/bench_nas.py --rounds 3
 
 clean:
 	$(CARGO) clean

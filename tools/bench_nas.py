@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""The NAS-style kernels (c-tests/bench/nas) on oxmpi, MPICH and Open MPI.
+
+  tools/bench_nas.py --check          build class S with oxmpi's mpicc, run
+                                      each kernel at 1, 2 and 4 ranks, and
+                                      require VERIFICATION SUCCESSFUL
+  tools/bench_nas.py [--rounds N]     build class A with each MPI's mpicc,
+                                      run every kernel at 2 and 4 ranks,
+                                      the implementations interleaved, and
+                                      write the best time and Mop/s of each
+                                      with ratios into docs/benchmarks.md
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NAS = os.path.join(ROOT, "c-tests", "bench", "nas")
+BUILD = os.path.join(ROOT, "build")
+KERNELS = ["ep", "is"]
+IMPLS = {
+    "oxmpi": (os.path.join(BUILD, "bin", "mpicc"), [os.path.join(BUILD, "bin", "mpiexec"), "-n"]),
+    "MPICH": ("mpicc.mpich", ["mpiexec.mpich", "-n"]),
+    "Open MPI": ("mpicc.openmpi", ["mpirun.openmpi", "--oversubscribe", "--bind-to", "none", "-n"]),
+}
+BEGIN = "<!-- BEGIN NAS (tools/bench_nas.py) -->\n"
+END = "<!-- END NAS -->\n"
+
+
+def build(impl, cls):
+    out = os.path.join(NAS, "bin", impl.replace(" ", "_"))
+    os.makedirs(out, exist_ok=True)
+    for k in KERNELS:
+        subprocess.run([IMPLS[impl][0], "-O2", f"-DCLASS={cls}", "-o", os.path.join(out, f"{k}.{cls}"),
+                        os.path.join(NAS, f"{k}.c"), "-lm"], check=True)
+    return out
+
+
+def run(impl, exe, n):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    r = subprocess.run(IMPLS[impl][1] + [str(n), exe], capture_output=True, text=True, env=env, timeout=600)
+    t = re.search(r"Time in seconds =\s*([\d.]+)", r.stdout)
+    m = re.search(r"Mop/s total     =\s*([\d.]+)", r.stdout)
+    ok = r.returncode == 0 and "VERIFICATION SUCCESSFUL" in r.stdout
+    return ok, (float(t.group(1)) if t else None), (float(m.group(1)) if m else None), r.stdout + r.stderr
+
+
+def check():
+    out = build("oxmpi", "S")
+    failed = 0
+    for k in KERNELS:
+        for n in (1, 2, 4):
+            ok, _, _, text = run("oxmpi", os.path.join(out, f"{k}.S"), n)
+            print(f"{'ok  ' if ok else 'FAIL'} {k}.S -n {n}", flush=True)
+            if not ok:
+                failed += 1
+                print(text[-2000:])
+    print(f"{3 * len(KERNELS) - failed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
+
+
+def bench(rounds, cls, out_path):
+    dirs = {i: build(i, cls) for i in IMPLS}
+    best = {}
+    for rnd in range(rounds):
+        for k in KERNELS:
+            for n in (2, 4):
+                for impl in IMPLS:
+                    ok, t, m, text = run(impl, os.path.join(dirs[impl], f"{k}.{cls}"), n)
+                    print(f"round {rnd + 1}: {impl:9} {k}.{cls} -n {n}: "
+                          f"{f'{t:.2f} s, {m:.1f} Mop/s' if ok else 'FAILED'}", flush=True)
+                    if not ok:
+                        sys.stderr.write(text[-1500:])
+                        continue
+                    key = (k, n, impl)
+                    if key not in best or t < best[key][0]:
+                        best[key] = (t, m)
+    lines = [BEGIN, f"### NAS-style kernels, class {cls}\n\n",
+             f"`python3 tools/bench_nas.py --rounds {rounds}`: best of {rounds} interleaved rounds; kernels in "
+             "`c-tests/bench/nas` built with each MPI's `mpicc -O2`; every run verified. Ratio: oxmpi's time over "
+             "the better peer's (below 1: oxmpi faster).\n\n",
+             "| kernel | ranks | oxmpi s (Mop/s) | MPICH s (Mop/s) | Open MPI s (Mop/s) | ratio |\n",
+             "|---|---|---|---|---|---|\n"]
+    for k in KERNELS:
+        for n in (2, 4):
+            cells, times = [], {}
+            for impl in IMPLS:
+                v = best.get((k, n, impl))
+                cells.append(f"{v[0]:.2f} ({v[1]:.1f})" if v else "failed")
+                if v:
+                    times[impl] = v[0]
+            peers = [times[i] for i in ("MPICH", "Open MPI") if i in times]
+            ratio = f"{times['oxmpi'] / min(peers):.2f}" if "oxmpi" in times and peers else "-"
+            lines.append(f"| {k.upper()} | {n} | {' | '.join(cells)} | {ratio} |\n")
+    lines.append(END)
+    text = open(out_path).read() if os.path.exists(out_path) else ""
+    if BEGIN in text:
+        text = text[:text.index(BEGIN)] + "".join(lines) + text[text.index(END) + len(END):]
+    else:
+        text += "\n" + "".join(lines)
+    open(out_path, "w").write(text)
+    print("".join(lines))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--class", dest="cls", default="A")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    a = ap.parse_args()
+    if a.check:
+        check()
+    else:
+        bench(a.rounds, a.cls, a.out)
+
+
+if __name__ == "__main__":
+    main()
