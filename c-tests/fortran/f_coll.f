@@ -3,11 +3,14 @@
 ! gather(v), scatter, allgather, alltoall, scan, a user operation
 ! (MPI_OP_CREATE with a Fortran function), MAXLOC on MPI_2INTEGER, and
 ! MPI_REDUCE_SCATTER_BLOCK; results against values computed here.
+!     Composition of affine maps x -> M x + C (associative, not
+!     commutative): INOUT becomes INOUT after IN.
       SUBROUTINE MYPROD(INV, INOUT, LEN, DTYPE)
       INTEGER LEN, DTYPE, I
-      DOUBLE PRECISION INV(LEN), INOUT(LEN)
+      DOUBLE PRECISION INV(2, LEN), INOUT(2, LEN)
       DO I = 1, LEN
-         INOUT(I) = INOUT(I) * INV(I) + 1.0D0
+         INOUT(2, I) = INOUT(1, I) * INV(2, I) + INOUT(2, I)
+         INOUT(1, I) = INOUT(1, I) * INV(1, I)
       END DO
       END
 
@@ -17,7 +20,7 @@
       EXTERNAL MYPROD
       INTEGER IERR, RANK, NP, I, J, ERRS, ROOT, OP
       INTEGER IV(64), IR(64), COUNTS(8), DISPLS(8), PAIR(2), PR(2)
-      DOUBLE PRECISION X(4), Y(4), EXPECT
+      DOUBLE PRECISION X(4), Y(4), EXPECT, F(2, 4), G(2, 4), EM
       LOGICAL L, LR
       ERRS = 0
       CALL MPI_INIT(IERR)
@@ -130,18 +133,22 @@
 !     a user operation, not commutative: applied in rank order
       CALL MPI_OP_CREATE(MYPROD, .FALSE., OP, IERR)
       DO I = 1, 4
-         Y(I) = RANK + 2.0D0
+         F(1, I) = RANK + 2.0D0
+         F(2, I) = I
       END DO
-      CALL MPI_ALLREDUCE(Y, X, 4, MPI_DOUBLE_PRECISION, OP,
+      CALL MPI_ALLREDUCE(F, G, 4, MPI_2DOUBLE_PRECISION, OP,
      &     MPI_COMM_WORLD, IERR)
-      EXPECT = 2.0D0
-      DO I = 1, NP - 1
-         EXPECT = (I + 2.0D0) * EXPECT + 1.0D0
-      END DO
       DO I = 1, 4
-         IF (X(I) .NE. EXPECT) THEN
+         EM = 1.0D0
+         EXPECT = 0.0D0
+         DO J = 0, NP - 1
+            EM = EM * (J + 2.0D0)
+            EXPECT = (J + 2.0D0) * EXPECT + I
+         END DO
+         IF (G(1, I) .NE. EM .OR. G(2, I) .NE. EXPECT) THEN
             ERRS = ERRS + 1
-            PRINT *, 'user op ', X(I), ' expected ', EXPECT
+            PRINT *, 'user op ', G(1, I), G(2, I), ' expected ', EM,
+     &           EXPECT
          END IF
       END DO
       CALL MPI_OP_FREE(OP, IERR)
