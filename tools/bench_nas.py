@@ -19,7 +19,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAS = os.path.join(ROOT, "c-tests", "bench", "nas")
 BUILD = os.path.join(ROOT, "build")
-KERNELS = ["ep", "is"]
+KERNELS = ["ep", "is", "cg", "mg", "ft"]
 IMPLS = {
     "oxmpi": (os.path.join(BUILD, "bin", "mpicc"), [os.path.join(BUILD, "bin", "mpiexec"), "-n"]),
     "MPICH": ("mpicc.mpich", ["mpiexec.mpich", "-n"]),
