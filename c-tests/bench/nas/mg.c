@@ -72,13 +72,16 @@ static void comm3(struct grid *g)
 
 /* The sum over the 27-point neighbourhood of (i1, i2, i3) by distance:
  * s[0] centre, s[1] the 6 faces, s[2] the 12 edges, s[3] the 8 corners. */
-static void sums(const struct grid *g, int i1, int i2, int i3, double s[4])
+static inline void sums(const struct grid *g, int i1, int i2, int i3, double s[4])
 {
-    s[0] = s[1] = s[2] = s[3] = 0;
-    for (int d3 = -1; d3 <= 1; d3++)
-        for (int d2 = -1; d2 <= 1; d2++)
-            for (int d1 = -1; d1 <= 1; d1++)
-                s[abs(d1) + abs(d2) + abs(d3)] += AT(g, i1 + d1, i2 + d2, i3 + d3);
+    const ptrdiff_t x = 1, y = g->n + 2, z = (ptrdiff_t)(g->n + 2) * (g->n + 2);
+    const double *c = &AT(g, i1, i2, i3);
+    s[0] = c[0];
+    s[1] = c[-x] + c[x] + c[-y] + c[y] + c[-z] + c[z];
+    s[2] = c[-x - y] + c[x - y] + c[-x + y] + c[x + y] + c[-x - z] + c[x - z] + c[-x + z] + c[x + z] + c[-y - z] +
+           c[y - z] + c[-y + z] + c[y + z];
+    s[3] = c[-x - y - z] + c[x - y - z] + c[-x + y - z] + c[x + y - z] + c[-x - y + z] + c[x - y + z] +
+           c[-x + y + z] + c[x + y + z];
 }
 
 /* r = v - A u */

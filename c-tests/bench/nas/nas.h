@@ -55,7 +55,7 @@ static inline void nas_report(const char *name, long long size, int niter, doubl
     printf(" Class           = %24c\n", CLASS_CHAR);
     printf(" Size            = %24lld\n", size);
     printf(" Iterations      = %24d\n", niter);
-    printf(" Time in seconds = %24.2f\n", secs);
+    printf(" Time in seconds = %24.3f\n", secs);
     printf(" Total processes = %24d\n", nprocs);
     printf(" Mop/s total     = %24.2f\n", mops);
     printf(" Mop/s/process   = %24.2f\n", mops / nprocs);
