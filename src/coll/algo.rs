@@ -420,7 +420,30 @@ pub fn alltoall(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
     match tuning::alltoall(p.n, uniform.then_some(len)) {
         Alltoall::Pairwise => alltoall_pairwise(p, sends, recvs),
         Alltoall::Bruck => alltoall_bruck(p, sends, recvs),
+        Alltoall::Linear => alltoall_linear(p, sends, recvs),
     }
+}
+
+/// Every receive and send in one step: no rank waits for a partner's turn
+/// (with more ranks than cores, whoever runs moves what it can).
+fn alltoall_linear(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
+    let (n, me) = (p.n, p.me);
+    let (own_s, own_r) = (sends[me], recvs[me]);
+    let mut t: Vec<_> = (1..n).map(|k| (me + n - k) % n).map(|r| p.recv(recvs[r], r)).collect();
+    t.extend((1..n).map(|k| (me + k) % n).map(|r| p.send(sends[r], r)));
+    if t.is_empty() {
+        // SAFETY: the caller's send and receive blocks do not overlap.
+        return p.compute(move || unsafe {
+            own_s.copy_to(own_r);
+            Ok(())
+        });
+    }
+    p.step(t);
+    // SAFETY: no transfer touches this rank's own pair.
+    p.alongside(move || unsafe {
+        own_s.copy_to(own_r);
+        Ok(())
+    });
 }
 
 /// Bruck's alltoall for short equal blocks: ceil(log2 n) steps instead of
@@ -532,6 +555,7 @@ pub fn allgather(p: &mut Plan, blocks: &[Block], own: Option<Block>) {
             match algorithm {
                 Allgather::Ring => allgather_ring(p, blocks),
                 Allgather::RecursiveDoubling => allgather_recursive_doubling(p, blocks),
+                Allgather::Linear => allgather_linear(p, blocks),
             }
         }
     }
@@ -549,6 +573,18 @@ fn allgather_recursive_doubling(p: &mut Plan, blocks: &[Block]) {
         t.extend((mine..mine + mask).map(|r| p.send(blocks[r], partner)));
         p.step(t);
         mask <<= 1;
+    }
+}
+
+/// Every rank's part to every rank in one step: no rank waits for a
+/// neighbour's turn (with more ranks than cores, whoever runs moves what
+/// it can).
+fn allgather_linear(p: &mut Plan, blocks: &[Block]) {
+    let (n, me) = (p.n, p.me);
+    let mut t: Vec<_> = (1..n).map(|k| (me + n - k) % n).map(|r| p.recv(blocks[r], r)).collect();
+    t.extend((1..n).map(|k| (me + k) % n).map(|r| p.send(blocks[me], r)));
+    if !t.is_empty() {
+        p.step(t);
     }
 }
 

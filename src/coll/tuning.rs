@@ -24,12 +24,16 @@ pub enum Allreduce {
 pub enum Allgather {
     Ring,
     RecursiveDoubling,
+    /// Every part sent to every rank at once.
+    Linear,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Alltoall {
     Pairwise,
     Bruck,
+    /// Every send and receive posted at once.
+    Linear,
 }
 
 /// The settings: a forced algorithm (None: auto) and the auto thresholds.
@@ -82,10 +86,17 @@ pub fn init() -> MpiResult<()> {
         allreduce_long: tunables::size("OXMPI_ALLREDUCE_LONG"),
         allgather: pick(
             "OXMPI_COLL_ALLGATHER",
-            &[("ring", Allgather::Ring), ("recursive_doubling", Allgather::RecursiveDoubling)],
+            &[
+                ("ring", Allgather::Ring),
+                ("recursive_doubling", Allgather::RecursiveDoubling),
+                ("linear", Allgather::Linear),
+            ],
         )?,
         allgather_short: tunables::size("OXMPI_ALLGATHER_SHORT"),
-        alltoall: pick("OXMPI_COLL_ALLTOALL", &[("pairwise", Alltoall::Pairwise), ("bruck", Alltoall::Bruck)])?,
+        alltoall: pick(
+            "OXMPI_COLL_ALLTOALL",
+            &[("pairwise", Alltoall::Pairwise), ("bruck", Alltoall::Bruck), ("linear", Alltoall::Linear)],
+        )?,
         alltoall_short: tunables::size("OXMPI_ALLTOALL_SHORT"),
         check: tunables::flag("OXMPI_CHECK_COLLECTIVES"),
         shm_max: tunables::size("OXMPI_SHM_COLL_MAX"),
@@ -135,12 +146,17 @@ pub fn allreduce(n: usize, count: usize, bytes: usize) -> Allreduce {
 /// Allgather of `total` bytes in all among `n` ranks.
 pub fn allgather(n: usize, total: usize) -> Allgather {
     let t = get();
-    let a =
-        t.allgather.unwrap_or(if total < t.allgather_short { Allgather::RecursiveDoubling } else { Allgather::Ring });
-    if n.is_power_of_two() {
-        a
+    let a = t.allgather.unwrap_or(if total < t.allgather_short {
+        Allgather::RecursiveDoubling
+    } else if n > 2 && crowded() {
+        Allgather::Linear
     } else {
         Allgather::Ring
+    });
+    if a == Allgather::RecursiveDoubling && !n.is_power_of_two() {
+        Allgather::Ring
+    } else {
+        a
     }
 }
 
@@ -148,8 +164,27 @@ pub fn allgather(n: usize, total: usize) -> Allgather {
 /// differ, as in Alltoallv).
 pub fn alltoall(n: usize, block: Option<usize>) -> Alltoall {
     let t = get();
-    let Some(b) = block else { return Alltoall::Pairwise };
-    t.alltoall.unwrap_or(if n > 2 && b <= t.alltoall_short { Alltoall::Bruck } else { Alltoall::Pairwise })
+    let spread = if n > 2 && crowded() { Alltoall::Linear } else { Alltoall::Pairwise };
+    match (t.alltoall, block) {
+        (Some(Alltoall::Bruck), None) | (None, None) => spread,
+        (Some(a), _) => a,
+        (None, Some(b)) if n > 2 && b <= t.alltoall_short => Alltoall::Bruck,
+        (None, Some(_)) => spread,
+    }
+}
+
+/// The whole job runs on one host with more ranks than cores: a rank
+/// waiting for a partner's turn waits for the scheduler, so the auto
+/// choices post every transfer at once (every rank sees the same host,
+/// so all choose alike).
+static CROWDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub fn set_crowded(yes: bool) {
+    CROWDED.store(yes, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn crowded() -> bool {
+    CROWDED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Whether collectives check that the ranks agree (OXMPI_CHECK_COLLECTIVES).

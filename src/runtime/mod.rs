@@ -141,6 +141,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     let engine = Engine::new(rank, w.seg, w.route, w.tcp, w.pids, cfg);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     backoff::set_oversubscribed(on_host > cores);
+    crate::coll::tuning::set_crowded(on_host == size && on_host > cores);
     let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
     *lock() = Some(State {
         engine,

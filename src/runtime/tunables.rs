@@ -83,7 +83,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_COLL_ALLGATHER",
         default: "auto",
-        meaning: "MPI_Allgather(v) algorithm: ring, recursive_doubling (power-of-two sizes; ring otherwise), or auto: recursive_doubling below OXMPI_ALLGATHER_SHORT bytes in all, else ring",
+        meaning: "MPI_Allgather(v) algorithm: ring, recursive_doubling (power-of-two sizes; ring otherwise), linear (every part to every rank at once), or auto: recursive_doubling below OXMPI_ALLGATHER_SHORT bytes in all, else ring (linear on 3 or more ranks when the job shares one host with more ranks than cores)",
     },
     Tunable {
         name: "OXMPI_ALLGATHER_SHORT",
@@ -93,7 +93,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_COLL_ALLTOALL",
         default: "auto",
-        meaning: "MPI_Alltoall algorithm: pairwise, bruck (log2 n steps, for equal blocks; pairwise otherwise), or auto: bruck for blocks up to OXMPI_ALLTOALL_SHORT bytes on 3 or more ranks",
+        meaning: "MPI_Alltoall(v) algorithm: pairwise, bruck (log2 n steps, for equal blocks; the auto choice otherwise), linear (every transfer at once), or auto: bruck for blocks up to OXMPI_ALLTOALL_SHORT bytes on 3 or more ranks, else pairwise (linear on 3 or more ranks when the job shares one host with more ranks than cores)",
     },
     Tunable {
         name: "OXMPI_ALLTOALL_SHORT",
