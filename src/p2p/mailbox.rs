@@ -45,7 +45,7 @@ impl Engine {
         let m = self.seg.mailbox(me, k);
         // SAFETY: our own mailbox, which no one reads until the stamp below
         // names this publication; `data` fits (checked by the callers).
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), m.data(), data.len()) };
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), m.data(data.len()), data.len()) };
         m.len.store(data.len() as u64, Ordering::Relaxed);
         m.stamp.store(stamp, Ordering::Release);
         self.mailbox_published += 1;
@@ -103,7 +103,7 @@ impl Engine {
         let n = len.saturating_sub(at).min(out.len());
         // SAFETY: the publication stays until we count our read below;
         // `at + n` is within it.
-        unsafe { std::ptr::copy_nonoverlapping(m.data().add(at), out.as_mut_ptr(), n) };
+        unsafe { std::ptr::copy_nonoverlapping(m.data(len).add(at), out.as_mut_ptr(), n) };
         m.acks.fetch_add(1, Ordering::Release);
         self.seg.ring_bell(from);
         len

@@ -61,16 +61,26 @@ pub struct Mailbox {
     /// The current publication (0: none yet).
     pub stamp: AtomicU64,
     pub len: AtomicU64,
-    _line: [u64; 6],
+    /// A publication of at most `MAILBOX_INLINE` bytes, in the stamp's
+    /// cache line: a reader fetches one line, not two.
+    inline: [std::cell::UnsafeCell<u8>; MAILBOX_INLINE],
     /// Reads done, all publications together.
     pub acks: AtomicU64,
     _line2: [u64; 7],
     data: [std::cell::UnsafeCell<u8>; MAILBOX_BYTES],
 }
 
+/// Publications up to this many bytes live beside their stamp.
+pub const MAILBOX_INLINE: usize = 48;
+
 impl Mailbox {
-    pub fn data(&self) -> *mut u8 {
-        self.data.as_ptr() as *mut u8
+    /// Where a publication of `len` bytes lives.
+    pub fn data(&self, len: usize) -> *mut u8 {
+        if len <= MAILBOX_INLINE {
+            self.inline.as_ptr() as *mut u8
+        } else {
+            self.data.as_ptr() as *mut u8
+        }
     }
 }
 
