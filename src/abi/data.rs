@@ -58,3 +58,8 @@ pub unsafe extern "C" fn MPIR_Dup_fn(
     }
     0
 }
+
+/// Where MPI_F_STATUS_IGNORE points.
+pub fn f_status_ignore() -> usize {
+    F_STATUS_IGNORE_STORAGE.as_ptr() as usize
+}

@@ -447,6 +447,32 @@ mpi_fn! {
     }
 }
 
+/// A C status is five ints laid out as a Fortran one (MPICH's ABI), so
+/// converting is copying; MPI_STATUS_IGNORE and MPI_F_STATUS_IGNORE are
+/// not statuses to convert (MPI 4.0 section 19.3.5).
+fn copy_status(from: *const c_int, to: *mut c_int, ignored: [usize; 2]) -> MpiResult<()> {
+    for (p, what) in [(from as usize, "the status to convert"), (to as usize, "the status to fill")] {
+        if p == 0 || ignored.contains(&p) {
+            return err!(Arg, "{what} must be a real status, not null or a STATUS_IGNORE");
+        }
+    }
+    // SAFETY: both point at five ints (checked to be real statuses).
+    unsafe { std::ptr::copy(from, to, 5) };
+    Ok(())
+}
+
+mpi_fn! {
+    Always fn MPI_Status_c2f / PMPI_Status_c2f(c_status: *const CStatus, f_status: *mut c_int) errors(None) {
+        copy_status(c_status as *const c_int, f_status, [STATUS_IGNORE, super::data::f_status_ignore()])
+    }
+}
+
+mpi_fn! {
+    Always fn MPI_Status_f2c / PMPI_Status_f2c(f_status: *const c_int, c_status: *mut CStatus) errors(None) {
+        copy_status(f_status, c_status as *mut c_int, [STATUS_IGNORE, super::data::f_status_ignore()])
+    }
+}
+
 fn start_one(st: &mut State, h: c_int) -> MpiResult<()> {
     let id = request_id(h)?;
     if !st.engine.is_persistent(id) {
