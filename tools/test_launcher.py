@@ -99,6 +99,14 @@ def main():
     r = run([os.path.join(BIN, "mpicc"), "-show", "x.c"], env=dict(os.environ, OXMPI_CC="clang"))
     check("OXMPI_CC overrides the compiler", r.stdout.startswith("clang "), r.stdout)
 
+    for f in ("mpif77", "mpif90", "mpifort"):
+        r = run([os.path.join(BIN, f), "-show", "x.f"])
+        check(f"{f} -show: gfortran, mpif.h's flag, the Fortran library", r.stdout.startswith("gfortran ")
+              and "-fallow-argument-mismatch" in r.stdout and "-lmpifort -lmpi" in r.stdout, r.stdout)
+    r = run([os.path.join(BIN, "mpif77"), "-show", "x.f"], env=dict(os.environ, OXMPI_FC="flang"))
+    check("OXMPI_FC overrides the Fortran compiler", r.stdout.startswith("flang ") and "-fallow" not in r.stdout,
+          r.stdout)
+
     r = run([os.path.join(BIN, "oxmpi-info")])
     check("oxmpi-info lists the tunables", all(t in r.stdout for t in
           ["OXMPI_EAGER_LIMIT", "OXMPI_UNEXPECTED_BYTES", "OXMPI_TRANSPORT", "OXMPI_SINGLE_COPY"]), r.stdout)
@@ -113,13 +121,23 @@ def main():
     r2 = run([os.path.join(moved, "bin", "mpiexec"), "-n", "2", exe2], input="")
     check("a moved install tree compiles and runs", r.returncode == 0 and r2.returncode == 0 and r2.stdout.count("value") == 2,
           r.stderr + r2.stderr)
+    fexe = os.path.join(tmp, "f_moved")
+    r = run([os.path.join(moved, "bin", "mpif77"), "-o", fexe, os.path.join(ROOT, "c-tests", "fortran", "f_pt2pt.f")])
+    r2 = run([os.path.join(moved, "bin", "mpiexec"), "-n", "2", fexe], input="")
+    check("a moved install tree compiles and runs a Fortran program", r.returncode == 0 and r2.returncode == 0
+          and "No Errors" in r2.stdout, r.stderr + r2.stdout + r2.stderr)
     for f in ["bin/mpicc", "bin/mpicxx", "bin/mpiexec", "bin/mpirun", "bin/oxmpi-info", "include/mpi.h",
+              "bin/mpif77", "bin/mpif90", "bin/mpifort", "include/mpif.h", "lib/libmpifort.so.12",
+              "lib/libmpichfort.so.12",
               "lib/libmpi.so", "lib/libmpi.so.12", "lib/libmpich.so.12", "lib/pkgconfig/oxmpi.pc"]:
         check(f"install has {f}", os.path.exists(os.path.join(moved, f)))
     r = run(["readelf", "-d", os.path.join(moved, "lib", "libmpi.so.12")])
     check("libmpi's soname is libmpi.so.12", "[libmpi.so.12]" in r.stdout, r.stdout)
     r = run(["readelf", "-d", os.path.join(moved, "lib", "libmpich.so.12")])
     check("the libmpich.so.12 shim needs libmpi.so.12", "[libmpich.so.12]" in r.stdout and "NEEDED" in r.stdout and "[libmpi.so.12]" in r.stdout, r.stdout)
+    r = run(["readelf", "-d", os.path.join(moved, "lib", "libmpichfort.so.12")])
+    check("the libmpichfort.so.12 shim needs libmpifort.so.12", "[libmpichfort.so.12]" in r.stdout
+          and "[libmpifort.so.12]" in r.stdout, r.stdout)
     shutil.rmtree(tmp)
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")
