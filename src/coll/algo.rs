@@ -301,6 +301,7 @@ pub fn allreduce(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, op: Op) {
     }
     match algorithm {
         Allreduce::Rabenseifner => allreduce_rabenseifner(p, src, data, ty, op),
+        Allreduce::Linear => allreduce_linear(p, src, data, ty, op),
         _ => allreduce_recursive_doubling(p, src, data, ty, op),
     }
 }
@@ -368,6 +369,49 @@ fn allreduce_rabenseifner(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, o
         }
     }
     f.fold_out(p, data);
+}
+
+/// For crowded hosts (power-of-two sizes): rank r reduces piece r of the
+/// vector from everyone's contributions, all received at once, combining
+/// them in Rabenseifner's order ((0 op 1) op (2 op 3)) ..., so the result
+/// is the same; then every piece goes to every rank at once. No rank waits
+/// for a partner's turn: whoever runs moves what it can.
+fn allreduce_linear(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, op: Op) {
+    let (n, me, es) = (p.n, p.me, ty.size);
+    let count = data.len / es;
+    let piece = |base: usize, r: usize| {
+        let (lo, hi) = (count * r / n, count * (r + 1) / n);
+        Block { addr: base + lo * es, len: (hi - lo) * es }
+    };
+    let mine = piece(data.addr, me);
+    let parts = p.scratch(mine.len * n);
+    let part = move |r: usize| Block { addr: parts.addr + r * mine.len, len: mine.len };
+    let (own, first) = (piece(src.addr, me), part(me));
+    // SAFETY: the input and the plan's scratch are distinct valid buffers.
+    p.compute(move || unsafe {
+        own.copy_to(first);
+        Ok(())
+    });
+    let others = || (1..n).map(move |k| (me + k) % n);
+    let mut t: Vec<_> = others().map(|r| p.recv(part(r), r)).collect();
+    t.extend(others().map(|r| p.send(piece(src.addr, r), r)));
+    p.step(t);
+    let mut mask = 1;
+    while mask < n {
+        for i in (0..n).step_by(2 * mask) {
+            combine_into_lower(p, op, ty, part(i), part(i + mask));
+        }
+        mask <<= 1;
+    }
+    let result = part(0);
+    // SAFETY: scratch and this rank's piece of `data` (no transfer runs).
+    p.compute(move || unsafe {
+        result.copy_to(mine);
+        Ok(())
+    });
+    let mut t: Vec<_> = others().map(|r| p.recv(piece(data.addr, r), r)).collect();
+    t.extend(others().map(|r| p.send(mine, r)));
+    p.step(t);
 }
 
 /// Every rank's `mine` to `root`, into `blocks[r]` there (the root's own
