@@ -31,7 +31,7 @@ def main():
     fout = subprocess.run(["nm", "-D", "--defined-only", fort_lib], capture_output=True, text=True, check=True).stdout
     fortran = {l.split()[-1] for l in fout.splitlines() if len(l.split()) >= 3}
     ftests = {}
-    for path in sorted(glob.glob(os.path.join(ROOT, "c-tests", "fortran", "*.f"))):
+    for path in sorted(glob.glob(os.path.join(ROOT, "c-tests", "fortran", "*.f")) + glob.glob(os.path.join(ROOT, "c-tests", "fortran", "*.inc"))):
         text = open(path).read().upper()
         for f in set(re.findall(r"\b(MPI_\w+)\s*\(", text)):
             ftests.setdefault(f, []).append(os.path.basename(path))

@@ -154,14 +154,5 @@
       CALL MPI_OP_FREE(OP, IERR)
       IF (OP .NE. MPI_OP_NULL) ERRS = ERRS + 1
       CALL MPI_BARRIER(MPI_COMM_WORLD, IERR)
-      CALL MPI_ALLREDUCE(MPI_IN_PLACE, ERRS, 1, MPI_INTEGER, MPI_SUM,
-     &     MPI_COMM_WORLD, IERR)
-      IF (RANK .EQ. 0) THEN
-         IF (ERRS .EQ. 0) THEN
-            PRINT '(A)', ' No Errors'
-         ELSE
-            PRINT *, 'Found ', ERRS, ' errors'
-         END IF
-      END IF
-      CALL MPI_FINALIZE(IERR)
+      INCLUDE 'finish.inc'
       END

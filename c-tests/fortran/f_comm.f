@@ -156,14 +156,5 @@
       IF (.NOT. FLAG) ERRS = ERRS + 1
       T1 = MPI_WTIME()
       IF (T1 .LT. T0 .OR. MPI_WTICK() .LE. 0.0D0) ERRS = ERRS + 1
-      CALL MPI_ALLREDUCE(MPI_IN_PLACE, ERRS, 1, MPI_INTEGER, MPI_SUM,
-     &     MPI_COMM_WORLD, IERR)
-      IF (RANK .EQ. 0) THEN
-         IF (ERRS .EQ. 0) THEN
-            PRINT '(A)', ' No Errors'
-         ELSE
-            PRINT *, 'Found ', ERRS, ' errors'
-         END IF
-      END IF
-      CALL MPI_FINALIZE(IERR)
+      INCLUDE 'finish.inc'
       END

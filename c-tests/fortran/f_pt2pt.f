@@ -100,14 +100,5 @@
      &     IERR)
       CALL MPI_ERROR_CLASS(IERR, ECLASS, I)
       IF (ECLASS .NE. MPI_ERR_TYPE) ERRS = ERRS + 1
-      CALL MPI_ALLREDUCE(MPI_IN_PLACE, ERRS, 1, MPI_INTEGER, MPI_SUM,
-     &     MPI_COMM_WORLD, IERR)
-      IF (RANK .EQ. 0) THEN
-         IF (ERRS .EQ. 0) THEN
-            PRINT '(A)', ' No Errors'
-         ELSE
-            PRINT *, 'Found ', ERRS, ' errors'
-         END IF
-      END IF
-      CALL MPI_FINALIZE(IERR)
+      INCLUDE 'finish.inc'
       END

@@ -116,14 +116,5 @@
       CALL MPI_TYPE_FREE(CONT, IERR)
       CALL MPI_TYPE_FREE(STRT, IERR)
       IF (ROWT .NE. MPI_DATATYPE_NULL) ERRS = ERRS + 1
-      CALL MPI_ALLREDUCE(MPI_IN_PLACE, ERRS, 1, MPI_INTEGER, MPI_SUM,
-     &     MPI_COMM_WORLD, IERR)
-      IF (RANK .EQ. 0) THEN
-         IF (ERRS .EQ. 0) THEN
-            PRINT '(A)', ' No Errors'
-         ELSE
-            PRINT *, 'Found ', ERRS, ' errors'
-         END IF
-      END IF
-      CALL MPI_FINALIZE(IERR)
+      INCLUDE 'finish.inc'
       END
