@@ -103,4 +103,4 @@ bench: setup build
 
 clean:
 	$(CARGO) clean
-	rm -rf $(BUILD) c-tests/bin
+	rm -rf $(BUILD) c-tests/bin c-tests/bench/bin c-tests/bench/nas/bin
