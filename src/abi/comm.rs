@@ -826,15 +826,23 @@ impl IdupPlan {
 
 /// Outstanding MPI_Comm_idup requests: (request id, new handle, outcome).
 static PENDING: std::sync::Mutex<Vec<(u32, c_int, Outcome)>> = std::sync::Mutex::new(Vec::new());
+/// How many MPI_Comm_idup are pending: every completing request asks, and
+/// almost always none is (no lock taken then). Changed only under the
+/// state lock, as `PENDING` is, so a Relaxed read there is exact.
+static PENDING_IDUPS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Called when request `id` completes: if it is an MPI_Comm_idup, the new
 /// communicator gets its agreed context id.
 pub fn idup_complete(st: &mut State, id: u32) {
+    if PENDING_IDUPS.load(std::sync::atomic::Ordering::Relaxed) == 0 {
+        return;
+    }
     let found = {
         let mut p = PENDING.lock().unwrap_or_else(|e| e.into_inner());
         p.iter().position(|(r, _, _)| *r == id).map(|i| p.remove(i))
     };
     let Some((_, h, outcome)) = found else { return };
+    PENDING_IDUPS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     let cid = outcome.lock().unwrap_or_else(|e| e.into_inner()).take().flatten();
     if let (Some(cid), Ok(c)) = (cid, handles::comm_mut(st, h)) {
         c.ctx_p2p = 2 * cid;
@@ -877,6 +885,7 @@ mpi_fn! {
             let sched = crate::p2p::schedule::Schedule::new(bufs, plan.round(0), parent.ctx_coll, tag, parent.group.clone());
             let req = st.engine.start_schedule(sched)?;
             PENDING.lock().unwrap_or_else(|e| e.into_inner()).push((req, h, outcome));
+            PENDING_IDUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Ok((h, req))
         })?;
         super::attr::copy_all(super::attr::Kind::Comm, comm, h)?;
