@@ -104,8 +104,8 @@ impl Engine {
         // SAFETY: the publication stays until we count our read below;
         // `at + n` is within it.
         unsafe { std::ptr::copy_nonoverlapping(m.data(len).add(at), out.as_mut_ptr(), n) };
-        m.acks.fetch_add(1, Ordering::Release);
-        self.seg.ring_bell(from);
+        m.acks.fetch_add(1, Ordering::SeqCst);
+        self.seg.ring_bell_after_rmw(from);
         len
     }
 }

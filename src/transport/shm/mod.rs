@@ -210,6 +210,19 @@ impl Segment {
     }
 
     /// After publishing a frame for `dst`: wake it if it sleeps.
+    /// Wake `dst` if it sleeps, right after a SeqCst read-modify-write of
+    /// what it waits for: that RMW orders this load as the fence in
+    /// `ring_bell` does (the sleeper's SeqCst fence precedes it or follows
+    /// it in the single total order: either it sees our write, or we see
+    /// `sleeping`), so no second fence is needed.
+    pub fn ring_bell_after_rmw(&self, dst: usize) {
+        let d = self.doorbell(dst);
+        if d.sleeping.load(Ordering::SeqCst) != 0 {
+            d.bell.fetch_add(1, Ordering::Relaxed);
+            futex_wake(&d.bell);
+        }
+    }
+
     pub fn ring_bell(&self, dst: usize) {
         let d = self.doorbell(dst);
         // SeqCst fence: pairs with the fence in `sleep` (Dekker): either we
