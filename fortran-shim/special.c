@@ -349,58 +349,65 @@ OXF_NAMES(oxf_null_delete_fn, mpi_comm_null_delete_fn, MPI_COMM_NULL_DELETE_FN)
 OXF_NAMES(oxf_null_delete_fn, mpi_type_null_delete_fn, MPI_TYPE_NULL_DELETE_FN)
 OXF_NAMES(oxf_null_delete_fn, mpi_null_delete_fn, MPI_NULL_DELETE_FN)
 
-/* ---- MPI-1 functions removed in MPI-3.0 (addresses as default INTEGER) - */
-static MPI_Fint fint_or_err(MPI_Aint v, MPI_Fint *ierr)
+/* ---- MPI-1 functions removed in MPI-3.0 ---------------------------------
+ * Their Fortran forms take addresses and extents as default INTEGERs; each
+ * is the library's own C function of the same name, the values widened on
+ * the way in and narrowed on the way out. */
+
+/* A value that does not fit the INTEGER the caller gave (on 64-bit Linux,
+ * most addresses): MPI_ERR_ARG through MPI_COMM_WORLD's error handler (the
+ * handler for errors of no communicator), whose fatal default prints why. */
+static MPI_Fint narrow(MPI_Aint v, MPI_Fint *ierr)
 {
-    if (*ierr == MPI_SUCCESS && (v > INT32_MAX || v < INT32_MIN))
-        *ierr = MPI_ERR_ARG; /* does not fit the INTEGER: use the MPI-2 function */
+    static int code = MPI_ERR_ARG;
+    if (*ierr != MPI_SUCCESS || (v <= INT32_MAX && v >= INT32_MIN))
+        return (MPI_Fint)v;
+    if (code == MPI_ERR_ARG && MPI_Add_error_code(MPI_ERR_ARG, &code) == MPI_SUCCESS)
+        MPI_Add_error_string(code, "an address or extent does not fit the default INTEGER of MPI_ADDRESS, "
+                                   "MPI_TYPE_EXTENT, MPI_TYPE_LB or MPI_TYPE_UB: use MPI_GET_ADDRESS or "
+                                   "MPI_TYPE_GET_EXTENT, which take INTEGER(KIND=MPI_ADDRESS_KIND)");
+    *ierr = MPI_Comm_call_errhandler(MPI_COMM_WORLD, code);
+    if (*ierr == MPI_SUCCESS) /* a user handler that returned */
+        *ierr = code;
     return (MPI_Fint)v;
 }
 
-void oxf_mpi_address(void *location, MPI_Fint *address, MPI_Fint *ierr)
-{
-    MPI_Aint a = 0;
-    *ierr = MPI_Get_address(oxf_buf(location), &a);
-    *address = fint_or_err(a, ierr);
-}
-OXF_NAMES(oxf_mpi_address, mpi_address, MPI_ADDRESS)
-OXF_NAMES(oxf_mpi_address, pmpi_address, PMPI_ADDRESS)
+/* MPI_X(IN, RESULT, IERROR) with RESULT an MPI_Aint in C. */
+#define NARROWED(lower, upper, cname, in_t, in)                                  \
+    void oxf_mpi_##lower(in_t a, MPI_Fint *out, MPI_Fint *ierr)                  \
+    {                                                                            \
+        MPI_Aint v = 0;                                                          \
+        *ierr = MPI_##cname(in, &v);                                             \
+        *out = narrow(v, ierr);                                                  \
+    }                                                                            \
+    void oxf_pmpi_##lower(in_t a, MPI_Fint *out, MPI_Fint *ierr)                 \
+    {                                                                            \
+        MPI_Aint v = 0;                                                          \
+        *ierr = PMPI_##cname(in, &v);                                            \
+        *out = narrow(v, ierr);                                                  \
+    }                                                                            \
+    OXF_NAMES(oxf_mpi_##lower, mpi_##lower, MPI_##upper)                         \
+    OXF_NAMES(oxf_pmpi_##lower, pmpi_##lower, PMPI_##upper)
 
-void oxf_mpi_type_extent(MPI_Fint *type, MPI_Fint *extent, MPI_Fint *ierr)
-{
-    MPI_Aint lb = 0, ext = 0;
-    *ierr = MPI_Type_get_extent(*type, &lb, &ext);
-    *extent = fint_or_err(ext, ierr);
-}
-OXF_NAMES(oxf_mpi_type_extent, mpi_type_extent, MPI_TYPE_EXTENT)
-OXF_NAMES(oxf_mpi_type_extent, pmpi_type_extent, PMPI_TYPE_EXTENT)
-
-void oxf_mpi_type_lb(MPI_Fint *type, MPI_Fint *lb, MPI_Fint *ierr)
-{
-    MPI_Aint l = 0, ext = 0;
-    *ierr = MPI_Type_get_extent(*type, &l, &ext);
-    *lb = fint_or_err(l, ierr);
-}
-OXF_NAMES(oxf_mpi_type_lb, mpi_type_lb, MPI_TYPE_LB)
-OXF_NAMES(oxf_mpi_type_lb, pmpi_type_lb, PMPI_TYPE_LB)
-
-void oxf_mpi_type_ub(MPI_Fint *type, MPI_Fint *ub, MPI_Fint *ierr)
-{
-    MPI_Aint l = 0, ext = 0;
-    *ierr = MPI_Type_get_extent(*type, &l, &ext);
-    *ub = fint_or_err(l + ext, ierr);
-}
-OXF_NAMES(oxf_mpi_type_ub, mpi_type_ub, MPI_TYPE_UB)
-OXF_NAMES(oxf_mpi_type_ub, pmpi_type_ub, PMPI_TYPE_UB)
+NARROWED(address, ADDRESS, Address, void *, oxf_buf(a))
+NARROWED(type_extent, TYPE_EXTENT, Type_extent, MPI_Fint *, *a)
+NARROWED(type_lb, TYPE_LB, Type_lb, MPI_Fint *, *a)
+NARROWED(type_ub, TYPE_UB, Type_ub, MPI_Fint *, *a)
 
 void oxf_mpi_type_hvector(MPI_Fint *count, MPI_Fint *blocklen, MPI_Fint *stride, MPI_Fint *old, MPI_Fint *newtype,
                           MPI_Fint *ierr)
 {
-    *ierr = MPI_Type_create_hvector(*count, *blocklen, *stride, *old, newtype);
+    *ierr = MPI_Type_hvector(*count, *blocklen, *stride, *old, newtype);
+}
+void oxf_pmpi_type_hvector(MPI_Fint *count, MPI_Fint *blocklen, MPI_Fint *stride, MPI_Fint *old, MPI_Fint *newtype,
+                           MPI_Fint *ierr)
+{
+    *ierr = PMPI_Type_hvector(*count, *blocklen, *stride, *old, newtype);
 }
 OXF_NAMES(oxf_mpi_type_hvector, mpi_type_hvector, MPI_TYPE_HVECTOR)
-OXF_NAMES(oxf_mpi_type_hvector, pmpi_type_hvector, PMPI_TYPE_HVECTOR)
+OXF_NAMES(oxf_pmpi_type_hvector, pmpi_type_hvector, PMPI_TYPE_HVECTOR)
 
+/* INTEGER displacements as MPI_Aint (NULL: out of memory). */
 static MPI_Aint *widen(const MPI_Fint *v, MPI_Fint n)
 {
     MPI_Aint *w = malloc(sizeof(MPI_Aint) * (size_t)(n > 0 ? n : 1));
@@ -409,35 +416,61 @@ static MPI_Aint *widen(const MPI_Fint *v, MPI_Fint n)
     return w;
 }
 
-void oxf_mpi_type_hindexed(MPI_Fint *count, MPI_Fint *blocklens, MPI_Fint *disps, MPI_Fint *old, MPI_Fint *newtype,
-                           MPI_Fint *ierr)
+typedef int (*hindexed_fn)(int, int *, MPI_Aint *, MPI_Datatype, MPI_Datatype *);
+static void hindexed(hindexed_fn f, MPI_Fint *count, MPI_Fint *blocklens, MPI_Fint *disps, MPI_Fint *old,
+                     MPI_Fint *newtype, MPI_Fint *ierr)
 {
     MPI_Aint *d = widen(disps, *count);
-    *ierr = d ? MPI_Type_create_hindexed(*count, blocklens, d, *old, newtype) : MPI_ERR_NO_MEM;
+    *ierr = d ? f(*count, blocklens, d, *old, newtype) : MPI_ERR_NO_MEM;
     free(d);
+}
+void oxf_mpi_type_hindexed(MPI_Fint *c, MPI_Fint *b, MPI_Fint *d, MPI_Fint *o, MPI_Fint *n, MPI_Fint *e)
+{
+    hindexed(MPI_Type_hindexed, c, b, d, o, n, e);
+}
+void oxf_pmpi_type_hindexed(MPI_Fint *c, MPI_Fint *b, MPI_Fint *d, MPI_Fint *o, MPI_Fint *n, MPI_Fint *e)
+{
+    hindexed(PMPI_Type_hindexed, c, b, d, o, n, e);
 }
 OXF_NAMES(oxf_mpi_type_hindexed, mpi_type_hindexed, MPI_TYPE_HINDEXED)
-OXF_NAMES(oxf_mpi_type_hindexed, pmpi_type_hindexed, PMPI_TYPE_HINDEXED)
+OXF_NAMES(oxf_pmpi_type_hindexed, pmpi_type_hindexed, PMPI_TYPE_HINDEXED)
 
-void oxf_mpi_type_struct(MPI_Fint *count, MPI_Fint *blocklens, MPI_Fint *disps, MPI_Fint *types, MPI_Fint *newtype,
-                         MPI_Fint *ierr)
+typedef int (*struct_fn)(int, int *, MPI_Aint *, MPI_Datatype *, MPI_Datatype *);
+static void type_struct(struct_fn f, MPI_Fint *count, MPI_Fint *blocklens, MPI_Fint *disps, MPI_Fint *types,
+                        MPI_Fint *newtype, MPI_Fint *ierr)
 {
     MPI_Aint *d = widen(disps, *count);
-    *ierr = d ? MPI_Type_create_struct(*count, blocklens, d, types, newtype) : MPI_ERR_NO_MEM;
+    *ierr = d ? f(*count, blocklens, d, types, newtype) : MPI_ERR_NO_MEM;
     free(d);
 }
-OXF_NAMES(oxf_mpi_type_struct, mpi_type_struct, MPI_TYPE_STRUCT)
-OXF_NAMES(oxf_mpi_type_struct, pmpi_type_struct, PMPI_TYPE_STRUCT)
-
-void oxf_mpi_errhandler_create(MPI_Comm_errhandler_function *fn, MPI_Fint *eh, MPI_Fint *ierr)
+void oxf_mpi_type_struct(MPI_Fint *c, MPI_Fint *b, MPI_Fint *d, MPI_Fint *t, MPI_Fint *n, MPI_Fint *e)
 {
-    *ierr = MPI_Comm_create_errhandler(fn, eh);
+    type_struct(MPI_Type_struct, c, b, d, t, n, e);
 }
-void oxf_mpi_errhandler_set(MPI_Fint *comm, MPI_Fint *eh, MPI_Fint *ierr) { *ierr = MPI_Comm_set_errhandler(*comm, *eh); }
-void oxf_mpi_errhandler_get(MPI_Fint *comm, MPI_Fint *eh, MPI_Fint *ierr) { *ierr = MPI_Comm_get_errhandler(*comm, eh); }
+void oxf_pmpi_type_struct(MPI_Fint *c, MPI_Fint *b, MPI_Fint *d, MPI_Fint *t, MPI_Fint *n, MPI_Fint *e)
+{
+    type_struct(PMPI_Type_struct, c, b, d, t, n, e);
+}
+OXF_NAMES(oxf_mpi_type_struct, mpi_type_struct, MPI_TYPE_STRUCT)
+OXF_NAMES(oxf_pmpi_type_struct, pmpi_type_struct, PMPI_TYPE_STRUCT)
+
+/* The Fortran handler SUBROUTINE H(COMM, CODE) takes its arguments by
+ * reference, as MPI_Handler_function does: passed as is. */
+void oxf_mpi_errhandler_create(MPI_Handler_function *fn, MPI_Fint *eh, MPI_Fint *ierr)
+{
+    *ierr = MPI_Errhandler_create(fn, eh);
+}
+void oxf_pmpi_errhandler_create(MPI_Handler_function *fn, MPI_Fint *eh, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Errhandler_create(fn, eh);
+}
+void oxf_mpi_errhandler_set(MPI_Fint *comm, MPI_Fint *eh, MPI_Fint *ierr) { *ierr = MPI_Errhandler_set(*comm, *eh); }
+void oxf_pmpi_errhandler_set(MPI_Fint *comm, MPI_Fint *eh, MPI_Fint *ierr) { *ierr = PMPI_Errhandler_set(*comm, *eh); }
+void oxf_mpi_errhandler_get(MPI_Fint *comm, MPI_Fint *eh, MPI_Fint *ierr) { *ierr = MPI_Errhandler_get(*comm, eh); }
+void oxf_pmpi_errhandler_get(MPI_Fint *comm, MPI_Fint *eh, MPI_Fint *ierr) { *ierr = PMPI_Errhandler_get(*comm, eh); }
 OXF_NAMES(oxf_mpi_errhandler_create, mpi_errhandler_create, MPI_ERRHANDLER_CREATE)
-OXF_NAMES(oxf_mpi_errhandler_create, pmpi_errhandler_create, PMPI_ERRHANDLER_CREATE)
+OXF_NAMES(oxf_pmpi_errhandler_create, pmpi_errhandler_create, PMPI_ERRHANDLER_CREATE)
 OXF_NAMES(oxf_mpi_errhandler_set, mpi_errhandler_set, MPI_ERRHANDLER_SET)
-OXF_NAMES(oxf_mpi_errhandler_set, pmpi_errhandler_set, PMPI_ERRHANDLER_SET)
+OXF_NAMES(oxf_pmpi_errhandler_set, pmpi_errhandler_set, PMPI_ERRHANDLER_SET)
 OXF_NAMES(oxf_mpi_errhandler_get, mpi_errhandler_get, MPI_ERRHANDLER_GET)
-OXF_NAMES(oxf_mpi_errhandler_get, pmpi_errhandler_get, PMPI_ERRHANDLER_GET)
+OXF_NAMES(oxf_pmpi_errhandler_get, pmpi_errhandler_get, PMPI_ERRHANDLER_GET)

@@ -49,55 +49,50 @@ def hand_written():
 
 
 def param(p):
-    """(Fortran parameter declaration, C argument expression, before, after)
-    for one C parameter; before/after: statements around the call."""
+    """How one C parameter crosses from Fortran: (declaration in the
+    wrapper, C argument, statements before the call, statements after it,
+    the hidden length's name for a CHARACTER argument or None)."""
     t, name, array = p.type.replace("const ", ""), p.name, bool(p.array)
     base = t.rstrip("*")
-    ptr = t.endswith("*") or array
-    if p.kind.name in ("BUFFER",) and t == "void*":
-        return f"void *{name}", f"oxf_buf({name})", [], []
+    if p.kind.name == "BUFFER" and t == "void*":
+        return f"void *{name}", f"oxf_buf({name})", [], [], None
     if base == "MPI_Status":
-        f = "oxf_statuses" if array else "oxf_status"
-        return f"MPI_Fint *{name}", f"{f}({name})", [], []
+        return f"MPI_Fint *{name}", f"{'oxf_statuses' if array else 'oxf_status'}({name})", [], [], None
     if p.kind.name == "WEIGHT":
-        return f"MPI_Fint *{name}", f"oxf_weights({name})", [], []
-    if base == "char" and t == "char*" or base == "char" and p.kind.name == "STRING":
+        return f"MPI_Fint *{name}", f"oxf_weights({name})", [], [], None
+    if base == "char":
         n = f"{name}_len"
         if p.direction.name == "IN":
-            return (f"char *{name}", f"c_{name}", [f"char *c_{name} = oxf_cstr({name}, {n});"],
-                    [f"free(c_{name});"]), n
+            return f"char *{name}", f"c_{name}", [f"char *c_{name} = oxf_cstr({name}, {n});"], [f"free(c_{name});"], n
         return (f"char *{name}", f"c_{name}", [f"char *c_{name} = oxf_out({n});"],
-                [f"oxf_fstr(c_{name}, {name}, {n});", f"free(c_{name});"]), n
+                [f"oxf_fstr(c_{name}, {name}, {n});", f"free(c_{name});"], n)
     if base in HANDLES or base == "int" or base in WIDE:
         ftype = base if base in WIDE else "MPI_Fint"
         if p.array and p.array.count("[") > 1:  # int ranges[][3]
-            return f"{ftype} *{name}", f"({base} (*){p.array[2:]}){name}", [], []
-        cast = ftype != base and base != "int"
-        if ptr:
-            return f"{ftype} *{name}", f"({base} *){name}" if cast else name, [], []
-        return f"{ftype} *{name}", f"({base})*{name}" if cast else f"*{name}", [], []
+            return f"{ftype} *{name}", f"({base} (*){p.array[2:]}){name}", [], [], None
+        cast = ftype != base and base != "int"  # handles: int in both, cast for the C type
+        if t.endswith("*") or array:
+            return f"{ftype} *{name}", f"({base} *){name}" if cast else name, [], [], None
+        return f"{ftype} *{name}", f"({base})*{name}" if cast else f"*{name}", [], [], None
     if p.kind.name in ("FUNCTION", "POLYFUNCTION"):
         # the Fortran procedures take every argument by reference, as the
         # C callback types of these functions do (handlers, user ops)
-        return f"{t} {name}", name, [], []
+        return f"{t} {name}", name, [], [], None
     if t == "void*":
-        return f"void *{name}", name, [], []
+        return f"void *{name}", name, [], [], None
     raise ValueError(f"no Fortran mapping for {t} {name} ({p.kind.name})")
 
 
 def wrapper(c):
     decls, args, before, after, hidden = [], [], [], [], []
     for p in c.parameters:
-        r = param(p)
-        if isinstance(r[0], tuple):
-            (d, a, b, af), n = r
-            hidden.append(f"size_t {n}")
-        else:
-            d, a, b, af = r
+        d, a, b, af, n = param(p)
         decls.append(d)
         args.append(a)
         before += b
         after += af
+        if n:
+            hidden.append(f"size_t {n}")
     lower = c.name.lower()
     out = []
     for prefix in ("", "P"):

@@ -71,7 +71,23 @@
       DVAL = RANK * 2.5D0
       CALL MPI_GET_ADDRESS(IVAL, ADDR(1), IERR)
       CALL MPI_GET_ADDRESS(DVAL, ADDR(2), IERR)
+!     MPI-1's MPI_ADDRESS: the address if a default INTEGER holds it,
+!     else an error of class MPI_ERR_ARG (through the error handler)
+      CALL MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN,
+     &     IERR)
       CALL MPI_ADDRESS(IVAL, A1, IERR)
+      IF (ADDR(1) .LE. 2147483647_8 .AND. ADDR(1) .GE. -2147483648_8)
+     &     THEN
+         IF (IERR .NE. MPI_SUCCESS .OR. A1 .NE. ADDR(1)) ERRS = ERRS + 1
+      ELSE
+         CALL MPI_ERROR_CLASS(IERR, A2, I)
+         IF (A2 .NE. MPI_ERR_ARG) THEN
+            ERRS = ERRS + 1
+            PRINT *, 'MPI_ADDRESS beyond an INTEGER gave ', IERR
+         END IF
+      END IF
+      CALL MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD,
+     &     MPI_ERRORS_ARE_FATAL, IERR)
       BLENS(1) = 1
       BLENS(2) = 1
       TYPES(1) = MPI_INTEGER

@@ -9,6 +9,7 @@
 use super::plan::{Block, Plan};
 use super::tuning::{self, Allgather, Allreduce, Alltoall, Bcast};
 use crate::datatype::TypeRef;
+use crate::error::MpiResult;
 use crate::op::{self, Op};
 
 /// Dissemination barrier: ceil(log2 n) rounds of zero-byte messages.
@@ -374,8 +375,8 @@ fn allreduce_rabenseifner(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, o
 /// For crowded hosts (power-of-two sizes): rank r reduces piece r of the
 /// vector from everyone's contributions, all received at once, combining
 /// them in Rabenseifner's order ((0 op 1) op (2 op 3)) ..., so the result
-/// is the same; then every piece goes to every rank at once. No rank waits
-/// for a partner's turn: whoever runs moves what it can.
+/// is the same; then every piece goes to every rank at once (both steps
+/// `all_at_once`).
 fn allreduce_linear(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, op: Op) {
     let (n, me, es) = (p.n, p.me, ty.size);
     let count = data.len / es;
@@ -392,10 +393,7 @@ fn allreduce_linear(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, op: Op)
         own.copy_to(first);
         Ok(())
     });
-    let others = || (1..n).map(move |k| (me + k) % n);
-    let mut t: Vec<_> = others().map(|r| p.recv(part(r), r)).collect();
-    t.extend(others().map(|r| p.send(piece(src.addr, r), r)));
-    p.step(t);
+    all_at_once(p, part, |r| piece(src.addr, r));
     let mut mask = 1;
     while mask < n {
         for i in (0..n).step_by(2 * mask) {
@@ -409,9 +407,7 @@ fn allreduce_linear(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, op: Op)
         result.copy_to(mine);
         Ok(())
     });
-    let mut t: Vec<_> = others().map(|r| p.recv(piece(data.addr, r), r)).collect();
-    t.extend(others().map(|r| p.send(mine, r)));
-    p.step(t);
+    all_at_once(p, |r| piece(data.addr, r), |_| mine);
 }
 
 /// Every rank's `mine` to `root`, into `blocks[r]` there (the root's own
@@ -468,26 +464,37 @@ pub fn alltoall(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
     }
 }
 
-/// Every receive and send in one step: no rank waits for a partner's turn
-/// (with more ranks than cores, whoever runs moves what it can).
+/// Every receive and send in one step (`all_at_once`); the own block is
+/// copied while they move.
 fn alltoall_linear(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
-    let (n, me) = (p.n, p.me);
-    let (own_s, own_r) = (sends[me], recvs[me]);
-    let mut t: Vec<_> = (1..n).map(|k| (me + n - k) % n).map(|r| p.recv(recvs[r], r)).collect();
-    t.extend((1..n).map(|k| (me + k) % n).map(|r| p.send(sends[r], r)));
-    if t.is_empty() {
-        // SAFETY: the caller's send and receive blocks do not overlap.
-        return p.compute(move || unsafe {
-            own_s.copy_to(own_r);
-            Ok(())
-        });
+    let copy = own_copy(sends[p.me], recvs[p.me]);
+    if p.n == 1 {
+        return p.compute(copy);
     }
-    p.step(t);
-    // SAFETY: no transfer touches this rank's own pair.
-    p.alongside(move || unsafe {
+    all_at_once(p, |r| recvs[r], |r| sends[r]);
+    p.alongside(copy);
+}
+
+/// One step that receives `into(r)` from every other rank r and sends it
+/// `from(r)`: no rank waits for a partner's turn (with more ranks than
+/// cores, whoever runs moves what it can).
+fn all_at_once(p: &mut Plan, into: impl Fn(usize) -> Block, from: impl Fn(usize) -> Block) {
+    let (n, me) = (p.n, p.me);
+    let mut t: Vec<_> = (1..n).map(|k| (me + n - k) % n).map(|r| p.recv(into(r), r)).collect();
+    t.extend((1..n).map(|k| (me + k) % n).map(|r| p.send(from(r), r)));
+    if !t.is_empty() {
+        p.step(t);
+    }
+}
+
+/// A compute that copies this rank's own alltoall block.
+fn own_copy(own_s: Block, own_r: Block) -> impl FnMut() -> MpiResult<()> + Send + Copy + 'static {
+    // SAFETY: the caller's send and receive blocks do not overlap, and no
+    // transfer touches this rank's own pair.
+    move || unsafe {
         own_s.copy_to(own_r);
         Ok(())
-    });
+    }
 }
 
 /// Bruck's alltoall for short equal blocks: ceil(log2 n) steps instead of
@@ -547,13 +554,7 @@ fn alltoall_bruck(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
 /// Pairwise exchange: step k talks to me+k and me-k.
 fn alltoall_pairwise(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
     let (n, me) = (p.n, p.me);
-    let (own_s, own_r) = (sends[me], recvs[me]);
-    // SAFETY: the caller's send and receive blocks do not overlap, and no
-    // transfer touches this rank's own pair.
-    let copy = move || unsafe {
-        own_s.copy_to(own_r);
-        Ok(())
-    };
+    let copy = own_copy(sends[me], recvs[me]);
     if n == 1 {
         return p.compute(copy);
     }
@@ -620,16 +621,10 @@ fn allgather_recursive_doubling(p: &mut Plan, blocks: &[Block]) {
     }
 }
 
-/// Every rank's part to every rank in one step: no rank waits for a
-/// neighbour's turn (with more ranks than cores, whoever runs moves what
-/// it can).
+/// Every rank's part to every rank in one step (`all_at_once`).
 fn allgather_linear(p: &mut Plan, blocks: &[Block]) {
-    let (n, me) = (p.n, p.me);
-    let mut t: Vec<_> = (1..n).map(|k| (me + n - k) % n).map(|r| p.recv(blocks[r], r)).collect();
-    t.extend((1..n).map(|k| (me + k) % n).map(|r| p.send(blocks[me], r)));
-    if !t.is_empty() {
-        p.step(t);
-    }
+    let me = p.me;
+    all_at_once(p, |r| blocks[r], |_| blocks[me]);
 }
 
 /// Ring allgather: step k passes on the part received in step k-1.

@@ -111,25 +111,8 @@ pub fn wire_up(
     let route: Vec<Route> =
         (0..size).map(|r| locals.iter().position(|&l| l == r).map_or(Route::Tcp, Route::Shm)).collect();
 
-    // The lowest rank of each host creates the host's segment; the name is
-    // unique to the job and, under our mpiexec, carries its prefix so the
-    // launcher can sweep leftovers.
-    let prefix = std::env::var("OXMPI_SHM_PREFIX").unwrap_or_else(|_| format!("/oxmpi-{}", std::process::id()));
-    let leader = locals[0];
-    let name = format!("{prefix}-{}-{leader}", pmi.kvsname().replace('/', "_"));
-    // the name goes when this function returns: after everyone mapped the
-    // segment, or at once if joining fails (under any launcher)
-    let mut _name_goes = None;
-    let created = if me == 0 {
-        let s = Segment::create(&name, locals.len(), 0, geometry)?;
-        _name_goes = Some(Unlink(name.clone()));
-        if locals.len() > 1 {
-            pmi.put(&format!("shm-{leader}"), &name)?;
-        }
-        Some(s)
-    } else {
-        None
-    };
+    // TCP first: a bad OXMPI_ADDR/OXMPI_IFACE fails MPI_Init before any
+    // segment exists
     let remote = locals.len() < size;
     let mut tcp = None;
     if remote {
@@ -144,6 +127,29 @@ pub fn wire_up(
         pmi.put(&format!("tcp-{rank}"), &t.address().to_string())?;
         tcp = Some(t);
     }
+    // The lowest rank of each host creates the host's segment; the name is
+    // unique to the job and, under our mpiexec, carries its prefix so the
+    // launcher can sweep leftovers.
+    let prefix = std::env::var("OXMPI_SHM_PREFIX").unwrap_or_else(|_| format!("/oxmpi-{}", std::process::id()));
+    let leader = locals[0];
+    let name = format!("{prefix}-{}-{leader}", pmi.kvsname().replace('/', "_"));
+    // the name goes when this function returns: after everyone mapped the
+    // segment, or at once if joining fails (under any launcher)
+    let mut _name_goes = None;
+    let created = if me == 0 {
+        let s = Segment::create(&name, locals.len(), 0, geometry)?;
+        if locals.len() > 1 {
+            _name_goes = Some(Unlink(name.clone()));
+            pmi.put(&format!("shm-{leader}"), &name)?;
+        } else {
+            // alone on its host: no one opens it by name, so the name goes
+            // now (a rank killed during MPI_Init leaves nothing behind)
+            Segment::unlink(&name);
+        }
+        Some(s)
+    } else {
+        None
+    };
     if size > 1 {
         pmi.barrier()?;
     }

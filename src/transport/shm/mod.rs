@@ -209,7 +209,6 @@ impl Segment {
         unsafe { &*(self.base.add(LINE + rank * LINE) as *const Doorbell) }
     }
 
-    /// After publishing a frame for `dst`: wake it if it sleeps.
     /// Wake `dst` if it sleeps, right after a SeqCst read-modify-write of
     /// what it waits for: that RMW orders this load as the fence in
     /// `ring_bell` does (the sleeper's SeqCst fence precedes it or follows
@@ -223,6 +222,7 @@ impl Segment {
         }
     }
 
+    /// After publishing a frame for `dst`: wake it if it sleeps.
     pub fn ring_bell(&self, dst: usize) {
         let d = self.doorbell(dst);
         // SeqCst fence: pairs with the fence in `sleep` (Dekker): either we

@@ -459,14 +459,17 @@ impl Tcp {
     /// Accept, write and read what the sockets allow now. Err: a peer
     /// vanished (its connection ended before it said Bye).
     pub fn poll_io(&mut self) -> Result<(), String> {
-        self.polls += 1;
-        let lone = self.lone();
-        let n = if let (Some(i), true) = (lone, self.polls % LONE_EPOLL_EVERY != 0) {
-            self.conns[i].as_mut().expect("lone").readable = true;
-            0
-        } else {
+        self.polls = self.polls.wrapping_add(1);
+        let epoll_turn = self.polls.is_multiple_of(LONE_EPOLL_EVERY);
+        let n = match self.lone() {
+            Some(c) if !epoll_turn => {
+                c.readable = true;
+                0
+            }
             // SAFETY: `events` is a valid buffer of its length.
-            unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), self.events.as_mut_ptr(), self.events.len() as i32, 0) }
+            _ => unsafe {
+                libc::epoll_wait(self.epoll.as_raw_fd(), self.events.as_mut_ptr(), self.events.len() as i32, 0)
+            },
         };
         let mut knocked = false;
         for e in &self.events[..n.max(0) as usize] {
@@ -509,10 +512,10 @@ impl Tcp {
 
     /// The one connection there is, if it is open: reading it directly
     /// finds a message one system call sooner than asking epoll first.
-    fn lone(&self) -> Option<usize> {
-        let mut open = self.conns.iter().enumerate().filter_map(|(i, c)| c.as_ref().map(|c| (i, c)));
-        match (open.next(), open.next()) {
-            (Some((i, c)), None) if c.link == Link::Open => Some(i),
+    fn lone(&mut self) -> Option<&mut Conn> {
+        let mut live = self.conns.iter_mut().flatten();
+        match (live.next(), live.next()) {
+            (Some(c), None) if c.link == Link::Open => Some(c),
             _ => None,
         }
     }
