@@ -137,11 +137,10 @@ static int rank_keys(int iteration, int *failed)
 /* The keys, placed by their ranks, ascend within and across processes. */
 static int full_verify(void)
 {
-    long range = my_max - my_min + 1, bad = 0;
+    long bad = 0;
     int *sorted = malloc(sizeof(int) * (nrecv ? nrecv : 1));
     for (long i = nrecv - 1; i >= 0; i--)
         sorted[--counts[recvbuf[i] - my_min]] = recvbuf[i];
-    (void)range;
     for (long i = 1; i < nrecv; i++)
         bad += sorted[i - 1] > sorted[i];
     int last = nrecv ? sorted[nrecv - 1] : -1, before = -1;
