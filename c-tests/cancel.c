@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0
+/* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0;OXMPI_SINGLE_COPY_MIN=0
  * MPI_Cancel of pending receives and of unmatched sends (synchronous
  * eager and long rendezvous); a cancelled message is never received. */
 #include "common.h"

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2 variants=OXMPI_SINGLE_COPY=0
+/* oxmpi-test: ranks=2 variants=OXMPI_SINGLE_COPY=0;OXMPI_SINGLE_COPY_MIN=0
  * Messages of 256 MiB, and one above 2^31 bytes with the large-count
  * (_c) calls, arrive whole and their counts are reported exactly. */
 #include "common.h"

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0
+/* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0;OXMPI_SINGLE_COPY_MIN=0
  * Persistent requests in every mode, started many times with Start and
  * Startall; waiting on an inactive request; freeing them. */
 #include "common.h"

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0
+/* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0;OXMPI_SINGLE_COPY_MIN=0
  * Probe, Iprobe, Mprobe/Mrecv and Improbe/Imrecv, short and long
  * messages, wildcards, and MPI_PROC_NULL. */
 #include "common.h"

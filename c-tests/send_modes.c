@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,4 variants=OXMPI_SINGLE_COPY=0
+/* oxmpi-test: ranks=2,4 variants=OXMPI_SINGLE_COPY=0;OXMPI_SINGLE_COPY_MIN=0
  * The four send modes mean what the standard says: a synchronous send
  * completes only after the receive matched; a buffered send completes
  * before it; a ready send to a posted receive works and one to an

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0
+/* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0;OXMPI_SINGLE_COPY_MIN=0
  * Long messages (rendezvous): expected and unexpected, contiguous and
  * into a pair type with holes, many in flight, truncated prefix checks. */
 #include "common.h"

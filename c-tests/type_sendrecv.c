@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0
+/* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0;OXMPI_SINGLE_COPY_MIN=0
  * Derived datatypes on every path: a matrix column (vector) sent and
  * received into a column, a row, or contiguous memory, short and long
  * (eager and both rendezvous paths); a struct of fields; an irregular

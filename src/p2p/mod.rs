@@ -58,6 +58,11 @@ pub struct Engine {
     /// A cross-memory read has worked once: the kernel lets us, so long
     /// messages may be split between receiver and sender.
     single_copy_works: bool,
+    /// Shorter contiguous messages take the pipelined push even when a
+    /// cross-memory read would work: two overlapping memcpys beat the
+    /// kernel's copy (which pins pages and costs microseconds to set up)
+    /// up to a few hundred KiB.
+    single_copy_min: usize,
     pub eager_limit: usize,
     /// The eager limit towards ranks reached over TCP.
     tcp_eager_limit: usize,
@@ -95,6 +100,8 @@ pub struct Config {
     pub tcp_eager_limit: usize,
     pub unexpected_budget: usize,
     pub single_copy: bool,
+    /// Contiguous local messages from this size on are single-copied.
+    pub single_copy_min: usize,
 }
 
 /// What a send needs to know about its message.
@@ -128,6 +135,7 @@ impl Engine {
             single_copy: cfg.single_copy,
             check_types: cfg.check_types,
             single_copy_works: false,
+            single_copy_min: cfg.single_copy_min,
             eager_limit,
             tcp_eager_limit: cfg.tcp_eager_limit,
             unexpected_budget: cfg.unexpected_budget,
@@ -593,7 +601,7 @@ impl Engine {
         r.status.source = r.group.rank_of(env.src).map_or(-1, |x| x as i32);
         r.status.tag = env.tag;
         verify_signature(r, env, len);
-        let readable = single_copy && addr != 0 && pack::coarse(&r.ty);
+        let readable = single_copy && addr != 0 && pack::coarse(&r.ty) && len >= self.single_copy_min;
         if readable && split_ok && n == len && len >= SPLIT_MIN && r.ty.is_contiguous() {
             // Both copy at once: the sender writes the second half while
             // we read the first.

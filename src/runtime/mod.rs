@@ -126,9 +126,22 @@ pub fn init(required: i32) -> MpiResult<i32> {
         tcp_eager_limit: tunables::size("OXMPI_TCP_EAGER_LIMIT"),
         unexpected_budget: tunables::size("OXMPI_UNEXPECTED_BYTES"),
         single_copy: tunables::flag("OXMPI_SINGLE_COPY"),
+        single_copy_min: 0,
         check_types: tunables::flag("OXMPI_CHECK_TYPES"),
     };
     let on_host = w.host_of.iter().filter(|&&h| h == w.host_of[rank]).count();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let oversubscribed = on_host > cores;
+    // A pipelined push stalls whenever one of its two ranks is descheduled:
+    // with more ranks than cores, only what fits in a ring at once
+    // (measured at 4 ranks on 2 cores: a 256 KiB push took 10x the
+    // cross-memory read; 64 KiB ones beat it by a fifth).
+    let ring_bytes = slots * payload;
+    let single_copy_min = tunables::size("OXMPI_SINGLE_COPY_MIN");
+    let cfg = Config {
+        single_copy_min: if oversubscribed { single_copy_min.min(ring_bytes) } else { single_copy_min },
+        ..cfg
+    };
     if tunables::flag("OXMPI_DEBUG") {
         let tcp = w.tcp.as_ref().map_or("no TCP peers".to_string(), |t| format!("TCP on {}", t.address()));
         report(&format!(
@@ -139,8 +152,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
         ));
     }
     let engine = Engine::new(rank, w.seg, w.route, w.tcp, w.pids, cfg);
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    backoff::set_oversubscribed(on_host > cores);
+    backoff::set_oversubscribed(oversubscribed);
     crate::coll::tuning::set_crowded(on_host == size && on_host > cores);
     let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
     *lock() = Some(State {

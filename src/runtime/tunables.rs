@@ -46,6 +46,11 @@ pub const TUNABLES: &[Tunable] = &[
         meaning: "1: long messages are copied once by cross-memory attach; 0: pipelined through the shared slots",
     },
     Tunable {
+        name: "OXMPI_SINGLE_COPY_MIN",
+        default: "512k",
+        meaning: "contiguous messages between ranks of one host shorter than this are pipelined through the shared slots (two copies that overlap beat the kernel's cross-memory copy, whose set-up costs microseconds, up to about this size); on a host with more ranks than cores at most OXMPI_SLOTS times the eager limit (a pipeline needs both ranks running)",
+    },
+    Tunable {
         name: "OXMPI_CHECK_TYPES",
         default: "0",
         meaning: "1: every message carries its type signature and a send/receive type mismatch is MPI_ERR_TYPE naming both types",
