@@ -47,6 +47,13 @@ def build():
         os.makedirs(d, exist_ok=True)
         for p in PROGRAMS:
             subprocess.run([cc, "-O2", "-o", os.path.join(d, p), os.path.join(BENCH, p + ".c")], check=True)
+    subprocess.run(["cc", "-O2", "-o", os.path.join(BENCH, "bin", "floor"), os.path.join(BENCH, "floor.c")], check=True)
+
+
+def floor(n):
+    """The machine's floors under oversubscribed waiting (no MPI): {case: us}."""
+    r = subprocess.run([os.path.join(BENCH, "bin", "floor"), str(n)], capture_output=True, text=True, timeout=TIMEOUT)
+    return {f[1]: float(f[3]) for f in (l.split() for l in r.stdout.splitlines()) if len(f) == 4 and f[0] == "RESULT"}
 
 
 def run(impl, prog, n, quick, tcp=False):
@@ -93,7 +100,10 @@ def main():
     a = ap.parse_args()
     build()
     best = {}
+    floors = {}
     for rnd in range(a.rounds):
+        for k, v in floor(4).items():
+            floors[k] = min(v, floors.get(k, v))
         for prog, n, quick, tcp in RUNS:
             for impl in IMPLS:
                 res = run(impl, prog, n, quick, tcp)
@@ -139,6 +149,17 @@ def main():
             cells = [f"{v:.2f}" if v is not None else "timeout" for v in vals.values()]
             lines.append(f"| {human(s)} | " + " | ".join(cells) + f" | {ratio} |")
         lines.append("")
+        if prog == "coll" and n == 4 and floors:
+            lines += ["What the machine allows, without MPI (`c-tests/bench/floor.c`, best of the rounds): with more",
+                      "processes than cores, every collective needs each core to switch processes at least once, and",
+                      "waiting by `sched_yield` is the cheapest way to (a futex sleep costs a wake-up system call and",
+                      "a slower switch). An ideal barrier of plain processes, one shared counter, is the floor under",
+                      "every small collective above.", "",
+                      "| case | us |", "|---|---|"]
+            names = {"switch": "one hand-over of a core between two processes (sched_yield)",
+                     "yield_barrier_4": "barrier of 4 processes on one counter, waiting by sched_yield",
+                     "futex_barrier_4": "barrier of 4 processes on one counter, waiting asleep on a futex"}
+            lines += [f"| {names.get(k, k)} | {v:.2f} |" for k, v in floors.items()] + [""]
     # keep the NAS kernels' table (tools/bench_nas.py writes it)
     old = open(a.out).read() if os.path.exists(a.out) else ""
     nas = re.search(r"<!-- BEGIN NAS.*?<!-- END NAS -->\n", old, re.S)

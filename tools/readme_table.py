@@ -26,7 +26,7 @@ def row(label, items, unit=" us"):
     return f"| {label} | "+" | ".join(cols)+" |"
 rows=[
  row("ping-pong latency, 4 B (half round trip)",[(PP2,"4 B")]),
- row("ping-pong, 256 KiB",[(PP2,"256 KiB")]),
+ row("ping-pong, 64 KiB / 256 KiB",[(PP2,"64 KiB"),(PP2,"256 KiB")]),
  row("ping-pong, 4 MiB",[(PP2,"4 MiB")]),
  row("allreduce loop 8 B / 64 KiB, 2 ranks",[(AR2,"8 B"),(AR2,"64 KiB")]),
  row("Barrier, 2 ranks",[(C2,"barrier")]),

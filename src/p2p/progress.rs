@@ -5,6 +5,7 @@
 use super::matching::{Body, Envelope, Unexpected};
 use super::protocol::{FLAG_EARLY, FLAG_READY, FLAG_SIG, FLAG_SYNC};
 use super::request::{RecvState, Request, SendState};
+use super::wire::Route;
 use super::{finish_recv, Engine};
 use crate::datatype::pack;
 use crate::error::ErrorClass;
@@ -40,6 +41,7 @@ impl Engine {
     /// buffer, instead of copying it out and back in as unexpected.
     fn drain(&mut self, src: usize) {
         let mut matched = false;
+        let mut took = false;
         loop {
             if self.queues.unexpected_bytes > self.unexpected_budget && !self.queues.wants_from(src) {
                 // Over budget: leave this sender's frames in its ring (it
@@ -61,9 +63,14 @@ impl Engine {
             // `pop_frame`: `handle` never reads frames.
             let payload = unsafe { std::slice::from_raw_parts(payload.0, payload.1) };
             matched |= self.handle(h, payload);
-            // No bell for the sender: a rank with frames waiting for room
-            // keeps polling instead of sleeping (see Engine::idle).
             self.pop_frame(src);
+            took = true;
+        }
+        if took {
+            if let Route::Shm(l) = self.route[src] {
+                // the sender may sleep until its ring to us has room
+                self.seg.took_frames(l);
+            }
         }
     }
 

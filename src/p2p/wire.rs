@@ -3,6 +3,7 @@
 //! init (`Route`). The rest of the engine sends and takes frames through
 //! these few functions and never asks which.
 
+use super::request::Request;
 use super::Engine;
 use crate::transport::FrameHeader;
 use std::sync::atomic::Ordering;
@@ -133,8 +134,21 @@ impl Engine {
                     t.sleep(if seg.nranks > 1 { timeout_us.min(MIXED_SLEEP_US) } else { timeout_us });
                 }
             }
-            None => seg.sleep(timeout_us, || quiet && !done() && rings_empty()),
+            None if quiet => seg.sleep(timeout_us, false, || !done() && rings_empty()),
+            // Frames wait for room: sleep while every ring they wait for
+            // is full (a rank spinning here would hold the core its
+            // receiver needs when ranks outnumber cores); the receivers
+            // ring as they empty slots.
+            None => seg.sleep(timeout_us, true, || !done() && rings_empty() && self.waits_for_room()),
         }
+    }
+
+    /// Whether every frame of ours that waits to go out waits for room in
+    /// a full ring.
+    fn waits_for_room(&self) -> bool {
+        let full = |dst: usize| matches!(self.route[dst], Route::Shm(l) if self.seg.ring(self.seg.me, l).is_full());
+        (0..self.size).filter(|&d| !self.outbox[d].is_empty()).all(full)
+            && self.pushing.iter().all(|&id| matches!(self.requests.get(id), Some(Request::Send(s)) if full(s.dst)))
     }
 
     /// Now and then while waiting: a peer on this host whose process is

@@ -32,6 +32,9 @@ struct SegHeader {
 pub struct Doorbell {
     pub bell: AtomicU32,
     pub sleeping: AtomicU32,
+    /// Set with `sleeping` while the rank sleeps for room in its rings to
+    /// peers: a peer that empties slots of one rings the bell.
+    pub room: AtomicU32,
     /// The rank is in MPI_Finalize: its process may end.
     pub finalizing: AtomicU32,
 }
@@ -236,16 +239,33 @@ impl Segment {
     }
 
     /// Sleep until a peer rings our bell, `still_idle` turns false, or the
-    /// timeout passes.
-    pub fn sleep(&self, timeout_us: u64, still_idle: impl FnOnce() -> bool) {
+    /// timeout passes. With `for_room`, peers that take frames from our
+    /// rings to them ring too (see `took_frames`).
+    pub fn sleep(&self, timeout_us: u64, for_room: bool, still_idle: impl FnOnce() -> bool) {
         let d = self.doorbell(self.me);
         d.sleeping.store(1, Ordering::Relaxed);
+        if for_room {
+            d.room.store(1, Ordering::Relaxed);
+        }
         std::sync::atomic::fence(Ordering::SeqCst);
         let seen = d.bell.load(Ordering::Relaxed);
         if still_idle() {
             futex_wait(&d.bell, seen, timeout_us);
         }
+        d.room.store(0, Ordering::Relaxed);
         d.sleeping.store(0, Ordering::Relaxed);
+    }
+
+    /// After emptying slots of `src`'s ring to us: wake `src` if it sleeps
+    /// for room. The fence pairs with the one in `sleep` (Dekker): either
+    /// we see `room`, or the sleeper sees the emptied slot.
+    pub fn took_frames(&self, src: usize) {
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let d = self.doorbell(src);
+        if d.room.load(Ordering::Relaxed) != 0 {
+            d.bell.fetch_add(1, Ordering::Relaxed);
+            futex_wake(&d.bell);
+        }
     }
 }
 

@@ -124,6 +124,11 @@ impl Ring {
         self.head.set(self.head.get() + 1);
     }
 
+    /// Producer: whether the next slot to fill is still taken.
+    pub fn is_full(&self) -> bool {
+        Self::flag(self.slot(self.tail.get())).load(Ordering::Relaxed) != 0
+    }
+
     pub fn is_empty(&self) -> bool {
         Self::flag(self.slot(self.head.get())).load(Ordering::Relaxed) == 0
     }

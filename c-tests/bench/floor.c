@@ -1,0 +1,129 @@
+/* What the machine allows, without MPI: the floors under the
+ * oversubscribed collectives (more processes than cores).
+ *   switch:          two processes pinned to one core hand it to each
+ *                    other by sched_yield; microseconds per hand-over
+ *   yield_barrier_P: P processes (not pinned) meet in a barrier on one
+ *                    shared counter, waiting by sched_yield; per barrier
+ *   futex_barrier_P: the same, waiting asleep on a futex that the last
+ *                    one to arrive wakes
+ * Prints RESULT <case> <case> <microseconds>, like the MPI benchmarks.
+ *   floor [P]   (default 4) */
+#define _GNU_SOURCE
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void *shared_page(void)
+{
+    void *p = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        perror("mmap");
+        exit(1);
+    }
+    return p;
+}
+
+/* fork p - 1 children; each process gets its index */
+static int spawn(int p)
+{
+    fflush(stdout);
+    for (int i = 1; i < p; i++)
+        if (fork() == 0)
+            return i;
+    return 0;
+}
+
+static void reap(int p)
+{
+    for (int i = 1; i < p; i++) wait(NULL);
+}
+
+static double hand_over(int n)
+{
+    volatile long *turn = shared_page();
+    cpu_set_t all, one;
+    sched_getaffinity(0, sizeof all, &all);
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    sched_setaffinity(0, sizeof one, &one);
+    int id = spawn(2);
+    double t = now();
+    for (long i = 0; i < n; i++) {
+        while (*turn != 2 * i + id) sched_yield();
+        *turn = 2 * i + id + 1;
+    }
+    t = now() - t;
+    if (id)
+        exit(0);
+    reap(2);
+    sched_setaffinity(0, sizeof all, &all);
+    return t / (2.0 * n);
+}
+
+static double yield_barrier(int p, int n)
+{
+    long *count = shared_page();
+    int id = spawn(p);
+    double t = 0;
+    for (long k = 0; k <= n; k++) {
+        if (k == 1)
+            t = now(); /* round 0 only lines everyone up */
+        __atomic_fetch_add(count, 1, __ATOMIC_SEQ_CST);
+        while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < (k + 1) * p) sched_yield();
+    }
+    t = now() - t;
+    if (id)
+        exit(0);
+    reap(p);
+    return t / n;
+}
+
+static double futex_barrier(int p, int n)
+{
+    int *count = shared_page(), *round = count + 16;
+    int id = spawn(p);
+    double t = 0;
+    for (int k = 0; k <= n; k++) {
+        if (k == 1)
+            t = now();
+        if (__atomic_add_fetch(count, 1, __ATOMIC_SEQ_CST) == p) {
+            *count = 0;
+            __atomic_store_n(round, k + 1, __ATOMIC_SEQ_CST);
+            syscall(SYS_futex, round, FUTEX_WAKE, p, NULL, NULL, 0);
+        } else {
+            while (__atomic_load_n(round, __ATOMIC_ACQUIRE) <= k)
+                syscall(SYS_futex, round, FUTEX_WAIT, k, NULL, NULL, 0);
+        }
+    }
+    t = now() - t;
+    if (id)
+        exit(0);
+    reap(p);
+    return t / n;
+}
+
+int main(int argc, char **argv)
+{
+    int p = argc > 1 ? atoi(argv[1]) : 4;
+    if (p < 2) {
+        fprintf(stderr, "floor: needs at least 2 processes\n");
+        return 1;
+    }
+    printf("RESULT switch switch %.3f\n", hand_over(100000) * 1e6);
+    printf("RESULT yield_barrier_%d yield_barrier_%d %.3f\n", p, p, yield_barrier(p, 100000) * 1e6);
+    printf("RESULT futex_barrier_%d futex_barrier_%d %.3f\n", p, p, futex_barrier(p, 20000) * 1e6);
+    return 0;
+}
