@@ -51,6 +51,22 @@ static void fill(int *b, size_t n, int v)
     for (size_t i = 0; i < n; i++) b[i] = v;
 }
 
+/* For a failed gather: where the first wrong run of ints lies (block,
+ * index, length, what it holds), to tell a lost piece from a misplaced one. */
+static void where_wrong(const char *what, const int *got, int n)
+{
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < n; i++) {
+            if (got[(size_t)r * n + i] == val(r, i))
+                continue;
+            int len = 0;
+            while (i + len < n && got[(size_t)r * n + i + len] != val(r, i + len)) len++;
+            fprintf(stderr, "rank %d: %s %d: block %d wrong from int %d for %d ints; holds %d, want %d\n", rank,
+                    what, n, r, i, len, got[(size_t)r * n + i], val(r, i));
+            return;
+        }
+}
+
 static void every_operation(int mode, int n)
 {
     const char *m = mode_name[mode];
@@ -140,6 +156,10 @@ static void every_operation(int mode, int n)
     for (int r = 0; r < size; r++)
         for (int i = 0; i < n; i++) bad += (all[r * n + i] != val(r, i)) + (all2[r * n + i] != val(r, i));
     CHECK(bad == 0, "%s allgather(v) %d: %d wrong", m, n, bad);
+    if (bad) {
+        where_wrong("allgather", all, n);
+        where_wrong("allgatherv", all2, n);
+    }
     /* Alltoall(v/w): block r of rank s holds val(s, r * n + i) */
     for (int r = 0; r < size; r++)
         for (int i = 0; i < n; i++) all[r * n + i] = val(rank, r * n + i);
@@ -207,6 +227,8 @@ static void in_place(int mode, int n)
     for (int r = 0; r < size; r++)
         for (int i = 0; i < n; i++) bad += all[r * n + i] != val(r, i);
     CHECK(bad == 0, "%s in-place allgather %d: %d wrong", m, n, bad);
+    if (bad)
+        where_wrong("in-place allgather", all, n);
     /* alltoall in place is an exchange, so the persistent second start swaps back */
     for (int r = 0; r < size; r++)
         for (int i = 0; i < n; i++) all[r * n + i] = val(rank, r * n + i);
