@@ -30,7 +30,7 @@ impl Engine {
             }
             self.dump_if_requested(|| Some(what()));
             let quiet = self.outbox_frames == 0 && self.pushing.is_empty();
-            backoff.idle(|timeout| self.sleep(timeout, quiet, || done(&self.seg)));
+            backoff.idle(|| self.seg.awake(), |timeout| self.sleep(timeout, quiet, || done(&self.seg)));
         }
     }
 

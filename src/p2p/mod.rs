@@ -514,7 +514,7 @@ impl Engine {
     fn idle(&mut self, backoff: &mut Backoff) {
         self.dump_if_requested(|| None);
         let quiet = self.outbox_frames == 0 && self.pushing.is_empty();
-        backoff.idle(|timeout| self.sleep(timeout, quiet, || false));
+        backoff.idle(|| self.seg.awake(), |timeout| self.sleep(timeout, quiet, || false));
     }
 
     /// One line per pending request and unexpected message (hang diagnosis).
@@ -615,14 +615,14 @@ impl Engine {
                 b: r.buf as u64,
                 ..Default::default()
             };
-            r.state = RecvState::Split { split, len, sreq, addr };
             let buf = r.buf;
             let ty = r.ty.clone();
             self.send_control(env.src, put);
             // SAFETY: the receive buffer is writable over `len` bytes.
-            if !unsafe { crate::transport::shm::read_remote_into(pid, addr, split, &ty, buf as *mut u8) } {
-                // Cannot happen once a read has worked; report, not hang.
-                self.fail_recv(id, env);
+            let read_first = unsafe { crate::transport::shm::read_remote_into(pid, addr, split, &ty, buf as *mut u8) };
+            if let Some(Request::Recv(r)) = self.requests.get_mut(id) {
+                // a failed read is tried again with the sender's answer
+                r.state = RecvState::Split { split, len, sreq, addr, read_first };
             }
             return;
         }
@@ -674,29 +674,39 @@ impl Engine {
         let Some(Request::Recv(r)) = self.requests.get_mut(id) else {
             return;
         };
-        let RecvState::Split { split, len, sreq, addr } = r.state else {
+        let RecvState::Split { split, len, sreq, addr, read_first } = r.state else {
             return;
         };
         let env = Envelope { ctx: r.ctx, src, tag: r.status.tag, check: None };
-        if !wrote {
-            // SAFETY: the buffer is writable over `len` bytes.
-            let dst = unsafe { (r.buf as *mut u8).add(split) };
-            // SAFETY: as above; the rest is contiguous.
-            if !unsafe { crate::transport::shm::read_remote_into(pid, addr + split as u64, len - split, &r.ty, dst) } {
-                self.fail_recv(id, &env);
-                return;
-            }
-        }
+        // SAFETY: the buffer is writable over `len` bytes, contiguous.
+        let read = |from: usize, to: usize| unsafe {
+            crate::transport::shm::read_remote_into(
+                pid,
+                addr + from as u64,
+                to - from,
+                &r.ty,
+                (r.buf as *mut u8).add(from),
+            )
+        };
+        let ok = (read_first || read(0, split)) && (wrote || read(split, len));
+        let failed = (!ok).then(std::io::Error::last_os_error);
         finish_recv(r, &env, len);
-        // Both parts are in: the sender may reuse its buffer.
+        // Both parts are in (or never will be): the sender may reuse its buffer.
         self.reply(src, FrameKind::Fin, sreq, 0);
+        if let Some(why) = failed {
+            self.fail_recv(id, src, len, why);
+        }
     }
 
-    /// A long message could not be moved (the kernel refused a copy that
-    /// worked before): the receive completes with MPI_ERR_OTHER.
-    fn fail_recv(&mut self, id: ReqId, env: &Envelope) {
+    /// A long message could not be copied (the kernel refused a copy that
+    /// worked before): the receive completes with MPI_ERR_OTHER, and one
+    /// line says why (silently wrong data would be worse).
+    fn fail_recv(&mut self, id: ReqId, src: usize, len: usize, why: std::io::Error) {
+        crate::runtime::report(&format!(
+            "oxmpi: rank {}: copying a message of {len} bytes from rank {src} by cross-memory attach failed ({why}); the receive ends with MPI_ERR_OTHER\n",
+            self.rank
+        ));
         if let Some(Request::Recv(r)) = self.requests.get_mut(id) {
-            finish_recv(r, env, 0);
             r.status.error = crate::error::ErrorClass::Other.code();
         }
     }

@@ -74,12 +74,14 @@ pub enum RecvState {
     },
     /// Matched a long message; we read bytes `..split` ourselves and the
     /// sender writes `split..len` into our buffer (sender request `sreq`,
-    /// data at `addr` in the sender).
+    /// data at `addr` in the sender). `read_first`: our read is done
+    /// (else it is tried again once the sender has answered).
     Split {
         split: usize,
         len: usize,
         sreq: u64,
         addr: u64,
+        read_first: bool,
     },
     Done,
 }

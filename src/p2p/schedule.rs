@@ -180,6 +180,12 @@ impl Engine {
             }
             for (r, from) in std::mem::take(&mut s.active) {
                 let st = self.finish(r);
+                if st.error != 0 && st.error != crate::error::ErrorClass::Truncate.code() {
+                    // a message that could not be copied: said on stderr
+                    // where it failed; the operation must not report success
+                    let with = from.map_or("a send".to_string(), |f| format!("a receive from world rank {f}"));
+                    s.fail(MpiError::new(crate::error::ErrorClass::Other, format!("{with} failed")));
+                }
                 if let (Some(from), true) = (from, st.sent_bytes > st.bytes) {
                     s.fail(MpiError::new(
                         crate::error::ErrorClass::Truncate,

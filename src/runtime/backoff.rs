@@ -2,19 +2,28 @@
 //! microsecond), then yield the core (other ranks may need it when there
 //! are more ranks than cores), then sleep on the doorbell futex until a
 //! peer rings or a short timeout passes.
+//!
+//! On a host with more ranks than cores the spin is cut to a few polls
+//! while more ranks are awake than there are cores: then a spinning rank
+//! holds a core another needs. While enough of them sleep (ranks waiting
+//! in a barrier while two others exchange messages), it spins as on an
+//! uncrowded host: a yield with no one to yield to is a system call of
+//! half a microsecond on the test machine, paid before every reply.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 const SPIN_POLLS: u32 = 256;
-/// With more ranks than cores a spinning rank holds the core its peer
-/// needs, so it yields almost at once.
-const SPIN_POLLS_OVERSUBSCRIBED: u32 = 4;
-static SPIN: AtomicU32 = AtomicU32::new(SPIN_POLLS);
+/// With more ranks awake than cores a spinning rank holds the core its
+/// peer needs, so it yields almost at once.
+const SPIN_POLLS_CROWDED: u32 = 4;
+/// This host's cores, when it runs more ranks than that (0: it does not).
+static CORES_IF_OVERSUBSCRIBED: AtomicU32 = AtomicU32::new(0);
 
-/// Called at init with whether this host runs more ranks than it has cores.
-pub fn set_oversubscribed(yes: bool) {
-    SPIN.store(if yes { SPIN_POLLS_OVERSUBSCRIBED } else { SPIN_POLLS }, Ordering::Relaxed);
+/// Called at init: this host runs `ranks` ranks and has `cores` cores.
+pub fn set_host(ranks: usize, cores: usize) {
+    let v = if ranks > cores { cores as u32 } else { 0 };
+    CORES_IF_OVERSUBSCRIBED.store(v, Ordering::Relaxed);
 }
 const YIELD_FOR: Duration = Duration::from_micros(200);
 /// A sleeping rank also wakes this often on its own, as a safety net.
@@ -37,10 +46,12 @@ impl Backoff {
     }
 
     /// Called after a poll found nothing to do. `sleep(timeout_us)` blocks
-    /// on the doorbell.
-    pub fn idle(&mut self, sleep: impl FnOnce(u64)) {
+    /// on the doorbell; `awake()` counts this host's ranks not asleep.
+    pub fn idle(&mut self, awake: impl FnOnce() -> usize, sleep: impl FnOnce(u64)) {
         self.polls = self.polls.saturating_add(1);
-        if self.polls < SPIN.load(Ordering::Relaxed) {
+        let cores = CORES_IF_OVERSUBSCRIBED.load(Ordering::Relaxed) as usize;
+        let crowded = || cores > 0 && awake() > cores;
+        if self.polls < SPIN_POLLS_CROWDED || (self.polls < SPIN_POLLS && !crowded()) {
             // no PAUSE instruction: the poll itself (loads of the rings'
             // heads) paces the loop, and a PAUSE (over a hundred cycles on
             // recent x86) only delays noticing the reply (measured: ping-pong
@@ -65,14 +76,32 @@ mod tests {
         let mut b = Backoff::new();
         let mut slept = 0;
         for _ in 0..SPIN_POLLS {
-            b.idle(|_| slept += 1);
+            b.idle(|| 1, |_| slept += 1);
         }
         assert_eq!(slept, 0, "no sleep while spinning or yielding");
         std::thread::sleep(YIELD_FOR + Duration::from_micros(50));
-        b.idle(|t| {
-            assert_eq!(t, SLEEP_US);
-            slept += 1
-        });
+        b.idle(
+            || 1,
+            |t| {
+                assert_eq!(t, SLEEP_US);
+                slept += 1
+            },
+        );
         assert_eq!(slept, 1);
+    }
+
+    #[test]
+    fn spins_on_while_ranks_that_want_a_core_fit_the_cores() {
+        set_host(4, 2);
+        let mut b = Backoff::new();
+        for _ in 0..100 {
+            b.idle(|| 2, |_| panic!("no sleep"));
+        }
+        assert!(b.since.is_none(), "two ranks awake on two cores: still spinning");
+        let mut b = Backoff::new();
+        for _ in 0..SPIN_POLLS_CROWDED {
+            b.idle(|| 4, |_| panic!("no sleep"));
+        }
+        assert!(b.since.is_some(), "four ranks awake on two cores: yielding");
     }
 }

@@ -152,7 +152,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
         ));
     }
     let engine = Engine::new(rank, w.seg, w.route, w.tcp, w.pids, cfg);
-    backoff::set_oversubscribed(oversubscribed);
+    backoff::set_host(on_host, cores);
     crate::coll::tuning::set_crowded(on_host == size && on_host > cores);
     let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
     *lock() = Some(State {

@@ -256,6 +256,15 @@ impl Segment {
         d.sleeping.store(0, Ordering::Relaxed);
     }
 
+    /// How many of this host's ranks may want a core: neither asleep on
+    /// their doorbells nor past MPI_Finalize's barrier.
+    pub fn awake(&self) -> usize {
+        (0..self.nranks)
+            .map(|r| self.doorbell(r))
+            .filter(|d| d.sleeping.load(Ordering::Relaxed) == 0 && d.finalizing.load(Ordering::Relaxed) == 0)
+            .count()
+    }
+
     /// After emptying slots of `src`'s ring to us: wake `src` if it sleeps
     /// for room. The fence pairs with the one in `sleep` (Dekker): either
     /// we see `room`, or the sleeper sees the emptied slot.
