@@ -121,31 +121,28 @@ pub fn init(required: i32) -> MpiResult<i32> {
         Ok(())
     };
     let w = wireup::wire_up(&mut pmi, &geometry, publish, check)?;
+    let on_host = w.host_of.iter().filter(|&&h| h == w.host_of[rank]).count();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // A pipelined push stalls whenever one of its two ranks is descheduled:
+    // with more ranks than cores, only what fits in a ring at once
+    // (measured at 4 ranks on 2 cores: a 256 KiB push took 10x the
+    // cross-memory read; 64 KiB ones beat it by a fifth).
+    let mut single_copy_min = tunables::size("OXMPI_SINGLE_COPY_MIN");
+    if on_host > cores {
+        single_copy_min = single_copy_min.min(slots * payload);
+    }
     let cfg = Config {
         eager_limit: eager,
         tcp_eager_limit: tunables::size("OXMPI_TCP_EAGER_LIMIT"),
         unexpected_budget: tunables::size("OXMPI_UNEXPECTED_BYTES"),
         single_copy: tunables::flag("OXMPI_SINGLE_COPY"),
-        single_copy_min: 0,
+        single_copy_min,
         check_types: tunables::flag("OXMPI_CHECK_TYPES"),
-    };
-    let on_host = w.host_of.iter().filter(|&&h| h == w.host_of[rank]).count();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let oversubscribed = on_host > cores;
-    // A pipelined push stalls whenever one of its two ranks is descheduled:
-    // with more ranks than cores, only what fits in a ring at once
-    // (measured at 4 ranks on 2 cores: a 256 KiB push took 10x the
-    // cross-memory read; 64 KiB ones beat it by a fifth).
-    let ring_bytes = slots * payload;
-    let single_copy_min = tunables::size("OXMPI_SINGLE_COPY_MIN");
-    let cfg = Config {
-        single_copy_min: if oversubscribed { single_copy_min.min(ring_bytes) } else { single_copy_min },
-        ..cfg
     };
     if tunables::flag("OXMPI_DEBUG") {
         let tcp = w.tcp.as_ref().map_or("no TCP peers".to_string(), |t| format!("TCP on {}", t.address()));
         report(&format!(
-            "oxmpi: rank {rank} of {size}: segment {} ({} ranks), {tcp}, eager limit {eager}, single copy {}\n",
+            "oxmpi: rank {rank} of {size}: segment {} ({} ranks), {tcp}, eager limit {eager}, single copy {} from {single_copy_min} bytes\n",
             w.shm_name,
             w.seg.nranks,
             tunables::flag("OXMPI_SINGLE_COPY")
