@@ -28,9 +28,7 @@ impl Engine {
             if done(&self.seg) {
                 return;
             }
-            self.dump_if_requested(|| Some(what()));
-            let quiet = self.outbox_frames == 0 && self.pushing.is_empty();
-            backoff.idle(|| self.seg.awake(), |timeout| self.sleep(timeout, quiet, || done(&self.seg)));
+            self.idle_unless(&mut backoff, || Some(what()), &done);
         }
     }
 

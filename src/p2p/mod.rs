@@ -511,10 +511,23 @@ impl Engine {
         }
     }
 
+    #[inline]
     fn idle(&mut self, backoff: &mut Backoff) {
-        self.dump_if_requested(|| None);
-        let quiet = self.outbox_frames == 0 && self.pushing.is_empty();
-        backoff.idle(|| self.seg.awake(), |timeout| self.sleep(timeout, quiet, || false));
+        self.idle_unless(backoff, || None, |_| false);
+    }
+
+    /// A poll found nothing to do: spin, yield or sleep as `backoff` says,
+    /// not sleeping once `done` holds; `waiting_for` names the wait for the
+    /// SIGUSR2 dump.
+    #[inline]
+    fn idle_unless(
+        &mut self,
+        backoff: &mut Backoff,
+        waiting_for: impl FnOnce() -> Option<String>,
+        done: impl Fn(&Segment) -> bool,
+    ) {
+        self.dump_if_requested(waiting_for);
+        backoff.idle(|| self.seg.awake(), |timeout| self.sleep(timeout, || done(&self.seg)));
     }
 
     /// One line per pending request and unexpected message (hang diagnosis).

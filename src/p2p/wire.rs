@@ -121,11 +121,11 @@ impl Engine {
         }
     }
 
-    /// Wait up to `timeout_us` for something to do; `quiet`: nothing of
-    /// ours waits to go out (else only the shm doorbell is worth sleeping
-    /// on, which the outgoing side rings too).
-    pub(super) fn sleep(&self, timeout_us: u64, quiet: bool, done: impl Fn() -> bool) {
+    /// Wait up to `timeout_us` for something to do, unless `done`.
+    pub(super) fn sleep(&self, timeout_us: u64, done: impl Fn() -> bool) {
         self.roll_call();
+        // nothing of ours waits to go out
+        let quiet = self.outbox_frames == 0 && self.pushing.is_empty();
         let (seg, me) = (&self.seg, self.seg.me);
         let rings_empty = || (0..seg.nranks).all(|s| seg.ring(s, me).is_empty());
         match &self.tcp {

@@ -85,38 +85,37 @@ static void fft_z(double complex *v, int sign)
         fft1(v + l * nz, nz, sign);
 }
 
-/* z-slabs [zl][ny][nx] -> x-slabs [xl][ny][nz], through one MPI_Alltoall. */
-static void to_xslabs(const double complex *u, double complex *v, double complex *buf, double complex *tmp)
+/* The transpose between the two slab layouts, through one MPI_Alltoall:
+ * `src` is [al][ny][bn] (al planes of the a axis here, all bn of the b
+ * axis), `dst` becomes [bl][ny][an] (bl of b here, all an = np * al of a).
+ * Block p of the exchange is src's b-range [p * bl, (p + 1) * bl). */
+static void transpose(const double complex *src, double complex *dst, int al, int an, int bl, int bn,
+                      double complex *buf, double complex *tmp)
 {
-    size_t block = (size_t)zl * ny * xl;
+    size_t block = (size_t)al * ny * bl;
     for (int p = 0; p < np; p++)
-        for (int z = 0; z < zl; z++)
+        for (int a = 0; a < al; a++)
             for (int y = 0; y < ny; y++)
-                memcpy(buf + p * block + ((size_t)z * ny + y) * xl, u + ((size_t)z * ny + y) * nx + (size_t)p * xl,
-                       sizeof(double complex) * xl);
+                memcpy(buf + p * block + ((size_t)a * ny + y) * bl, src + ((size_t)a * ny + y) * bn + (size_t)p * bl,
+                       sizeof(double complex) * bl);
     MPI_Alltoall(buf, (int)block, MPI_C_DOUBLE_COMPLEX, tmp, (int)block, MPI_C_DOUBLE_COMPLEX, MPI_COMM_WORLD);
     for (int p = 0; p < np; p++)
-        for (int z = 0; z < zl; z++)
+        for (int a = 0; a < al; a++)
             for (int y = 0; y < ny; y++)
-                for (int x = 0; x < xl; x++)
-                    v[((size_t)x * ny + y) * nz + (size_t)p * zl + z] = tmp[p * block + ((size_t)z * ny + y) * xl + x];
+                for (int b = 0; b < bl; b++)
+                    dst[((size_t)b * ny + y) * an + (size_t)p * al + a] = tmp[p * block + ((size_t)a * ny + y) * bl + b];
+}
+
+/* z-slabs [zl][ny][nx] -> x-slabs [xl][ny][nz]. */
+static void to_xslabs(const double complex *u, double complex *v, double complex *buf, double complex *tmp)
+{
+    transpose(u, v, zl, nz, xl, nx, buf, tmp);
 }
 
 /* x-slabs [xl][ny][nz] -> z-slabs [zl][ny][nx]. */
 static void to_zslabs(const double complex *v, double complex *u, double complex *buf, double complex *tmp)
 {
-    size_t block = (size_t)zl * ny * xl;
-    for (int p = 0; p < np; p++)
-        for (int x = 0; x < xl; x++)
-            for (int y = 0; y < ny; y++)
-                memcpy(buf + p * block + ((size_t)x * ny + y) * zl, v + ((size_t)x * ny + y) * nz + (size_t)p * zl,
-                       sizeof(double complex) * zl);
-    MPI_Alltoall(buf, (int)block, MPI_C_DOUBLE_COMPLEX, tmp, (int)block, MPI_C_DOUBLE_COMPLEX, MPI_COMM_WORLD);
-    for (int p = 0; p < np; p++)
-        for (int x = 0; x < xl; x++)
-            for (int y = 0; y < ny; y++)
-                for (int z = 0; z < zl; z++)
-                    u[((size_t)z * ny + y) * nx + (size_t)p * xl + x] = tmp[p * block + ((size_t)x * ny + y) * zl + z];
+    transpose(v, u, xl, nx, zl, nz, buf, tmp);
 }
 
 static int freq(int i, int n)
