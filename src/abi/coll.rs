@@ -227,18 +227,20 @@ pub(super) fn launch(
     Ok(())
 }
 
-/// A short blocking collective on an intracommunicator of one host runs
+/// A blocking collective on an intracommunicator of one host runs
 /// through the shared-memory mailboxes (`coll::shm`): Some(its result)
-/// when `bytes` (the same on every member) fit; it takes the communicator's next
-/// collective number like any other.
-fn short_path(
+/// when `bytes` (the same on every member) fit, up to the long limit when
+/// the operation has a form in pieces (`long`); it takes the
+/// communicator's next collective number like any other.
+fn mailbox_path(
     st: &mut State,
     comm: c_int,
     how: How,
     bytes: usize,
+    long: bool,
     run: impl FnOnce(&mut crate::p2p::Engine, &shm::Members, u64) -> MpiResult<()>,
 ) -> Option<MpiResult<()>> {
-    if !matches!(how, How::Now) || !shm::fits(bytes) || coll::tuning::check_collectives() {
+    if !matches!(how, How::Now) || !shm::fits(bytes, long) || coll::tuning::check_collectives() {
         return None;
     }
     if !st.engine.all_local(&handles::comm(st, comm).ok()?.group) {
@@ -362,7 +364,7 @@ collective! { comm;
             shm::barrier(e, m, s);
             Ok(())
         };
-        if let Some(r) = short_path(st, comm, how, 0, short) {
+        if let Some(r) = mailbox_path(st, comm, how, 0, false, short) {
             return r;
         }
         launch(st, comm, how, Agree::new("MPI_Barrier", 0, 0), move |p| {
@@ -400,7 +402,14 @@ fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm
             }
             Ok(())
         };
-        if let Some(r) = short_path(st, comm, how, ty.size * count, short) {
+        if let Some(r) = mailbox_path(
+            st,
+            comm,
+            how,
+            ty.size * count,
+            coll::tuning::bcast_in_pieces(c.size(), ty.size * count),
+            short,
+        ) {
             return r;
         }
         launch(st, comm, how, Agree::new("MPI_Bcast", root, 0), move |p| {
@@ -495,7 +504,7 @@ fn reduce_any(
             }
             Ok(())
         };
-        if let Some(r) = short_path(st, comm, how, ty.size * count, short) {
+        if let Some(r) = mailbox_path(st, comm, how, ty.size * count, false, short) {
             return r;
         }
         launch(st, comm, how, Agree::new("MPI_Reduce", root, op_h), move |p| {
@@ -590,7 +599,7 @@ fn all_reduction(
                 unpacked(recv, &ty, &data);
                 Ok(())
             };
-            if let Some(r) = short_path(st, comm, how, ty.size * count, short) {
+            if let Some(r) = mailbox_path(st, comm, how, ty.size * count, false, short) {
                 return r;
             }
         }
@@ -1080,7 +1089,7 @@ fn allgather_any(
                 }
                 Ok(())
             };
-            if let Some(r) = short_path(st, comm, how, b * layout.len(), short) {
+            if let Some(r) = mailbox_path(st, comm, how, b * layout.len(), coll::tuning::auto_allgather(), short) {
                 return r;
             }
         }
@@ -1170,7 +1179,8 @@ fn contiguous_short(
         }
         Ok(())
     };
-    short_path(st, comm, how, b * n, short)
+    let long = if alltoall { coll::tuning::auto_alltoall() } else { coll::tuning::auto_allgather() };
+    mailbox_path(st, comm, how, b * n, long, short)
 }
 
 /// All-to-all over explicit layouts. Contiguous parts go straight from
@@ -1279,7 +1289,7 @@ fn alltoallv_any(
                 }
                 Ok(())
             };
-            if let Some(r) = short_path(st, comm, how, b * n, short) {
+            if let Some(r) = mailbox_path(st, comm, how, b * n, coll::tuning::auto_alltoall(), short) {
                 return r;
             }
         }

@@ -1,11 +1,16 @@
-//! Short blocking collectives through the shared-memory mailboxes
-//! (`p2p::mailbox`), for messages up to `OXMPI_SHM_COLL_MAX` bytes: no
-//! envelopes, matching or requests. A broadcast is one publication read
-//! by everyone; a reduction gathers the contributions at local rank 0,
-//! which folds them in rank order (v0 op v1 op ... so the result is the
-//! one every other algorithm computes) and publishes the result; a
-//! barrier is a reduction of nothing; an allgather or alltoall is one
-//! publication per rank, each reading its part of everyone's. The path is chosen from the byte
+//! Blocking collectives through the shared-memory mailboxes
+//! (`p2p::mailbox`): no envelopes, matching or requests. Short ones, up
+//! to `OXMPI_SHM_COLL_MAX` bytes, publish whole: a broadcast is one
+//! publication read by everyone; a reduction gathers the contributions
+//! at local rank 0, which folds them in rank order (v0 op v1 op ... so
+//! the result is the one every other algorithm computes) and publishes
+//! the result; a barrier is a reduction of nothing; an allgather or
+//! alltoall is one publication per rank, each reading its part of
+//! everyone's. Broadcasts, allgathers and alltoalls up to
+//! `OXMPI_SHM_COLL_LONG_MAX` bytes go the same ways in pieces through the
+//! long mailboxes, every rank a few pieces ahead of its reads: each byte
+//! is copied in once and out once by memcpy, and ranks sharing a core
+//! pass it on while it is in the cache. The path is chosen from the byte
 //! count alone, which every member knows alike, so all take it together.
 
 use super::Scratch;
@@ -13,7 +18,7 @@ use crate::comm::Group;
 use crate::datatype::TypeInfo;
 use crate::error::MpiResult;
 use crate::op::{self, Op};
-use crate::p2p::mailbox::MAILBOX_BYTES;
+use crate::p2p::mailbox::Boxes;
 use crate::p2p::Engine;
 
 /// Names one operation of one communicator in the mailboxes.
@@ -21,10 +26,54 @@ pub fn stamp(ctx: u32, seq: u32) -> u64 {
     (ctx as u64) << 32 | seq as u64
 }
 
-/// Whether `bytes` go through the mailboxes.
-pub fn fits(bytes: usize) -> bool {
-    let max = super::tuning::shm_max();
-    max > 0 && bytes <= MAILBOX_BYTES.min(max)
+/// Whether a collective moving `bytes` in all goes through the
+/// mailboxes; `long`: it has a form in pieces (bcast, allgather, alltoall).
+pub fn fits(bytes: usize, long: bool) -> bool {
+    let short = super::tuning::shm_max();
+    (short > 0 && bytes <= Boxes::Short.bytes().min(short))
+        || (long && !whole(bytes) && bytes <= super::tuning::shm_long_max())
+}
+
+/// Whether a collective moving `bytes` in all publishes whole.
+fn whole(bytes: usize) -> bool {
+    bytes <= Boxes::Short.bytes()
+}
+
+/// The stamp of piece `p` of a long publication: above the context
+/// (`stamp`'s bits 32..48), modulo 2^16, which no reader can fall behind
+/// by, a mailbox having far fewer slots.
+fn piece(stamp: u64, p: usize) -> u64 {
+    stamp | (p as u64 & 0xffff) << 48
+}
+
+/// Byte range of piece `p` of the `b`-byte block `r`.
+fn piece_of(b: usize, r: usize, p: usize) -> std::ops::Range<usize> {
+    let size = Boxes::Long.bytes();
+    r * b + p * size..r * b + ((p + 1) * size).min(b)
+}
+
+enum Step {
+    Publish(usize),
+    Read(usize),
+}
+
+/// How many items a rank publishes before it reads the same item of the
+/// others. Fewer than the long mailbox's slots: a rank waiting for room
+/// then waits only on readers who have everything they need from it.
+const AHEAD: usize = Boxes::Long.slots() / 2;
+
+/// Items 0..items, which every rank publishes and reads alike, in
+/// lockstep: item t + AHEAD is published before item t is read.
+fn pipeline(e: &mut Engine, items: usize, mut step: impl FnMut(&mut Engine, Step)) {
+    for t in 0..items.min(AHEAD) {
+        step(e, Step::Publish(t));
+    }
+    for t in 0..items {
+        step(e, Step::Read(t));
+        if t + AHEAD < items {
+            step(e, Step::Publish(t + AHEAD));
+        }
+    }
 }
 
 /// The members of a communicator, as a blocking collective sees them.
@@ -45,22 +94,32 @@ impl Members<'_> {
 
 /// `buf` from `root` to everyone.
 pub fn bcast(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize) {
-    if m.me == root {
-        e.publish(stamp, buf, m.others(root));
-    } else {
-        e.read_mailbox(m.world(root), stamp, buf);
+    if whole(buf.len()) {
+        if m.me == root {
+            e.publish(Boxes::Short, stamp, buf, m.others(root));
+        } else {
+            e.read_mailbox(Boxes::Short, m.world(root), stamp, 0, buf);
+        }
+        return;
+    }
+    for (p, part) in buf.chunks_mut(Boxes::Long.bytes()).enumerate() {
+        if m.me == root {
+            e.publish(Boxes::Long, piece(stamp, p), part, m.others(root));
+        } else {
+            e.read_mailbox(Boxes::Long, m.world(root), piece(stamp, p), 0, part);
+        }
     }
 }
 
 /// Everyone's `data` reduced into local rank 0's, in rank order.
 fn gather_reduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
     if m.me != 0 {
-        e.publish(stamp, data, [m.world(0)]);
+        e.publish(Boxes::Short, stamp, data, [m.world(0)]);
         return Ok(());
     }
     let mut theirs = Scratch::zeroed(data.len());
     for r in 1..m.group.size() {
-        e.read_mailbox(m.world(r), stamp, &mut theirs);
+        e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs);
         if op.symmetric() {
             op::apply(op, ty, &theirs, data)?;
         } else {
@@ -85,9 +144,9 @@ pub fn reduce(
     gather_reduce(e, m, stamp, data, ty, op)?;
     if root != 0 {
         if m.me == 0 {
-            e.publish(stamp, data, [m.world(root)]);
+            e.publish(Boxes::Short, stamp, data, [m.world(root)]);
         } else if m.me == root {
-            e.read_mailbox(m.world(0), stamp, data);
+            e.read_mailbox(Boxes::Short, m.world(0), stamp, 0, data);
         }
     }
     Ok(())
@@ -107,7 +166,7 @@ pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
         bcast(e, m, stamp, data, 0);
         return Ok(());
     }
-    e.publish(stamp, data, m.others(me));
+    e.publish(Boxes::Short, stamp, data, m.others(me));
     // v0 op v1 op ... in rank order, this rank's own part from `data`
     let mine = Scratch::from_slice(data);
     let mut theirs = Scratch::zeroed(data.len());
@@ -115,7 +174,7 @@ pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
         if r == me {
             theirs.copy_from_slice(&mine);
         } else {
-            e.read_mailbox(m.world(r), stamp, &mut theirs);
+            e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs);
         }
         if r == 0 {
             data.copy_from_slice(&theirs);
@@ -136,18 +195,18 @@ pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
 pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) {
     let (n, me) = (m.group.size(), m.me);
     if n <= ALL_READ_ALL {
-        e.publish(stamp, &[], m.others(me));
+        e.publish(Boxes::Short, stamp, &[], m.others(me));
         for r in (0..n).filter(|&r| r != me) {
-            e.read_mailbox(m.world(r), stamp, &mut []);
+            e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut []);
         }
         return;
     }
     if m.me == 0 {
         for r in 1..m.group.size() {
-            e.read_mailbox(m.world(r), stamp, &mut []);
+            e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut []);
         }
     } else {
-        e.publish(stamp, &[], [m.world(0)]);
+        e.publish(Boxes::Short, stamp, &[], [m.world(0)]);
     }
     bcast(e, m, stamp, &mut [], 0);
 }
@@ -157,10 +216,24 @@ pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) {
 pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) {
     let (n, me) = (m.group.size(), m.me);
     let b = all.len() / n.max(1);
-    e.publish(stamp, &all[me * b..(me + 1) * b], m.others(me));
-    for r in (0..n).filter(|&r| r != me) {
-        e.read_mailbox(m.world(r), stamp, &mut all[r * b..(r + 1) * b]);
+    if whole(all.len()) {
+        e.publish(Boxes::Short, stamp, &all[me * b..(me + 1) * b], m.others(me));
+        for r in (0..n).filter(|&r| r != me) {
+            e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut all[r * b..(r + 1) * b]);
+        }
+        return;
     }
+    if n == 1 {
+        return;
+    }
+    pipeline(e, b.div_ceil(Boxes::Long.bytes()), |e, step| match step {
+        Step::Publish(p) => e.publish(Boxes::Long, piece(stamp, p), &all[piece_of(b, me, p)], m.others(me)),
+        Step::Read(p) => {
+            for r in (0..n).filter(|&r| r != me) {
+                e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, p), 0, &mut all[piece_of(b, r, p)]);
+            }
+        }
+    });
 }
 
 /// Block r of `sends` to rank r, block r of `recvs` from it (equal blocks).
@@ -168,8 +241,50 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
     let (n, me) = (m.group.size(), m.me);
     let b = sends.len() / n.max(1);
     recvs[me * b..(me + 1) * b].copy_from_slice(&sends[me * b..(me + 1) * b]);
-    e.publish(stamp, sends, m.others(me));
-    for r in (0..n).filter(|&r| r != me) {
-        e.read_mailbox_at(m.world(r), stamp, me * b, &mut recvs[r * b..(r + 1) * b]);
+    if whole(sends.len()) {
+        e.publish(Boxes::Short, stamp, sends, m.others(me));
+        for r in (0..n).filter(|&r| r != me) {
+            e.read_mailbox(Boxes::Short, m.world(r), stamp, me * b, &mut recvs[r * b..(r + 1) * b]);
+        }
+        return;
+    }
+    // item t: piece t % pieces of the block for the rank 1 + t / pieces
+    // after this one, and of the block from as far before
+    let pieces = b.div_ceil(Boxes::Long.bytes());
+    let at = |t: usize| (1 + t / pieces.max(1), t % pieces.max(1));
+    pipeline(e, (n - 1) * pieces, |e, step| match step {
+        Step::Publish(t) => {
+            let (i, p) = at(t);
+            let to = (me + i) % n;
+            e.publish(Boxes::Long, piece(stamp, t), &sends[piece_of(b, to, p)], [m.world(to)]);
+        }
+        Step::Read(t) => {
+            let (i, p) = at(t);
+            let from = (me + n - i) % n;
+            e.read_mailbox(Boxes::Long, m.world(from), piece(stamp, t), 0, &mut recvs[piece_of(b, from, p)]);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pieces_cover_a_block_and_keep_their_operation() {
+        let size = Boxes::Long.bytes();
+        for b in [1, size - 1, size, size + 1, 17 * size + 3] {
+            let ranges: Vec<_> = (0..b.div_ceil(size)).map(|p| piece_of(b, 2, p)).collect();
+            assert_eq!(ranges[0].start, 2 * b);
+            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start && !w[0].is_empty()));
+            assert_eq!(ranges.last().unwrap().end, 3 * b);
+        }
+        let s = stamp(32767 * 2 + 1, 0xffff_fffe);
+        let stamps: Vec<u64> = (0..1 << 16).map(|p| piece(s, p)).collect();
+        assert!(stamps.iter().all(|&k| k & 0xffff_ffff_ffff == s));
+        let mut sorted = stamps.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), stamps.len());
     }
 }

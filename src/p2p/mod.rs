@@ -16,7 +16,7 @@ use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
 use crate::runtime::backoff::Backoff;
-use crate::transport::shm::Segment;
+use crate::transport::shm::{Boxes, Segment};
 use crate::transport::tcp::Tcp;
 use crate::transport::{FrameHeader, FrameKind};
 pub use bsend::BSEND_OVERHEAD;
@@ -80,12 +80,9 @@ pub struct Engine {
     /// Live schedules, advanced by `progress`.
     schedules: Vec<ReqId>,
     bsend: bsend::Attached,
-    /// Per slot of this rank's mailbox: the reads expected so far, and the
-    /// publications made (see `mailbox`).
-    mailbox_reads: [u64; mailbox::MAILBOX_SLOTS],
-    mailbox_published: u64,
-    /// Per world rank: the slot of its mailbox read last.
-    mailbox_seen: Vec<usize>,
+    /// This rank's bookkeeping of its short and long mailboxes (see
+    /// `mailbox`).
+    mailboxes: [mailbox::Tally; 2],
     /// When a waiting rank last checked that its peers on this host live.
     last_roll_call: std::cell::Cell<std::time::Instant>,
     /// Early data (`FLAG_EARLY`) by (source, sender request): where it
@@ -147,9 +144,7 @@ impl Engine {
             orphans: Vec::new(),
             schedules: Vec::new(),
             bsend: bsend::Attached::default(),
-            mailbox_reads: [0; mailbox::MAILBOX_SLOTS],
-            mailbox_published: 0,
-            mailbox_seen: vec![mailbox::MAILBOX_SLOTS - 1; size],
+            mailboxes: [Boxes::Short, Boxes::Long].map(|kind| mailbox::Tally::new(kind, size)),
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
             early_to: Default::default(),
             early_stash: Default::default(),

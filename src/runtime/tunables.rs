@@ -108,7 +108,12 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_SHM_COLL_MAX",
         default: "4096",
-        meaning: "blocking Barrier, Bcast, Reduce and Allreduce of at most this many bytes go through per-rank shared-memory mailboxes instead of messages (0: never; at most 4096)",
+        meaning: "blocking Barrier, Bcast, Reduce, Allreduce, Allgather and Alltoall of at most this many bytes in all go through per-rank shared-memory mailboxes instead of messages (0: never; at most 4096)",
+    },
+    Tunable {
+        name: "OXMPI_SHM_COLL_LONG_MAX",
+        default: "16777216",
+        meaning: "blocking Bcast, Allgather and Alltoall of more than 4096 and at most this many bytes in all (equal blocks, no OXMPI_COLL_* algorithm forced; a Bcast at 2 ranks only below OXMPI_SINGLE_COPY_MIN) go in 32 KiB pieces through per-rank shared-memory mailboxes (0: never)",
     },
     Tunable {
         name: "OXMPI_DEBUG",

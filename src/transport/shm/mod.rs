@@ -1,8 +1,8 @@
 //! The shared-memory transport: one segment per job, mapped by every rank.
 //!
 //! Layout: a header page (geometry, then one cache line per rank with its
-//! doorbell), then one `Ring` per ordered pair (src, dst), then one
-//! `Mailbox` per rank (short collectives publish their data there). Rank 0 creates
+//! doorbell), then one `Ring` per ordered pair (src, dst), then the
+//! mailboxes of every rank (blocking collectives publish their data there). Rank 0 creates
 //! the segment in /dev/shm with mode 0600 and publishes its name through
 //! PMI; once every rank has mapped it, rank 0 unlinks it, so it never
 //! outlives the job (the launcher also sweeps its job's names at exit).
@@ -57,16 +57,47 @@ pub struct Segment {
     mailboxes: *mut u8,
 }
 
-/// Bytes of data a mailbox slot holds.
-pub const MAILBOX_BYTES: usize = 4096;
-/// Slots per rank's mailbox: a rank may publish this many times before
-/// the readers of its oldest publication must be done.
-pub const MAILBOX_SLOTS: usize = 32;
+/// The two mailboxes of every rank: whole short publications, and long
+/// ones in pieces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Boxes {
+    Short,
+    Long,
+}
 
-/// One slot of a rank's mailbox: data it publishes for peers to read in
-/// place, with the stamp naming the publication and a count of the reads
-/// done. Only its rank writes `stamp`, `len` and `data`; readers only add
-/// to `acks`.
+impl Boxes {
+    /// Bytes of data one slot holds.
+    pub const fn bytes(self) -> usize {
+        match self {
+            Boxes::Short => 4096,
+            Boxes::Long => 32 << 10,
+        }
+    }
+
+    /// Slots per rank: a rank may publish this many times before the
+    /// readers of its oldest publication must be done.
+    pub const fn slots(self) -> usize {
+        match self {
+            Boxes::Short => 32,
+            Boxes::Long => 16,
+        }
+    }
+
+    /// Bytes of one slot in the segment: its header, then its data.
+    const fn stride(self) -> usize {
+        std::mem::size_of::<Mailbox>() + self.bytes()
+    }
+
+    /// Bytes of every rank's slots of this kind.
+    const fn area(self, nranks: usize) -> usize {
+        nranks * self.slots() * self.stride()
+    }
+}
+
+/// The header of one mailbox slot: the stamp naming the publication in
+/// it and a count of the reads done; its data follows it in the segment.
+/// Only its rank writes `stamp`, `len` and the data; readers only add to
+/// `acks`.
 #[repr(C, align(64))]
 pub struct Mailbox {
     /// The current publication (0: none yet).
@@ -78,19 +109,34 @@ pub struct Mailbox {
     /// Reads done, all publications together.
     pub acks: AtomicU64,
     _line2: [u64; 7],
-    data: [std::cell::UnsafeCell<u8>; MAILBOX_BYTES],
 }
 
 /// Publications up to this many bytes live beside their stamp.
 pub const MAILBOX_INLINE: usize = 48;
 
-impl Mailbox {
+// Every slot's header and data start on a cache line of their own.
+const _: () = assert!(std::mem::size_of::<Mailbox>() == 2 * LINE && Boxes::Long.bytes() % LINE == 0);
+
+/// A mailbox slot as its users see it: the header, and where its data is.
+pub struct Slot<'a> {
+    head: &'a Mailbox,
+    data: *mut u8,
+}
+
+impl std::ops::Deref for Slot<'_> {
+    type Target = Mailbox;
+    fn deref(&self) -> &Mailbox {
+        self.head
+    }
+}
+
+impl Slot<'_> {
     /// Where a publication of `len` bytes lives.
     pub fn data(&self, len: usize) -> *mut u8 {
         if len <= MAILBOX_INLINE {
-            self.inline.as_ptr() as *mut u8
+            self.head.inline.as_ptr() as *mut u8
         } else {
-            self.data.as_ptr() as *mut u8
+            self.data
         }
     }
 }
@@ -113,7 +159,7 @@ fn layout(nranks: usize, g: &Geometry) -> (usize, usize) {
 /// The bytes of the whole segment.
 fn total(nranks: usize, g: &Geometry) -> usize {
     let (header, ring) = layout(nranks, g);
-    header + ring * nranks * nranks + nranks * MAILBOX_SLOTS * std::mem::size_of::<Mailbox>()
+    header + ring * nranks * nranks + Boxes::Short.area(nranks) + Boxes::Long.area(nranks)
 }
 
 impl Segment {
@@ -190,14 +236,19 @@ impl Segment {
         Segment { base, bytes, nranks, me, rings, mailboxes }
     }
 
-    /// Slot `k` of the mailbox of `rank`.
-    pub fn mailbox(&self, rank: usize, k: usize) -> &Mailbox {
-        assert!(rank < self.nranks && k < MAILBOX_SLOTS);
-        let i = rank * MAILBOX_SLOTS + k;
-        // SAFETY: MAILBOX_SLOTS 64-aligned slots per rank after the rings,
-        // inside the mapping (`total`), zero-filled by ftruncate; shared
-        // access goes through atomics and the publish/read protocol.
-        unsafe { &*(self.mailboxes.add(i * std::mem::size_of::<Mailbox>()) as *const Mailbox) }
+    /// Slot `k` of the mailbox of `rank` of the kind `kind`.
+    pub fn mailbox(&self, kind: Boxes, rank: usize, k: usize) -> Slot<'_> {
+        assert!(rank < self.nranks && k < kind.slots());
+        let area = if kind == Boxes::Short { 0 } else { Boxes::Short.area(self.nranks) };
+        let at = area + (rank * kind.slots() + k) * kind.stride();
+        // SAFETY: the slots of each kind lie one after another after the
+        // rings, inside the mapping (`total`), 64-aligned, zero-filled by
+        // ftruncate, each a header and then its data; shared access goes
+        // through atomics and the publish/read protocol.
+        unsafe {
+            let head = self.mailboxes.add(at);
+            Slot { head: &*(head as *const Mailbox), data: head.add(std::mem::size_of::<Mailbox>()) }
+        }
     }
 
     pub fn unlink(name: &str) {

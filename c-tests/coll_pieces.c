@@ -1,0 +1,161 @@
+/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SHM_COLL_LONG_MAX=0
+ * Long blocking Bcast, Allgather and Alltoall (oxmpi sends them through
+ * the shared-memory mailboxes in 32 KiB pieces): sizes on both sides of a
+ * piece, of the pieces a rank publishes ahead (8) and of the mailbox's
+ * slots (16), up to 1 MiB and odd; every root; in place and not; many
+ * operations back to back before any result is checked (ranks run
+ * operations ahead of each other); point-to-point messages and a
+ * nonblocking broadcast in flight between them; halves of a split;
+ * communicators freed and made again (their context ids come back);
+ * derived types packed around the exchange. Every byte is checked
+ * against a value computed here. */
+#include "common.h"
+
+static int rank, size;
+
+/* the byte at index i of rank r's block in operation k */
+static unsigned char val(int r, size_t i, int k)
+{
+    return (unsigned char)(r * 131 + i * 7 + k * 29 + (i >> 12));
+}
+
+/* the first wrong byte of a block, or -1 */
+static long wrong(const unsigned char *b, size_t len, int r, int k)
+{
+    for (size_t i = 0; i < len; i++)
+        if (b[i] != val(r, i, k)) return (long)i;
+    return -1;
+}
+
+#define PIECE 32768
+static const size_t sizes[] = {4097, PIECE - 1, PIECE, PIECE + 1, 8 * PIECE + 5, 17 * PIECE + 3, (1 << 20) + 7};
+#define NSIZES (sizeof sizes / sizeof sizes[0])
+
+/* Bcast, Allgather (in place or not) and Alltoall of `b`-byte blocks on
+ * `comm`, operation number k; the number of wrong blocks */
+static int round_of(MPI_Comm comm, size_t b, int k, unsigned char *x, unsigned char *y)
+{
+    int me, n, bad = 0;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    int root = k % n;
+    for (size_t i = 0; i < b; i++) x[i] = me == root ? val(root, i, k) : 0xee;
+    MPI_Bcast(x, (int)b, MPI_BYTE, root, comm);
+    long w = wrong(x, b, root, k);
+    CHECK(w < 0, "bcast of %zu bytes from %d: byte %ld wrong", b, root, w);
+    bad += w >= 0;
+
+    int in_place = k % 2;
+    memset(y, 0xee, b * n);
+    for (size_t i = 0; i < b; i++) (in_place ? y + me * b : x)[i] = val(me, i, k);
+    MPI_Allgather(in_place ? MPI_IN_PLACE : x, (int)b, MPI_BYTE, y, (int)b, MPI_BYTE, comm);
+    for (int r = 0; r < n; r++) {
+        w = wrong(y + r * b, b, r, k);
+        CHECK(w < 0, "allgather%s of %zu bytes: block %d byte %ld wrong", in_place ? " in place" : "", b, r, w);
+        bad += w >= 0;
+    }
+
+    /* block t of rank r goes to rank t: its bytes are val(r * n + t) */
+    for (int t = 0; t < n; t++)
+        for (size_t i = 0; i < b; i++) x[t * b + i] = val(me * n + t, i, k);
+    memset(y, 0xee, b * n);
+    MPI_Alltoall(x, (int)b, MPI_BYTE, y, (int)b, MPI_BYTE, comm);
+    for (int r = 0; r < n; r++) {
+        w = wrong(y + r * b, b, r * n + me, k);
+        CHECK(w < 0, "alltoall of %zu bytes: block from %d byte %ld wrong", b, r, w);
+        bad += w >= 0;
+    }
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    size_t most = sizes[NSIZES - 1];
+    unsigned char *x = malloc(most * size), *y = malloc(most * size);
+    int bad = 0;
+
+    /* every size, every root, on the world */
+    for (size_t s = 0; s < NSIZES && !bad; s++)
+        for (int k = 0; k < size + 1 && !bad; k++) bad += round_of(MPI_COMM_WORLD, sizes[s], k, x, y);
+
+    /* back to back: 40 broadcasts into 40 buffers from rotating roots,
+     * then 40 allgathers, with a message round the ring and a
+     * nonblocking broadcast in flight; checked only at the end */
+    enum { BACK = 40 };
+    size_t b = 3 * PIECE + 11;
+    unsigned char *many = malloc(BACK * b * size);
+    unsigned char nb[100];
+    MPI_Request nbr;
+    for (int i = 0; i < 100; i++) nb[i] = rank == 0 ? (unsigned char)i : 0;
+    MPI_Ibcast(nb, 100, MPI_BYTE, 0, MPI_COMM_WORLD, &nbr);
+    for (int k = 0; k < BACK; k++) {
+        unsigned char *m = many + k * b;
+        for (size_t i = 0; i < b; i++) m[i] = rank == k % size ? val(k % size, i, k) : 0;
+        MPI_Bcast(m, (int)b, MPI_BYTE, k % size, MPI_COMM_WORLD);
+        int tok = k, got = -1;
+        MPI_Sendrecv(&tok, 1, MPI_INT, (rank + 1) % size, 5, &got, 1, MPI_INT, (rank + size - 1) % size, 5,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        bad += got != k;
+    }
+    for (int k = 0; k < BACK; k++) bad += wrong(many + k * b, b, k % size, k) >= 0;
+    CHECK(bad == 0, "back-to-back broadcasts: %d wrong", bad);
+    for (int k = 0; k < BACK / 4; k++) {
+        unsigned char *m = many + k * b * size;
+        for (size_t i = 0; i < b; i++) m[rank * b + i] = val(rank, i, k);
+        MPI_Allgather(MPI_IN_PLACE, (int)b, MPI_BYTE, m, (int)b, MPI_BYTE, MPI_COMM_WORLD);
+    }
+    for (int k = 0; k < BACK / 4; k++)
+        for (int r = 0; r < size; r++) bad += wrong(many + (k * size + r) * b, b, r, k) >= 0;
+    CHECK(bad == 0, "back-to-back allgathers: %d wrong", bad);
+    MPI_Wait(&nbr, MPI_STATUS_IGNORE);
+    for (int i = 0; i < 100; i++) bad += nb[i] != i;
+    CHECK(bad == 0, "nonblocking broadcast among long ones: %d wrong", bad);
+    free(many);
+
+    /* halves of a split, each on its own */
+    MPI_Comm half;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    for (int k = 0; k < 3 && !bad; k++) bad += round_of(half, 5 * PIECE + 3, k, x, y);
+    MPI_Comm_free(&half);
+
+    /* communicators freed and made again reuse context ids and number
+     * their operations from 1 again: no piece of the old one's may be
+     * read as the new one's */
+    for (int k = 0; k < 60 && !bad; k++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        size_t len = 2 * PIECE + 17 * k;
+        for (size_t i = 0; i < len; i++) x[i] = rank == k % size ? val(k % size, i, k) : 0;
+        MPI_Bcast(x, (int)len, MPI_BYTE, k % size, c);
+        long w = wrong(x, len, k % size, k);
+        CHECK(w < 0, "bcast on re-made communicator %d: byte %ld wrong", k, w);
+        bad += w >= 0;
+        MPI_Comm_free(&c);
+    }
+
+    /* a strided type: every other int of 2 x 20000, packed around the
+     * pieces; and alltoall from a vector send type */
+    MPI_Datatype strided;
+    MPI_Type_vector(20000, 1, 2, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    int *iv = malloc(40000 * sizeof(int) * size);
+    for (int i = 0; i < 40000; i++) iv[i] = rank == size - 1 ? i : -1;
+    MPI_Bcast(iv, 1, strided, size - 1, MPI_COMM_WORLD);
+    for (int i = 0; i < 40000; i++) bad += iv[i] != (i % 2 == 0 || rank == size - 1 ? i : -1);
+    CHECK(bad == 0, "strided bcast: %d wrong", bad);
+    int *out = malloc(20000 * sizeof(int) * size);
+    /* the type's extent is 39999 ints: block t starts there */
+    for (int i = 0; i < 40000 * size; i++) iv[i] = -1;
+    for (int t = 0; t < size; t++)
+        for (int j = 0; j < 20000; j++) iv[t * 39999 + 2 * j] = rank * 1000000 + t * 20000 + j;
+    MPI_Alltoall(iv, 1, strided, out, 20000, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < 20000; i++) bad += out[r * 20000 + i] != r * 1000000 + rank * 20000 + i;
+    CHECK(bad == 0, "alltoall of a strided type: %d wrong", bad);
+    MPI_Type_free(&strided);
+    free(iv), free(out), free(x), free(y);
+    return finish();
+}
