@@ -1,6 +1,8 @@
 /* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SHM_COLL_LONG_MAX=0
- * Long blocking Bcast, Allgather and Alltoall (oxmpi sends them through
- * the shared-memory mailboxes in 32 KiB pieces): sizes on both sides of a
+ * Long blocking Bcast, Allgather, Alltoall and Allreduce (oxmpi sends
+ * them through the shared-memory mailboxes in 32 KiB pieces; Allreduce
+ * from 3 ranks on, with a sum, a user operator that does not commute
+ * and MAXLOC on (double, int) pairs, 12 bytes packed): sizes on both sides of a
  * piece, of the pieces a rank publishes ahead (8) and of the mailbox's
  * slots (16), up to 1 MiB and odd; every root; in place and not; many
  * operations back to back before any result is checked (ranks run
@@ -68,6 +70,70 @@ static int round_of(MPI_Comm comm, size_t b, int k, unsigned char *x, unsigned c
     return bad;
 }
 
+/* 2x2 integer matrix product: not commutative */
+static void matmul(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    int *a = in, *b = inout;
+    for (int k = 0; k < *len; k++, a += 4, b += 4) {
+        int c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                    a[2] * b[1] + a[3] * b[3]};
+        memcpy(b, c, sizeof c);
+    }
+}
+
+/* Allreduce over about `b` bytes on `comm`, operation number k: a sum of
+ * ints (in place when k is odd), matrix products in rank order, MAXLOC of
+ * (double, int); the number of wrong items */
+static int reduce_round(MPI_Comm comm, size_t b, int k, MPI_Op mat_op, MPI_Datatype mat, void *x, void *y)
+{
+    int me, n, bad = 0;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    int *xi = x, *yi = y, cnt = (int)(b / sizeof(int));
+    for (int i = 0; i < cnt; i++) (k % 2 ? yi : xi)[i] = me * 3 + i + k;
+    MPI_Allreduce(k % 2 ? MPI_IN_PLACE : x, y, cnt, MPI_INT, MPI_SUM, comm);
+    for (int i = 0; i < cnt; i++) bad += yi[i] != n * (i + k) + 3 * n * (n - 1) / 2;
+    CHECK(bad == 0, "allreduce sum of %d ints: %d wrong", cnt, bad);
+
+    /* item i of rank r: [[1, (r + i) % 5 + k], [0, 2]], whose products
+     * depend on the order: m0 m1 ... in rank order */
+    int items = (int)(b / 16), w = 0;
+    for (int i = 0; i < items; i++) {
+        int m[4] = {1, (me + i) % 5 + k, 0, 2};
+        memcpy(xi + 4 * i, m, sizeof m);
+    }
+    MPI_Allreduce(x, y, items, mat, mat_op, comm);
+    for (int i = 0; i < items; i++) {
+        int want[4] = {1, 0, 0, 1}, one = 1;
+        for (int r = 0; r < n; r++) {
+            int m[4] = {1, (r + i) % 5 + k, 0, 2};
+            matmul(want, m, &one, NULL); /* m = want m */
+            memcpy(want, m, sizeof m);
+        }
+        w += memcmp(yi + 4 * i, want, sizeof want) != 0;
+    }
+    CHECK(w == 0, "allreduce of %d matrices: %d wrong", items, w);
+    bad += w;
+
+    struct pair {
+        double v;
+        int at;
+    } *px = x, *py = y;
+    int pairs = (int)(b / sizeof *px);
+    for (int i = 0; i < pairs; i++) px[i] = (struct pair){(double)((me * 7 + i) % n), me};
+    MPI_Allreduce(px, py, pairs, MPI_DOUBLE_INT, MPI_MAXLOC, comm);
+    w = 0;
+    for (int i = 0; i < pairs; i++) {
+        int first = -1; /* the lowest rank holding the largest value, n - 1 */
+        for (int r = 0; r < n && first < 0; r++)
+            if ((r * 7 + i) % n == n - 1) first = r;
+        w += py[i].v != n - 1 || py[i].at != first;
+    }
+    CHECK(w == 0, "allreduce MAXLOC of %d pairs: %d wrong", pairs, w);
+    return bad + w;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -80,6 +146,13 @@ int main(int argc, char **argv)
     /* every size, every root, on the world */
     for (size_t s = 0; s < NSIZES && !bad; s++)
         for (int k = 0; k < size + 1 && !bad; k++) bad += round_of(MPI_COMM_WORLD, sizes[s], k, x, y);
+    MPI_Op mat_op;
+    MPI_Op_create(matmul, 0, &mat_op);
+    MPI_Datatype mat;
+    MPI_Type_contiguous(4, MPI_INT, &mat);
+    MPI_Type_commit(&mat);
+    for (size_t s = 0; s < NSIZES && !bad; s++)
+        for (int k = 0; k < 2 && !bad; k++) bad += reduce_round(MPI_COMM_WORLD, sizes[s], k, mat_op, mat, x, y);
 
     /* back to back: 40 broadcasts into 40 buffers from rotating roots,
      * then 40 allgathers, with a message round the ring and a
@@ -119,6 +192,7 @@ int main(int argc, char **argv)
     MPI_Comm half;
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
     for (int k = 0; k < 3 && !bad; k++) bad += round_of(half, 5 * PIECE + 3, k, x, y);
+    for (int k = 0; k < 2 && !bad; k++) bad += reduce_round(half, 5 * PIECE + 3, k, mat_op, mat, x, y);
     MPI_Comm_free(&half);
 
     /* communicators freed and made again reuse context ids and number
@@ -156,6 +230,8 @@ int main(int argc, char **argv)
         for (int i = 0; i < 20000; i++) bad += out[r * 20000 + i] != r * 1000000 + rank * 20000 + i;
     CHECK(bad == 0, "alltoall of a strided type: %d wrong", bad);
     MPI_Type_free(&strided);
+    MPI_Type_free(&mat);
+    MPI_Op_free(&mat_op);
     free(iv), free(out), free(x), free(y);
     return finish();
 }

@@ -599,7 +599,8 @@ fn all_reduction(
                 unpacked(recv, &ty, &data);
                 Ok(())
             };
-            if let Some(r) = mailbox_path(st, comm, how, ty.size * count, false, short) {
+            let long = coll::tuning::allreduce_in_pieces(c.size(), u.size);
+            if let Some(r) = mailbox_path(st, comm, how, ty.size * count, long, short) {
                 return r;
             }
         }

@@ -10,7 +10,9 @@
 //! `OXMPI_SHM_COLL_LONG_MAX` bytes go the same ways in pieces through the
 //! long mailboxes, every rank a few pieces ahead of its reads: each byte
 //! is copied in once and out once by memcpy, and ranks sharing a core
-//! pass it on while it is in the cache. The path is chosen from the byte
+//! pass it on while it is in the cache. A long allreduce among more than
+//! two ranks is an alltoall of segments, each rank folding its segment,
+//! then an allgather of the folded segments. The path is chosen from the byte
 //! count alone, which every member knows alike, so all take it together.
 
 use super::Scratch;
@@ -20,6 +22,7 @@ use crate::error::MpiResult;
 use crate::op::{self, Op};
 use crate::p2p::mailbox::Boxes;
 use crate::p2p::Engine;
+use std::ops::Range;
 
 /// Names one operation of one communicator in the mailboxes.
 pub fn stamp(ctx: u32, seq: u32) -> u64 {
@@ -27,7 +30,8 @@ pub fn stamp(ctx: u32, seq: u32) -> u64 {
 }
 
 /// Whether a collective moving `bytes` in all goes through the
-/// mailboxes; `long`: it has a form in pieces (bcast, allgather, alltoall).
+/// mailboxes; `long`: it has a form in pieces (bcast, allgather,
+/// alltoall, allreduce) which may take it.
 pub fn fits(bytes: usize, long: bool) -> bool {
     let short = super::tuning::shm_max();
     (short > 0 && bytes <= Boxes::Short.bytes().min(short))
@@ -46,10 +50,27 @@ fn piece(stamp: u64, p: usize) -> u64 {
     stamp | (p as u64 & 0xffff) << 48
 }
 
-/// Byte range of piece `p` of the `b`-byte block `r`.
-fn piece_of(b: usize, r: usize, p: usize) -> std::ops::Range<usize> {
-    let size = Boxes::Long.bytes();
-    r * b + p * size..r * b + ((p + 1) * size).min(b)
+/// How blocks are cut into pieces for the long mailbox: `size` bytes
+/// each, whole items, `pieces` per block (the last shorter, or empty for
+/// a shorter block), the same on every rank.
+#[derive(Clone, Copy)]
+struct Cut {
+    size: usize,
+    pieces: usize,
+}
+
+impl Cut {
+    /// For blocks of at most `b` bytes of `item`-byte items.
+    fn new(b: usize, item: usize) -> Cut {
+        let size = Boxes::Long.bytes() / item * item;
+        Cut { size, pieces: b.div_ceil(size) }
+    }
+
+    /// Piece `p` of the block at `r`.
+    fn piece(self, r: Range<usize>, p: usize) -> Range<usize> {
+        let start = (r.start + p * self.size).min(r.end);
+        start..(start + self.size).min(r.end)
+    }
 }
 
 enum Step {
@@ -161,6 +182,9 @@ const ALL_READ_ALL: usize = 8;
 /// Allreduce of `data`.
 pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
+    if !whole(data.len()) {
+        return allreduce_cut(e, m, stamp, data, ty, op);
+    }
     if n > ALL_READ_ALL {
         gather_reduce(e, m, stamp, data, ty, op)?;
         bcast(e, m, stamp, data, 0);
@@ -223,14 +247,29 @@ pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) {
         }
         return;
     }
+    allgather_cut(e, m, stamp, 0, all, |r| r * b..(r + 1) * b, Cut::new(b, 1));
+}
+
+/// Every rank's block `at(r)` of `all` to every other, in pieces (this
+/// rank's own block is in place); the pieces' stamps count from `first`.
+fn allgather_cut(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    first: usize,
+    all: &mut [u8],
+    at: impl Fn(usize) -> Range<usize>,
+    cut: Cut,
+) {
+    let (n, me) = (m.group.size(), m.me);
     if n == 1 {
         return;
     }
-    pipeline(e, b.div_ceil(Boxes::Long.bytes()), |e, step| match step {
-        Step::Publish(p) => e.publish(Boxes::Long, piece(stamp, p), &all[piece_of(b, me, p)], m.others(me)),
+    pipeline(e, cut.pieces, |e, step| match step {
+        Step::Publish(p) => e.publish(Boxes::Long, piece(stamp, first + p), &all[cut.piece(at(me), p)], m.others(me)),
         Step::Read(p) => {
             for r in (0..n).filter(|&r| r != me) {
-                e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, p), 0, &mut all[piece_of(b, r, p)]);
+                e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, first + p), 0, &mut all[cut.piece(at(r), p)]);
             }
         }
     });
@@ -248,22 +287,68 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
         }
         return;
     }
+    let block = |r: usize| r * b..(r + 1) * b;
+    alltoall_cut(e, m, stamp, sends, block, recvs, block, Cut::new(b, 1));
+}
+
+/// Block `out(r)` of `sends` to each other rank r, and r's block for
+/// this rank into `into(r)` of `recvs`, in pieces (this rank's own block
+/// is copied across first). The pieces' stamps count from 0.
+fn alltoall_cut(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    sends: &[u8],
+    out: impl Fn(usize) -> Range<usize>,
+    recvs: &mut [u8],
+    into: impl Fn(usize) -> Range<usize>,
+    cut: Cut,
+) {
+    let (n, me) = (m.group.size(), m.me);
+    recvs[into(me)].copy_from_slice(&sends[out(me)]);
     // item t: piece t % pieces of the block for the rank 1 + t / pieces
     // after this one, and of the block from as far before
-    let pieces = b.div_ceil(Boxes::Long.bytes());
-    let at = |t: usize| (1 + t / pieces.max(1), t % pieces.max(1));
-    pipeline(e, (n - 1) * pieces, |e, step| match step {
+    let at = |t: usize| (1 + t / cut.pieces.max(1), t % cut.pieces.max(1));
+    pipeline(e, (n - 1) * cut.pieces, |e, step| match step {
         Step::Publish(t) => {
             let (i, p) = at(t);
             let to = (me + i) % n;
-            e.publish(Boxes::Long, piece(stamp, t), &sends[piece_of(b, to, p)], [m.world(to)]);
+            e.publish(Boxes::Long, piece(stamp, t), &sends[cut.piece(out(to), p)], [m.world(to)]);
         }
         Step::Read(t) => {
             let (i, p) = at(t);
             let from = (me + n - i) % n;
-            e.read_mailbox(Boxes::Long, m.world(from), piece(stamp, t), 0, &mut recvs[piece_of(b, from, p)]);
+            e.read_mailbox(Boxes::Long, m.world(from), piece(stamp, t), 0, &mut recvs[cut.piece(into(from), p)]);
         }
     });
+}
+
+/// Allreduce of a vector too long to publish whole, in pieces: each rank
+/// gets segment r of everyone's vector as in an alltoall, folds them in
+/// rank order (the result every other algorithm computes), and the folded
+/// segments go to everyone as in an allgather.
+fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
+    let (n, me, len) = (m.group.size(), m.me, data.len());
+    let seg = (len / ty.size).div_ceil(n) * ty.size;
+    let part = |r: usize| (r * seg).min(len)..((r + 1) * seg).min(len);
+    let (cut, mine) = (Cut::new(seg, ty.size), part(me).len());
+    let mut got = Scratch::for_overwrite(seg * n);
+    alltoall_cut(e, m, stamp, data, part, &mut got, |r| r * seg..r * seg + mine, cut);
+    let (acc, rest) = got.split_at_mut(seg);
+    let acc = &mut acc[..mine];
+    for theirs in rest.chunks_mut(seg) {
+        let theirs = &mut theirs[..mine];
+        if op.symmetric() {
+            op::apply(op, ty, theirs, acc)?;
+        } else {
+            // (ranks 0..r) op (rank r), which apply writes into `theirs`
+            op::apply(op, ty, acc, theirs)?;
+            acc.copy_from_slice(theirs);
+        }
+    }
+    data[part(me)].copy_from_slice(acc);
+    allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut);
+    Ok(())
 }
 
 #[cfg(test)]
@@ -274,11 +359,16 @@ mod tests {
     fn pieces_cover_a_block_and_keep_their_operation() {
         let size = Boxes::Long.bytes();
         for b in [1, size - 1, size, size + 1, 17 * size + 3] {
-            let ranges: Vec<_> = (0..b.div_ceil(size)).map(|p| piece_of(b, 2, p)).collect();
+            let cut = Cut::new(b, 1);
+            let ranges: Vec<_> = (0..cut.pieces).map(|p| cut.piece(2 * b..3 * b, p)).collect();
             assert_eq!(ranges[0].start, 2 * b);
             assert!(ranges.windows(2).all(|w| w[0].end == w[1].start && !w[0].is_empty()));
             assert_eq!(ranges.last().unwrap().end, 3 * b);
+            // a shorter block in the same cut: empty pieces at its end
+            assert!(cut.piece(0..b / 2, cut.pieces - 1).len() < size);
         }
+        // pieces hold whole items
+        assert_eq!(Cut::new(100_000, 12).size % 12, 0);
         let s = stamp(32767 * 2 + 1, 0xffff_fffe);
         let stamps: Vec<u64> = (0..1 << 16).map(|p| piece(s, p)).collect();
         assert!(stamps.iter().all(|&k| k & 0xffff_ffff_ffff == s));
