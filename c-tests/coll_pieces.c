@@ -1,7 +1,7 @@
-/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SHM_COLL_LONG_MAX=0
+/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SINGLE_COPY_MIN=1G;OXMPI_SHM_COLL_LONG_MAX=0
  * Long blocking Bcast, Allgather, Alltoall and Allreduce (oxmpi sends
- * them through the shared-memory mailboxes in 32 KiB pieces; Allreduce
- * from 3 ranks on, with a sum, a user operator that does not commute
+ * them through the shared-memory mailboxes in 32 KiB pieces, at every
+ * size with OXMPI_SINGLE_COPY_MIN=1G; Allreduce from 3 ranks on, with a sum, a user operator that does not commute
  * and MAXLOC on (double, int) pairs, 12 bytes packed): sizes on both sides of a
  * piece, of the pieces a rank publishes ahead (8) and of the mailbox's
  * slots (16), up to 1 MiB and odd; every root; in place and not; many

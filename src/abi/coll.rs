@@ -12,6 +12,7 @@
 use super::handles;
 use super::{mpi_fn, with_state};
 use crate::coll::inter::{self, Role};
+use crate::coll::tuning::{in_pieces, Pieces};
 use crate::coll::{self, algo, shm, Block, Plan, Scratch};
 use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
@@ -229,18 +230,16 @@ pub(super) fn launch(
 
 /// A blocking collective on an intracommunicator of one host runs
 /// through the shared-memory mailboxes (`coll::shm`): Some(its result)
-/// when `bytes` (the same on every member) fit, up to the long limit when
-/// the operation has a form in pieces (`long`); it takes the
-/// communicator's next collective number like any other.
+/// when it `fits` (`shm::fits`: decided alike on every member); it takes
+/// the communicator's next collective number like any other.
 fn mailbox_path(
     st: &mut State,
     comm: c_int,
     how: How,
-    bytes: usize,
-    long: bool,
+    fits: bool,
     run: impl FnOnce(&mut crate::p2p::Engine, &shm::Members, u64) -> MpiResult<()>,
 ) -> Option<MpiResult<()>> {
-    if !matches!(how, How::Now) || !shm::fits(bytes, long) || coll::tuning::check_collectives() {
+    if !matches!(how, How::Now) || !fits || coll::tuning::check_collectives() {
         return None;
     }
     if !st.engine.all_local(&handles::comm(st, comm).ok()?.group) {
@@ -364,7 +363,7 @@ collective! { comm;
             shm::barrier(e, m, s);
             Ok(())
         };
-        if let Some(r) = mailbox_path(st, comm, how, 0, false, short) {
+        if let Some(r) = mailbox_path(st, comm, how, shm::fits(0, false), short) {
             return r;
         }
         launch(st, comm, how, Agree::new("MPI_Barrier", 0, 0), move |p| {
@@ -402,14 +401,9 @@ fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm
             }
             Ok(())
         };
-        if let Some(r) = mailbox_path(
-            st,
-            comm,
-            how,
-            ty.size * count,
-            coll::tuning::bcast_in_pieces(c.size(), ty.size * count),
-            short,
-        ) {
+        let bytes = ty.size * count;
+        let fits = shm::fits(bytes, in_pieces(Pieces::Bcast, c.size(), bytes, 1));
+        if let Some(r) = mailbox_path(st, comm, how, fits, short) {
             return r;
         }
         launch(st, comm, how, Agree::new("MPI_Bcast", root, 0), move |p| {
@@ -504,7 +498,7 @@ fn reduce_any(
             }
             Ok(())
         };
-        if let Some(r) = mailbox_path(st, comm, how, ty.size * count, false, short) {
+        if let Some(r) = mailbox_path(st, comm, how, shm::fits(ty.size * count, false), short) {
             return r;
         }
         launch(st, comm, how, Agree::new("MPI_Reduce", root, op_h), move |p| {
@@ -599,8 +593,8 @@ fn all_reduction(
                 unpacked(recv, &ty, &data);
                 Ok(())
             };
-            let long = coll::tuning::allreduce_in_pieces(c.size(), u.size);
-            if let Some(r) = mailbox_path(st, comm, how, ty.size * count, long, short) {
+            let (bytes, long) = (ty.size * count, in_pieces(Pieces::Allreduce, c.size(), ty.size * count, u.size));
+            if let Some(r) = mailbox_path(st, comm, how, shm::fits(bytes, long), short) {
                 return r;
             }
         }
@@ -1090,7 +1084,9 @@ fn allgather_any(
                 }
                 Ok(())
             };
-            if let Some(r) = mailbox_path(st, comm, how, b * layout.len(), coll::tuning::auto_allgather(), short) {
+            let (n, all) = (layout.len(), b * layout.len());
+            if let Some(r) = mailbox_path(st, comm, how, shm::fits(all, in_pieces(Pieces::Allgather, n, all, 1)), short)
+            {
                 return r;
             }
         }
@@ -1180,8 +1176,8 @@ fn contiguous_short(
         }
         Ok(())
     };
-    let long = if alltoall { coll::tuning::auto_alltoall() } else { coll::tuning::auto_allgather() };
-    mailbox_path(st, comm, how, b * n, long, short)
+    let op = if alltoall { Pieces::Alltoall } else { Pieces::Allgather };
+    mailbox_path(st, comm, how, shm::fits(b * n, in_pieces(op, n, b * n, 1)), short)
 }
 
 /// All-to-all over explicit layouts. Contiguous parts go straight from
@@ -1290,7 +1286,9 @@ fn alltoallv_any(
                 }
                 Ok(())
             };
-            if let Some(r) = mailbox_path(st, comm, how, b * n, coll::tuning::auto_alltoall(), short) {
+            if let Some(r) =
+                mailbox_path(st, comm, how, shm::fits(b * n, in_pieces(Pieces::Alltoall, n, b * n, 1)), short)
+            {
                 return r;
             }
         }

@@ -230,35 +230,41 @@ pub fn shm_long_max() -> usize {
     get().shm_long_max
 }
 
-/// Whether a blocking broadcast of `bytes` among `n` ranks may go through
-/// the long mailboxes: only when no OXMPI_COLL_BCAST forces an algorithm,
-/// and at 2 ranks, where a broadcast is one message, only below
-/// OXMPI_SINGLE_COPY_MIN, from where the single copy carries it faster
-/// (measured on 2 cores at 1 MiB: 50 us, against 60 us in pieces; at
-/// 64 KiB: 4.5 us against 3.2 us).
-pub fn bcast_in_pieces(n: usize, bytes: usize) -> bool {
+/// The collectives with a form in pieces through the long mailboxes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Pieces {
+    Bcast,
+    Allgather,
+    Alltoall,
+    Allreduce,
+}
+
+/// Whether a blocking `op` moving `bytes` in all among `n` ranks may go
+/// through the long mailboxes in pieces: two copies through shared
+/// memory, one in and one out, against the single cross-memory copy of
+/// the algorithms over point-to-point. Never when an OXMPI_COLL_*
+/// variable forces the operation's algorithm, nor for an allreduce of 2
+/// ranks or of items larger than a piece. On a crowded host (more ranks
+/// than cores), where ranks sharing a core pass the pieces through its
+/// caches, at any size, but an alltoall only below
+/// OXMPI_SINGLE_COPY_MIN; otherwise below OXMPI_SINGLE_COPY_MIN, as
+/// point-to-point messages. Measured on the 2-core test machine, whose
+/// two cores sometimes share a cache and sometimes do not: at 4 ranks,
+/// 1 MiB blocks, pieces against single copies, allgather 478-670 against
+/// 838-988 us with a shared cache and 818-957 against 1165-1239 us
+/// without, but alltoall 935-1060 against 1266-1295 and 1514-1765 against
+/// 960-970; at 2 ranks, alltoall of 1 MiB blocks 118-120 against 131 with
+/// a shared cache and 323 against 135 without; allreduce of 1 MiB at 2
+/// ranks 161 against Rabenseifner's 121 us.
+pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
     let t = get();
-    t.bcast.is_none() && (n > 2 || bytes < t.single_copy_min)
-}
-
-/// Whether a blocking allreduce among `n` ranks of items of `item` bytes
-/// may go through the long mailboxes: only when no OXMPI_COLL_ALLREDUCE
-/// forces an algorithm, on more than two ranks (measured on 2 cores: at 4
-/// ranks 1 MiB in 370 us against Rabenseifner's 540 us, but at 2 ranks
-/// in 161 us against its 121 us), and with items that fit a piece.
-pub fn allreduce_in_pieces(n: usize, item: usize) -> bool {
-    get().allreduce.is_none() && n > 2 && item <= crate::transport::shm::Boxes::Long.bytes()
-}
-
-/// Whether the algorithm of the operation is left to the library (no
-/// OXMPI_COLL_* forces one): only then may it go through the long
-/// mailboxes.
-pub fn auto_allgather() -> bool {
-    get().allgather.is_none()
-}
-
-pub fn auto_alltoall() -> bool {
-    get().alltoall.is_none()
+    let auto = match op {
+        Pieces::Bcast => t.bcast.is_none(),
+        Pieces::Allgather => t.allgather.is_none(),
+        Pieces::Alltoall => t.alltoall.is_none(),
+        Pieces::Allreduce => t.allreduce.is_none() && n > 2 && item <= crate::transport::shm::Boxes::Long.bytes(),
+    };
+    auto && ((crowded() && op != Pieces::Alltoall) || bytes < t.single_copy_min)
 }
 
 /// The settings every rank must share, as one word for the PMI
