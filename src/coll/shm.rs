@@ -6,14 +6,15 @@
 //! the result is the one every other algorithm computes) and publishes
 //! the result; a barrier is a reduction of nothing; an allgather or
 //! alltoall is one publication per rank, each reading its part of
-//! everyone's. Broadcasts, allgathers and alltoalls up to
-//! `OXMPI_SHM_COLL_LONG_MAX` bytes go the same ways in pieces through the
-//! long mailboxes, every rank a few pieces ahead of its reads: each byte
-//! is copied in once and out once by memcpy, and ranks sharing a core
-//! pass it on while it is in the cache. A long allreduce among more than
-//! two ranks is an alltoall of segments, each rank folding its segment,
-//! then an allgather of the folded segments. The path is chosen from the byte
-//! count alone, which every member knows alike, so all take it together.
+//! everyone's. Longer broadcasts, allgathers and alltoalls go the same
+//! ways in pieces through the long mailboxes, every rank a few pieces
+//! ahead of its reads: each byte is copied in once and out once by
+//! memcpy, and ranks sharing a core pass it on while it is in the cache
+//! (`tuning::in_pieces` says when that beats a single cross-memory copy).
+//! A long allreduce among more than two ranks is an alltoall of segments,
+//! each rank folding its segment, then an allgather of the folded
+//! segments. The path is chosen from the operation, the byte count and
+//! the host, which every member knows alike, so all take it together.
 
 use super::Scratch;
 use crate::comm::Group;
@@ -279,8 +280,8 @@ fn allgather_cut(
 pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &mut [u8]) {
     let (n, me) = (m.group.size(), m.me);
     let b = sends.len() / n.max(1);
-    recvs[me * b..(me + 1) * b].copy_from_slice(&sends[me * b..(me + 1) * b]);
     if whole(sends.len()) {
+        recvs[me * b..(me + 1) * b].copy_from_slice(&sends[me * b..(me + 1) * b]);
         e.publish(Boxes::Short, stamp, sends, m.others(me));
         for r in (0..n).filter(|&r| r != me) {
             e.read_mailbox(Boxes::Short, m.world(r), stamp, me * b, &mut recvs[r * b..(r + 1) * b]);

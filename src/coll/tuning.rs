@@ -223,8 +223,8 @@ pub fn shm_max() -> usize {
     get().shm_max
 }
 
-/// The largest Bcast, Allgather or Alltoall (bytes in all) blocking
-/// collectives send through the long mailboxes in pieces
+/// The largest Bcast, Allgather, Alltoall or Allreduce (bytes in all)
+/// blocking collectives send through the long mailboxes in pieces
 /// (OXMPI_SHM_COLL_LONG_MAX; 0: never).
 pub fn shm_long_max() -> usize {
     get().shm_long_max
