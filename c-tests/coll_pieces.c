@@ -1,10 +1,11 @@
 /* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SINGLE_COPY_MIN=1G;OXMPI_SHM_COLL_LONG_MAX=0
- * Long blocking Bcast, Allgather, Alltoall and Allreduce (oxmpi sends
- * them through the shared-memory mailboxes in 32 KiB pieces, at every
- * size with OXMPI_SINGLE_COPY_MIN=1G; Allreduce from 3 ranks on, with a sum, a user operator that does not commute
- * and MAXLOC on (double, int) pairs, 12 bytes packed): sizes on both sides of a
- * piece, of the pieces a rank publishes ahead (8) and of the mailbox's
- * slots (16), up to 1 MiB and odd; every root; in place and not; many
+ * Long blocking Bcast, Allgather, Alltoall, Allreduce and Reduce (oxmpi
+ * sends them through the shared-memory mailboxes in 32 KiB pieces, at
+ * every size with OXMPI_SINGLE_COPY_MIN=1G; Allreduce and Reduce from 3
+ * ranks on, with a sum, a user operator that does not commute and, for
+ * Allreduce, MAXLOC on (double, int) pairs, 12 bytes packed): sizes on
+ * both sides of a piece, of the pieces a rank publishes ahead (8) and of
+ * the mailbox's slots (16), up to 1 MiB and odd; every root; in place and not; many
  * operations back to back before any result is checked (ranks run
  * operations ahead of each other); point-to-point messages and a
  * nonblocking broadcast in flight between them; halves of a split;
@@ -131,7 +132,38 @@ static int reduce_round(MPI_Comm comm, size_t b, int k, MPI_Op mat_op, MPI_Datat
         w += py[i].v != n - 1 || py[i].at != first;
     }
     CHECK(w == 0, "allreduce MAXLOC of %d pairs: %d wrong", pairs, w);
-    return bad + w;
+    bad += w;
+
+    /* the same sum and products by MPI_Reduce to every root in turn, the
+     * root's contribution in place when k is odd */
+    for (int root = 0; root < n; root++) {
+        int in_place = k % 2 && me == root;
+        for (int i = 0; i < cnt; i++) (in_place ? yi : xi)[i] = me * 3 + i + k;
+        if (!in_place) memset(y, 0xee, (size_t)cnt * sizeof(int));
+        MPI_Reduce(in_place ? MPI_IN_PLACE : x, y, cnt, MPI_INT, MPI_SUM, root, comm);
+        w = 0;
+        for (int i = 0; i < cnt && me == root; i++) w += yi[i] != n * (i + k) + 3 * n * (n - 1) / 2;
+        CHECK(w == 0, "reduce sum of %d ints to %d: %d wrong", cnt, root, w);
+        bad += w;
+        for (int i = 0; i < items; i++) {
+            int m[4] = {1, (me + i) % 5 + k, 0, 2};
+            memcpy(xi + 4 * i, m, sizeof m);
+        }
+        MPI_Reduce(x, y, items, mat, mat_op, root, comm);
+        w = 0;
+        for (int i = 0; i < items && me == root; i++) {
+            int want[4] = {1, 0, 0, 1}, one = 1;
+            for (int r = 0; r < n; r++) {
+                int m[4] = {1, (r + i) % 5 + k, 0, 2};
+                matmul(want, m, &one, NULL);
+                memcpy(want, m, sizeof m);
+            }
+            w += memcmp(yi + 4 * i, want, sizeof want) != 0;
+        }
+        CHECK(w == 0, "reduce of %d matrices to %d: %d wrong", items, root, w);
+        bad += w;
+    }
+    return bad;
 }
 
 int main(int argc, char **argv)

@@ -498,7 +498,8 @@ fn reduce_any(
             }
             Ok(())
         };
-        if let Some(r) = mailbox_path(st, comm, how, shm::fits(ty.size * count, false), short) {
+        let (bytes, long) = (ty.size * count, in_pieces(Pieces::Reduce, c.n, ty.size * count, u.size));
+        if let Some(r) = mailbox_path(st, comm, how, shm::fits(bytes, long), short) {
             return r;
         }
         launch(st, comm, how, Agree::new("MPI_Reduce", root, op_h), move |p| {

@@ -11,9 +11,10 @@
 //! ahead of its reads: each byte is copied in once and out once by
 //! memcpy, and ranks sharing a core pass it on while it is in the cache
 //! (`tuning::in_pieces` says when that beats a single cross-memory copy).
-//! A long allreduce among more than two ranks is an alltoall of segments,
-//! each rank folding its segment, then an allgather of the folded
-//! segments. The path is chosen from the operation, the byte count and
+//! A long allreduce among more than two ranks is an alltoall of
+//! segments, each rank folding its segment, then an allgather of the
+//! folded segments; a long reduce has the root fold every piece straight
+//! from the others' mailboxes. The path is chosen from the operation, the byte count and
 //! the host, which every member knows alike, so all take it together.
 
 use super::Scratch;
@@ -163,6 +164,9 @@ pub fn reduce(
     op: Op,
     root: usize,
 ) -> MpiResult<()> {
+    if !whole(data.len()) {
+        return reduce_cut(e, m, stamp, data, ty, op, root);
+    }
     gather_reduce(e, m, stamp, data, ty, op)?;
     if root != 0 {
         if m.me == 0 {
@@ -295,6 +299,7 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
 /// Block `out(r)` of `sends` to each other rank r, and r's block for
 /// this rank into `into(r)` of `recvs`, in pieces (this rank's own block
 /// is copied across first). The pieces' stamps count from 0.
+#[allow(clippy::too_many_arguments)]
 fn alltoall_cut(
     e: &mut Engine,
     m: &Members,
@@ -324,20 +329,46 @@ fn alltoall_cut(
     });
 }
 
-/// Allreduce of a vector too long to publish whole, in pieces: each rank
-/// gets segment r of everyone's vector as in an alltoall, folds them in
-/// rank order (the result every other algorithm computes), and the folded
-/// segments go to everyone as in an allgather.
-fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
-    let (n, me, len) = (m.group.size(), m.me, data.len());
-    let seg = (len / ty.size).div_ceil(n) * ty.size;
-    let part = |r: usize| (r * seg).min(len)..((r + 1) * seg).min(len);
-    let (cut, mine) = (Cut::new(seg, ty.size), part(me).len());
-    let mut got = Scratch::for_overwrite(seg * n);
-    alltoall_cut(e, m, stamp, data, part, &mut got, |r| r * seg..r * seg + mine, cut);
-    let (acc, rest) = got.split_at_mut(seg);
+/// How a vector of `len` bytes is cut into one segment per rank, of
+/// whole items, and each segment into pieces.
+#[derive(Clone, Copy)]
+struct Segments {
+    seg: usize,
+    len: usize,
+    cut: Cut,
+}
+
+impl Segments {
+    fn new(len: usize, n: usize, item: usize) -> Segments {
+        let seg = (len / item).div_ceil(n) * item;
+        Segments { seg, len, cut: Cut::new(seg, item) }
+    }
+
+    /// Segment `r`'s bytes (the last ones may be shorter, or empty).
+    fn part(self, r: usize) -> Range<usize> {
+        (r * self.seg).min(self.len)..((r + 1) * self.seg).min(self.len)
+    }
+}
+
+/// The first half of a long allreduce or reduce: rank r gets segment r
+/// of everyone's `data` as in an alltoall and folds them in rank order
+/// (the result every other algorithm computes). This rank's folded
+/// segment, at the start of the scratch returned.
+fn fold_segments(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    data: &[u8],
+    ty: &TypeInfo,
+    op: Op,
+    s: Segments,
+) -> MpiResult<Scratch> {
+    let (n, mine) = (m.group.size(), s.part(m.me).len());
+    let mut got = Scratch::for_overwrite(s.seg * n);
+    alltoall_cut(e, m, stamp, data, |r| s.part(r), &mut got, |r| r * s.seg..r * s.seg + mine, s.cut);
+    let (acc, rest) = got.split_at_mut(s.seg);
     let acc = &mut acc[..mine];
-    for theirs in rest.chunks_mut(seg) {
+    for theirs in rest.chunks_mut(s.seg) {
         let theirs = &mut theirs[..mine];
         if op.symmetric() {
             op::apply(op, ty, theirs, acc)?;
@@ -347,9 +378,73 @@ fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
             acc.copy_from_slice(theirs);
         }
     }
-    data[part(me)].copy_from_slice(acc);
-    allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut);
+    Ok(got)
+}
+
+/// Allreduce of a vector too long to publish whole, in pieces: the
+/// folded segments go to everyone as in an allgather.
+fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
+    let (n, me) = (m.group.size(), m.me);
+    let s = Segments::new(data.len(), n, ty.size);
+    let folded = fold_segments(e, m, stamp, data, ty, op, s)?;
+    data[s.part(me)].copy_from_slice(&folded[..s.part(me).len()]);
+    allgather_cut(e, m, stamp, (n - 1) * s.cut.pieces, data, |r| s.part(r), s.cut);
     Ok(())
+}
+
+/// Reduce of a vector too long to publish whole to `root`, in pieces:
+/// every other rank publishes its vector for the root, which folds each
+/// piece in rank order straight from the mailboxes (v0 op v1 op ...: the
+/// result every other algorithm computes).
+fn reduce_cut(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    data: &mut [u8],
+    ty: &TypeInfo,
+    op: Op,
+    root: usize,
+) -> MpiResult<()> {
+    let (n, me) = (m.group.size(), m.me);
+    let cut = Cut::new(data.len(), ty.size);
+    let whole = 0..data.len();
+    if me != root {
+        for p in 0..cut.pieces {
+            e.publish(Boxes::Long, piece(stamp, p), &data[cut.piece(whole.clone(), p)], [m.world(root)]);
+        }
+        return Ok(());
+    }
+    let (mut acc, mut theirs) = (Scratch::for_overwrite(cut.size), Scratch::for_overwrite(cut.size));
+    // every piece is read even after a failed fold: its writer waits for it
+    let mut failed = None;
+    for p in 0..cut.pieces {
+        let at = cut.piece(whole.clone(), p);
+        let (acc, theirs) = (&mut acc[..at.len()], &mut theirs[..at.len()]);
+        // rank 0's piece, then each next one folded in
+        for r in 0..n {
+            let mut fold = |c: &[u8]| -> MpiResult<()> {
+                if r == 0 {
+                    acc.copy_from_slice(c);
+                } else if op.symmetric() {
+                    op::apply(op, ty, c, acc)?;
+                } else {
+                    // (ranks 0..r) op (rank r), which apply writes into `theirs`
+                    theirs.copy_from_slice(c);
+                    op::apply(op, ty, acc, theirs)?;
+                    acc.copy_from_slice(theirs);
+                }
+                Ok(())
+            };
+            let done = if r == root {
+                fold(&data[at.clone()])
+            } else {
+                e.use_mailbox(Boxes::Long, m.world(r), piece(stamp, p), fold)
+            };
+            failed = failed.or(done.err());
+        }
+        data[at].copy_from_slice(acc);
+    }
+    failed.map_or(Ok(()), Err)
 }
 
 #[cfg(test)]

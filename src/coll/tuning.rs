@@ -237,14 +237,15 @@ pub enum Pieces {
     Allgather,
     Alltoall,
     Allreduce,
+    Reduce,
 }
 
 /// Whether a blocking `op` moving `bytes` in all among `n` ranks may go
 /// through the long mailboxes in pieces: two copies through shared
 /// memory, one in and one out, against the single cross-memory copy of
 /// the algorithms over point-to-point. Never when an OXMPI_COLL_*
-/// variable forces the operation's algorithm, nor for an allreduce of 2
-/// ranks or of items larger than a piece. On a crowded host (more ranks
+/// variable forces the operation's algorithm, nor for an allreduce or a
+/// reduce of 2 ranks or of items larger than a piece. On a crowded host (more ranks
 /// than cores), where ranks sharing a core pass the pieces through its
 /// caches, at any size, but an alltoall only below
 /// OXMPI_SINGLE_COPY_MIN; otherwise below OXMPI_SINGLE_COPY_MIN, as
@@ -255,14 +256,19 @@ pub enum Pieces {
 /// without, but alltoall 935-1060 against 1266-1295 and 1514-1765 against
 /// 960-970; at 2 ranks, alltoall of 1 MiB blocks 118-120 against 131 with
 /// a shared cache and 323 against 135 without; allreduce of 1 MiB at 2
-/// ranks 161 against Rabenseifner's 121 us.
+/// ranks 161 against Rabenseifner's 121 us (at 3 ranks 337 against 293,
+/// but 64 KiB 24 against 49); reduce at 3 and 4 ranks, 64 KiB and 1 MiB,
+/// 0.5-0.9 of the binomial tree's time (at 2 ranks even).
 pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
     let t = get();
     let auto = match op {
         Pieces::Bcast => t.bcast.is_none(),
         Pieces::Allgather => t.allgather.is_none(),
         Pieces::Alltoall => t.alltoall.is_none(),
-        Pieces::Allreduce => t.allreduce.is_none() && n > 2 && item <= crate::transport::shm::Boxes::Long.bytes(),
+        // a reduce's algorithm follows OXMPI_COLL_ALLREDUCE's forcing
+        Pieces::Allreduce | Pieces::Reduce => {
+            t.allreduce.is_none() && n > 2 && item <= crate::transport::shm::Boxes::Long.bytes()
+        }
     };
     auto && ((crowded() && op != Pieces::Alltoall) || bytes < t.single_copy_min)
 }

@@ -107,6 +107,34 @@ impl Engine {
     /// `kind` mailbox, copy it from byte `at` on into `out` (as much as
     /// fits) and count the read; the length published.
     pub fn read_mailbox(&mut self, kind: Boxes, from: usize, stamp: u64, at: usize, out: &mut [u8]) -> usize {
+        let (from, k) = self.await_publication(kind, from, stamp);
+        let m = self.seg.mailbox(kind, from, k);
+        let len = m.len.load(Ordering::Relaxed) as usize;
+        let n = len.saturating_sub(at).min(out.len());
+        // SAFETY: the publication stays until we count our read below;
+        // `at + n` is within it.
+        unsafe { std::ptr::copy_nonoverlapping(m.data(len).add(at), out.as_mut_ptr(), n) };
+        self.count_read(kind, from, k);
+        len
+    }
+
+    /// Wait for world rank `from` (on this host) to publish `stamp` in its
+    /// `kind` mailbox, hand the publication to `f` where it lies, then
+    /// count the read.
+    pub fn use_mailbox<T>(&mut self, kind: Boxes, from: usize, stamp: u64, f: impl FnOnce(&[u8]) -> T) -> T {
+        let (from, k) = self.await_publication(kind, from, stamp);
+        let m = self.seg.mailbox(kind, from, k);
+        let len = m.len.load(Ordering::Relaxed) as usize;
+        // SAFETY: the publication, `len` bytes, stays as it is until we
+        // count our read below (its writer waits for that).
+        let got = f(unsafe { std::slice::from_raw_parts(m.data(len), len) });
+        self.count_read(kind, from, k);
+        got
+    }
+
+    /// Wait for world rank `from`'s publication `stamp` in its `kind`
+    /// mailbox: its local index and the slot.
+    fn await_publication(&mut self, kind: Boxes, from: usize, stamp: u64) -> (usize, usize) {
         // publications fill the slots in turn: look after the last one first
         let next = (self.tally(kind).seen[from] + 1) % kind.slots();
         let (world, from) = (from, self.local_index(from));
@@ -125,14 +153,12 @@ impl Engine {
         self.wait_until(&what, |seg| find(seg).is_some());
         let Some(k) = find(&self.seg) else { unreachable!("the stamp was found") };
         self.tally(kind).seen[world] = k;
-        let m = self.seg.mailbox(kind, from, k);
-        let len = m.len.load(Ordering::Relaxed) as usize;
-        let n = len.saturating_sub(at).min(out.len());
-        // SAFETY: the publication stays until we count our read below;
-        // `at + n` is within it.
-        unsafe { std::ptr::copy_nonoverlapping(m.data(len).add(at), out.as_mut_ptr(), n) };
-        m.acks.fetch_add(1, Ordering::SeqCst);
+        (from, k)
+    }
+
+    /// Our read of slot `k` of local rank `from`'s `kind` mailbox is done.
+    fn count_read(&self, kind: Boxes, from: usize, k: usize) {
+        self.seg.mailbox(kind, from, k).acks.fetch_add(1, Ordering::SeqCst);
         self.seg.ring_bell_after_rmw(from);
-        len
     }
 }
