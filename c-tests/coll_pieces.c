@@ -71,18 +71,6 @@ static int round_of(MPI_Comm comm, size_t b, int k, unsigned char *x, unsigned c
     return bad;
 }
 
-/* 2x2 integer matrix product: not commutative */
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *t)
-{
-    (void)t;
-    int *a = in, *b = inout;
-    for (int k = 0; k < *len; k++, a += 4, b += 4) {
-        int c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
-                    a[2] * b[1] + a[3] * b[3]};
-        memcpy(b, c, sizeof c);
-    }
-}
-
 /* Allreduce over about `b` bytes on `comm`, operation number k: a sum of
  * ints (in place when k is odd), matrix products in rank order, MAXLOC of
  * (double, int); the number of wrong items */
@@ -109,7 +97,7 @@ static int reduce_round(MPI_Comm comm, size_t b, int k, MPI_Op mat_op, MPI_Datat
         int want[4] = {1, 0, 0, 1}, one = 1;
         for (int r = 0; r < n; r++) {
             int m[4] = {1, (r + i) % 5 + k, 0, 2};
-            matmul(want, m, &one, NULL); /* m = want m */
+            mat2_product(want, m, &one, NULL); /* m = want m */
             memcpy(want, m, sizeof m);
         }
         w += memcmp(yi + 4 * i, want, sizeof want) != 0;
@@ -155,7 +143,7 @@ static int reduce_round(MPI_Comm comm, size_t b, int k, MPI_Op mat_op, MPI_Datat
             int want[4] = {1, 0, 0, 1}, one = 1;
             for (int r = 0; r < n; r++) {
                 int m[4] = {1, (r + i) % 5 + k, 0, 2};
-                matmul(want, m, &one, NULL);
+                mat2_product(want, m, &one, NULL);
                 memcpy(want, m, sizeof m);
             }
             w += memcmp(yi + 4 * i, want, sizeof want) != 0;
@@ -179,7 +167,7 @@ int main(int argc, char **argv)
     for (size_t s = 0; s < NSIZES && !bad; s++)
         for (int k = 0; k < size + 1 && !bad; k++) bad += round_of(MPI_COMM_WORLD, sizes[s], k, x, y);
     MPI_Op mat_op;
-    MPI_Op_create(matmul, 0, &mat_op);
+    MPI_Op_create(mat2_product, 0, &mat_op);
     MPI_Datatype mat;
     MPI_Type_contiguous(4, MPI_INT, &mat);
     MPI_Type_commit(&mat);

@@ -12,18 +12,6 @@
 
 static int rank, size;
 
-/* 2x2 matrix product: not commutative */
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *t)
-{
-    (void)t;
-    int *a = in, *b = inout;
-    for (int k = 0; k < *len; k++, a += 4, b += 4) {
-        int c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
-                    a[2] * b[1] + a[3] * b[3]};
-        memcpy(b, c, sizeof c);
-    }
-}
-
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -92,7 +80,7 @@ int main(int argc, char **argv)
     MPI_Type_free(&strided);
     /* a user operator that does not commute: the product in rank order */
     MPI_Op op;
-    MPI_Op_create(matmul, 0, &op);
+    MPI_Op_create(mat2_product, 0, &op);
     MPI_Datatype mat;
     MPI_Type_contiguous(4, MPI_INT, &mat);
     MPI_Type_commit(&mat);
@@ -100,7 +88,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < size; r++) {
         int a[4] = {r + 1, 1, 1, 0};
         int len = 1;
-        matmul(want, a, &len, NULL); /* a = want * a */
+        mat2_product(want, a, &len, NULL); /* a = want * a */
         memcpy(want, a, sizeof a);
     }
     MPI_Allreduce(m, prod, 1, mat, op, MPI_COMM_WORLD);

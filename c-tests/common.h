@@ -1,5 +1,6 @@
-/* Shared by the C tests: error counting, the "No Errors" verdict, and the
- * proof that oxmpi (not MPICH) is the library answering. */
+/* Shared by the C tests: error counting, the "No Errors" verdict, the
+ * proof that oxmpi (not MPICH) is the library answering, and a user
+ * operator that does not commute. */
 #ifndef OXMPI_TEST_COMMON_H
 #define OXMPI_TEST_COMMON_H
 #include <mpi.h>
@@ -8,6 +9,19 @@
 #include <string.h>
 
 static int test_errors = 0;
+
+/* A user operator that does not commute: inout = in x inout for each
+ * item of 4 ints, a 2x2 integer matrix in row-major order. */
+static inline void mat2_product(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    int *a = in, *b = inout;
+    for (int k = 0; k < *len; k++, a += 4, b += 4) {
+        int c[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                    a[2] * b[1] + a[3] * b[3]};
+        memcpy(b, c, sizeof c);
+    }
+}
 
 #define CHECK(cond, ...)                                                   \
     do {                                                                   \

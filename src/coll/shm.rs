@@ -134,6 +134,19 @@ pub fn bcast(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usiz
     }
 }
 
+/// `acc` = `acc` op `theirs`: the ranks before folded with the next one,
+/// in rank order. `theirs` is spoilt when the op does not commute (apply
+/// writes its result there).
+fn fold(op: Op, ty: &TypeInfo, acc: &mut [u8], theirs: &mut [u8]) -> MpiResult<()> {
+    if op.symmetric() {
+        op::apply(op, ty, theirs, acc)
+    } else {
+        op::apply(op, ty, acc, theirs)?;
+        acc.copy_from_slice(theirs);
+        Ok(())
+    }
+}
+
 /// Everyone's `data` reduced into local rank 0's, in rank order.
 fn gather_reduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
     if m.me != 0 {
@@ -143,13 +156,7 @@ fn gather_reduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
     let mut theirs = Scratch::zeroed(data.len());
     for r in 1..m.group.size() {
         e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs);
-        if op.symmetric() {
-            op::apply(op, ty, &theirs, data)?;
-        } else {
-            // (ranks 0..r) op (rank r), which apply writes into `theirs`
-            op::apply(op, ty, data, &mut theirs)?;
-            data.copy_from_slice(&theirs);
-        }
+        fold(op, ty, data, &mut theirs)?;
     }
     Ok(())
 }
@@ -207,12 +214,8 @@ pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
         }
         if r == 0 {
             data.copy_from_slice(&theirs);
-        } else if op.symmetric() {
-            op::apply(op, ty, &theirs, data)?;
         } else {
-            // (ranks 0..r) op (rank r), which apply writes into `theirs`
-            op::apply(op, ty, data, &mut theirs)?;
-            data.copy_from_slice(&theirs);
+            fold(op, ty, data, &mut theirs)?;
         }
     }
     Ok(())
@@ -369,14 +372,7 @@ fn fold_segments(
     let (acc, rest) = got.split_at_mut(s.seg);
     let acc = &mut acc[..mine];
     for theirs in rest.chunks_mut(s.seg) {
-        let theirs = &mut theirs[..mine];
-        if op.symmetric() {
-            op::apply(op, ty, theirs, acc)?;
-        } else {
-            // (ranks 0..r) op (rank r), which apply writes into `theirs`
-            op::apply(op, ty, acc, theirs)?;
-            acc.copy_from_slice(theirs);
-        }
+        fold(op, ty, acc, &mut theirs[..mine])?;
     }
     Ok(got)
 }
@@ -422,23 +418,22 @@ fn reduce_cut(
         let (acc, theirs) = (&mut acc[..at.len()], &mut theirs[..at.len()]);
         // rank 0's piece, then each next one folded in
         for r in 0..n {
-            let mut fold = |c: &[u8]| -> MpiResult<()> {
+            // folded where it lies when the op commutes (it only reads it)
+            let mut take = |c: &[u8]| -> MpiResult<()> {
                 if r == 0 {
                     acc.copy_from_slice(c);
+                    Ok(())
                 } else if op.symmetric() {
-                    op::apply(op, ty, c, acc)?;
+                    op::apply(op, ty, c, acc)
                 } else {
-                    // (ranks 0..r) op (rank r), which apply writes into `theirs`
                     theirs.copy_from_slice(c);
-                    op::apply(op, ty, acc, theirs)?;
-                    acc.copy_from_slice(theirs);
+                    fold(op, ty, acc, theirs)
                 }
-                Ok(())
             };
             let done = if r == root {
-                fold(&data[at.clone()])
+                take(&data[at.clone()])
             } else {
-                e.use_mailbox(Boxes::Long, m.world(r), piece(stamp, p), fold)
+                e.use_mailbox(Boxes::Long, m.world(r), piece(stamp, p), take)
             };
             failed = failed.or(done.err());
         }
