@@ -12,7 +12,7 @@
 use super::handles;
 use super::{mpi_fn, with_state};
 use crate::coll::inter::{self, Role};
-use crate::coll::tuning::{in_pieces, Pieces};
+use crate::coll::tuning::Pieces;
 use crate::coll::{self, algo, shm, Block, Plan, Scratch};
 use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
@@ -284,6 +284,22 @@ fn packed(buf: usize, ty: &TypeInfo, count: usize) -> Scratch {
     v
 }
 
+/// A reduction's result buffer `recv` of `len` bytes, holding this
+/// rank's contribution (copied from `src` unless in place) for the
+/// reduction to fold into.
+///
+/// # Safety
+/// Both buffers hold `len` bytes and do not overlap unless they are one.
+unsafe fn contribution_in<'a>(src: usize, recv: usize, len: usize) -> &'a mut [u8] {
+    // SAFETY: per the caller's contract.
+    unsafe {
+        if src != recv {
+            Block { addr: src, len }.copy_to(Block { addr: recv, len });
+        }
+        Block { addr: recv, len }.bytes_mut()
+    }
+}
+
 fn unpacked(buf: usize, ty: &TypeInfo, data: &[u8]) {
     // SAFETY: the caller checked the buffer holds the items.
     unsafe { pack::unpack(ty, data, buf as *mut u8) };
@@ -363,7 +379,7 @@ collective! { comm;
             shm::barrier(e, m, s);
             Ok(())
         };
-        if let Some(r) = mailbox_path(st, comm, how, shm::fits(0, false), short) {
+        if let Some(r) = mailbox_path(st, comm, how, shm::fits(0, None), short) {
             return r;
         }
         launch(st, comm, how, Agree::new("MPI_Barrier", 0, 0), move |p| {
@@ -401,8 +417,7 @@ fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm
             }
             Ok(())
         };
-        let bytes = ty.size * count;
-        let fits = shm::fits(bytes, in_pieces(Pieces::Bcast, c.size(), bytes, 1));
+        let fits = shm::fits(ty.size * count, Some((Pieces::Bcast, c.size(), 1)));
         if let Some(r) = mailbox_path(st, comm, how, fits, short) {
             return r;
         }
@@ -491,6 +506,10 @@ fn reduce_any(
         let recv = recvbuf as usize;
         let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
             let at = root_rank(role, me);
+            if me == at && ty.is_contiguous() {
+                // SAFETY: the user's buffers hold `count` contiguous items.
+                return shm::reduce(e, m, s, unsafe { contribution_in(src, recv, ty.size * count) }, &u, op, at);
+            }
             let mut data = packed(src, &ty, count);
             shm::reduce(e, m, s, &mut data, &u, op, at)?;
             if me == at {
@@ -498,8 +517,8 @@ fn reduce_any(
             }
             Ok(())
         };
-        let (bytes, long) = (ty.size * count, in_pieces(Pieces::Reduce, c.n, ty.size * count, u.size));
-        if let Some(r) = mailbox_path(st, comm, how, shm::fits(bytes, long), short) {
+        let fits = shm::fits(ty.size * count, Some((Pieces::Reduce, c.n, u.size)));
+        if let Some(r) = mailbox_path(st, comm, how, fits, short) {
             return r;
         }
         launch(st, comm, how, Agree::new("MPI_Reduce", root, op_h), move |p| {
@@ -578,24 +597,16 @@ fn all_reduction(
         if what == Combine::All {
             let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
                 if ty.is_contiguous() {
-                    let len = ty.size * count;
-                    // SAFETY: the user's buffers hold `count` items and do
-                    // not overlap unless in place.
-                    let data = unsafe {
-                        if src != recv {
-                            Block { addr: src, len }.copy_to(Block { addr: recv, len });
-                        }
-                        Block { addr: recv, len }.bytes_mut()
-                    };
-                    return shm::allreduce(e, m, s, data, &u, op);
+                    // SAFETY: the user's buffers hold `count` contiguous items.
+                    return shm::allreduce(e, m, s, unsafe { contribution_in(src, recv, ty.size * count) }, &u, op);
                 }
                 let mut data = packed(src, &ty, count);
                 shm::allreduce(e, m, s, &mut data, &u, op)?;
                 unpacked(recv, &ty, &data);
                 Ok(())
             };
-            let (bytes, long) = (ty.size * count, in_pieces(Pieces::Allreduce, c.size(), ty.size * count, u.size));
-            if let Some(r) = mailbox_path(st, comm, how, shm::fits(bytes, long), short) {
+            let fits = shm::fits(ty.size * count, Some((Pieces::Allreduce, c.size(), u.size)));
+            if let Some(r) = mailbox_path(st, comm, how, fits, short) {
                 return r;
             }
         }
@@ -1085,9 +1096,8 @@ fn allgather_any(
                 }
                 Ok(())
             };
-            let (n, all) = (layout.len(), b * layout.len());
-            if let Some(r) = mailbox_path(st, comm, how, shm::fits(all, in_pieces(Pieces::Allgather, n, all, 1)), short)
-            {
+            let fits = shm::fits(b * layout.len(), Some((Pieces::Allgather, layout.len(), 1)));
+            if let Some(r) = mailbox_path(st, comm, how, fits, short) {
                 return r;
             }
         }
@@ -1178,7 +1188,7 @@ fn contiguous_short(
         Ok(())
     };
     let op = if alltoall { Pieces::Alltoall } else { Pieces::Allgather };
-    mailbox_path(st, comm, how, shm::fits(b * n, in_pieces(op, n, b * n, 1)), short)
+    mailbox_path(st, comm, how, shm::fits(b * n, Some((op, n, 1))), short)
 }
 
 /// All-to-all over explicit layouts. Contiguous parts go straight from
@@ -1287,9 +1297,7 @@ fn alltoallv_any(
                 }
                 Ok(())
             };
-            if let Some(r) =
-                mailbox_path(st, comm, how, shm::fits(b * n, in_pieces(Pieces::Alltoall, n, b * n, 1)), short)
-            {
+            if let Some(r) = mailbox_path(st, comm, how, shm::fits(b * n, Some((Pieces::Alltoall, n, 1))), short) {
                 return r;
             }
         }

@@ -14,9 +14,11 @@
 //! A long allreduce among more than two ranks is an alltoall of
 //! segments, each rank folding its segment, then an allgather of the
 //! folded segments; a long reduce has the root fold every piece straight
-//! from the others' mailboxes. The path is chosen from the operation, the byte count and
-//! the host, which every member knows alike, so all take it together.
+//! from the others' mailboxes. The path is chosen from the operation, the
+//! byte count and the host, which every member knows alike, so all take
+//! it together.
 
+use super::tuning::{self, Pieces};
 use super::Scratch;
 use crate::comm::Group;
 use crate::datatype::TypeInfo;
@@ -32,12 +34,14 @@ pub fn stamp(ctx: u32, seq: u32) -> u64 {
 }
 
 /// Whether a collective moving `bytes` in all goes through the
-/// mailboxes; `long`: it has a form in pieces (bcast, allgather,
-/// alltoall, allreduce) which may take it.
-pub fn fits(bytes: usize, long: bool) -> bool {
-    let short = super::tuning::shm_max();
-    (short > 0 && bytes <= Boxes::Short.bytes().min(short))
-        || (long && !whole(bytes) && bytes <= super::tuning::shm_long_max())
+/// mailboxes: whole when short enough, and in pieces when it has a form
+/// in pieces (`pieces`: which, among how many ranks, items of how many
+/// bytes) and `tuning::in_pieces` says so.
+pub fn fits(bytes: usize, pieces: Option<(Pieces, usize, usize)>) -> bool {
+    let short = tuning::shm_max();
+    let long =
+        || pieces.is_some_and(|(op, n, item)| tuning::in_pieces(op, n, bytes, item)) && bytes <= tuning::shm_long_max();
+    (short > 0 && bytes <= Boxes::Short.bytes().min(short)) || (!whole(bytes) && long())
 }
 
 /// Whether a collective moving `bytes` in all publishes whole.
@@ -332,59 +336,23 @@ fn alltoall_cut(
     });
 }
 
-/// How a vector of `len` bytes is cut into one segment per rank, of
-/// whole items, and each segment into pieces.
-#[derive(Clone, Copy)]
-struct Segments {
-    seg: usize,
-    len: usize,
-    cut: Cut,
-}
-
-impl Segments {
-    fn new(len: usize, n: usize, item: usize) -> Segments {
-        let seg = (len / item).div_ceil(n) * item;
-        Segments { seg, len, cut: Cut::new(seg, item) }
-    }
-
-    /// Segment `r`'s bytes (the last ones may be shorter, or empty).
-    fn part(self, r: usize) -> Range<usize> {
-        (r * self.seg).min(self.len)..((r + 1) * self.seg).min(self.len)
-    }
-}
-
-/// The first half of a long allreduce or reduce: rank r gets segment r
-/// of everyone's `data` as in an alltoall and folds them in rank order
-/// (the result every other algorithm computes). This rank's folded
-/// segment, at the start of the scratch returned.
-fn fold_segments(
-    e: &mut Engine,
-    m: &Members,
-    stamp: u64,
-    data: &[u8],
-    ty: &TypeInfo,
-    op: Op,
-    s: Segments,
-) -> MpiResult<Scratch> {
-    let (n, mine) = (m.group.size(), s.part(m.me).len());
-    let mut got = Scratch::for_overwrite(s.seg * n);
-    alltoall_cut(e, m, stamp, data, |r| s.part(r), &mut got, |r| r * s.seg..r * s.seg + mine, s.cut);
-    let (acc, rest) = got.split_at_mut(s.seg);
-    let acc = &mut acc[..mine];
-    for theirs in rest.chunks_mut(s.seg) {
-        fold(op, ty, acc, &mut theirs[..mine])?;
-    }
-    Ok(got)
-}
-
-/// Allreduce of a vector too long to publish whole, in pieces: the
+/// Allreduce of a vector too long to publish whole, in pieces: rank r
+/// gets segment r of everyone's `data` as in an alltoall and folds them
+/// in rank order (the result every other algorithm computes), then the
 /// folded segments go to everyone as in an allgather.
 fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
-    let (n, me) = (m.group.size(), m.me);
-    let s = Segments::new(data.len(), n, ty.size);
-    let folded = fold_segments(e, m, stamp, data, ty, op, s)?;
-    data[s.part(me)].copy_from_slice(&folded[..s.part(me).len()]);
-    allgather_cut(e, m, stamp, (n - 1) * s.cut.pieces, data, |r| s.part(r), s.cut);
+    let (n, me, len) = (m.group.size(), m.me, data.len());
+    let seg = (len / ty.size).div_ceil(n) * ty.size;
+    let part = |r: usize| (r * seg).min(len)..((r + 1) * seg).min(len);
+    let (cut, mine) = (Cut::new(seg, ty.size), part(me).len());
+    let mut got = Scratch::for_overwrite(seg * n);
+    alltoall_cut(e, m, stamp, data, part, &mut got, |r| r * seg..r * seg + mine, cut);
+    let (acc, rest) = got.split_at_mut(seg);
+    for theirs in rest.chunks_mut(seg) {
+        fold(op, ty, &mut acc[..mine], &mut theirs[..mine])?;
+    }
+    data[part(me)].copy_from_slice(&acc[..mine]);
+    allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut);
     Ok(())
 }
 

@@ -223,8 +223,8 @@ pub fn shm_max() -> usize {
     get().shm_max
 }
 
-/// The largest Bcast, Allgather, Alltoall or Allreduce (bytes in all)
-/// blocking collectives send through the long mailboxes in pieces
+/// The largest Bcast, Allgather, Alltoall, Allreduce or Reduce (bytes in
+/// all) blocking collectives send through the long mailboxes in pieces
 /// (OXMPI_SHM_COLL_LONG_MAX; 0: never).
 pub fn shm_long_max() -> usize {
     get().shm_long_max
@@ -245,9 +245,9 @@ pub enum Pieces {
 /// memory, one in and one out, against the single cross-memory copy of
 /// the algorithms over point-to-point. Never when an OXMPI_COLL_*
 /// variable forces the operation's algorithm, nor for an allreduce or a
-/// reduce of 2 ranks or of items larger than a piece. On a crowded host (more ranks
-/// than cores), where ranks sharing a core pass the pieces through its
-/// caches, at any size, but an alltoall only below
+/// reduce of 2 ranks or of items larger than a piece. On a crowded host
+/// (more ranks than cores), where ranks sharing a core pass the pieces
+/// through its caches, at any size, but an alltoall only below
 /// OXMPI_SINGLE_COPY_MIN; otherwise below OXMPI_SINGLE_COPY_MIN, as
 /// point-to-point messages. Measured on the 2-core test machine, whose
 /// two cores sometimes share a cache and sometimes do not: at 4 ranks,

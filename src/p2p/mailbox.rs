@@ -81,7 +81,7 @@ impl Engine {
         m.stamp.store(stamp, Ordering::Release);
         self.tally(kind).published += 1;
         for r in readers {
-            self.mailboxes[kind as usize].reads[k] += 1;
+            self.tally(kind).reads[k] += 1;
             self.seg.ring_bell(self.local_index(r));
         }
     }
