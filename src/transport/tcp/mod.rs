@@ -189,7 +189,10 @@ impl Conn {
         // SAFETY: as in `frame`.
         let h = unsafe { std::ptr::read_unaligned(have.as_ptr() as *const FrameHeader) };
         let (off, n) = (h.b as usize, h.frag_len as usize);
-        if h.kind != FrameKind::Data as u32 || have.len() >= HEADER_BYTES + n {
+        // An early frame's `a` is the sender's request, not a receive:
+        // taken for one, it would land in whatever receive has that number.
+        let early = h.flags & crate::p2p::protocol::FLAG_EARLY != 0;
+        if h.kind != FrameKind::Data as u32 || early || have.len() >= HEADER_BYTES + n {
             return None;
         }
         let &(base, cap) = landings.get(&(self.peer?, h.a))?;
@@ -793,6 +796,34 @@ mod tests {
         assert_eq!((open(&a), open(&b)), (1, 1));
         assert_eq!(a.conns.iter().flatten().count() + b.conns.iter().flatten().count(), 2);
         assert_eq!(a.refused + b.refused, 0, "the losing connection is no stranger");
+    }
+
+    #[test]
+    fn data_lands_in_its_receive_and_early_data_never_does() {
+        const LEN: usize = 1 << 20; // more than one read: landing starts mid-frame
+        let (mut a, mut b) = pair();
+        let mut buf = vec![0u8; LEN];
+        // SAFETY: `buf` outlives every use of `b` below.
+        unsafe { b.expect(0, 5, buf.as_mut_ptr(), LEN) };
+        let data = |flags| FrameHeader {
+            kind: FrameKind::Data as u32,
+            flags,
+            a: 5,
+            frag_len: LEN as u32,
+            ..Default::default()
+        };
+        // sender request 5 sends its first part early: not receive 5's
+        let early = crate::p2p::protocol::FLAG_EARLY;
+        assert!(a.push(1, &data(early), LEN, |p| p.fill(0xee)).unwrap());
+        let (h, p) = next(&mut a, &mut b, 0);
+        assert_eq!((h.flags & FLAG_LANDED, p.len()), (0, LEN));
+        assert!(p.iter().all(|&x| x == 0xee));
+        assert!(buf.iter().all(|&x| x == 0), "early data landed in receive 5");
+        assert!(a.push(1, &data(0), LEN, |p| p.fill(0x5a)).unwrap());
+        let (h, p) = next(&mut a, &mut b, 0);
+        assert_eq!((h.flags & FLAG_LANDED, p.len()), (FLAG_LANDED, 0));
+        assert!(buf.iter().all(|&x| x == 0x5a));
+        b.forget(0, 5);
     }
 
     #[test]
