@@ -129,8 +129,10 @@ impl Engine {
         let (seg, me) = (&self.seg, self.seg.me);
         let rings_empty = || (0..seg.nranks).all(|s| seg.ring(s, me).is_empty());
         match &self.tcp {
+            // Frames may wait for a congested socket: its sleep wakes when
+            // the socket takes more.
             Some(t) => {
-                if quiet && !done() && rings_empty() && !t.holds_frames() {
+                if (quiet || self.waits_for_room()) && !done() && rings_empty() && !t.holds_frames() {
                     t.sleep(if seg.nranks > 1 { timeout_us.min(MIXED_SLEEP_US) } else { timeout_us });
                 }
             }
@@ -144,9 +146,12 @@ impl Engine {
     }
 
     /// Whether every frame of ours that waits to go out waits for room in
-    /// a full ring.
+    /// a full ring or a congested socket.
     fn waits_for_room(&self) -> bool {
-        let full = |dst: usize| matches!(self.route[dst], Route::Shm(l) if self.seg.ring(self.seg.me, l).is_full());
+        let full = |dst: usize| match self.route[dst] {
+            Route::Shm(l) => self.seg.ring(self.seg.me, l).is_full(),
+            Route::Tcp => self.tcp.as_ref().is_some_and(|t| t.congested(dst)),
+        };
         (0..self.size).filter(|&d| !self.outbox[d].is_empty()).all(full)
             && self.pushing.iter().all(|&id| matches!(self.requests.get(id), Some(Request::Send(s)) if full(s.dst)))
     }

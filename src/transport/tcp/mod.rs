@@ -677,6 +677,20 @@ impl Tcp {
         }
     }
 
+    /// Whether frames for `dst` are refused until the socket takes some of
+    /// what is queued (see `queue`).
+    pub fn congested(&self, dst: usize) -> bool {
+        let q = match (self.link[dst], self.held[dst].as_ref()) {
+            (_, Some(held)) => held,
+            (Some(i), None) => match self.conns[i].as_ref() {
+                Some(c) => &c.out,
+                None => return false,
+            },
+            (None, None) => return false,
+        };
+        q.len() > OUT_CAP
+    }
+
     /// Whether a whole frame was read and waits to be taken.
     pub fn holds_frames(&self) -> bool {
         self.conns.iter().flatten().any(|c| c.link == Link::Open && (c.landed.is_some() || c.frame().is_some()))
