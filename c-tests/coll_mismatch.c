@@ -1,9 +1,18 @@
 /* oxmpi-test: ranks=2,3,4 env=OXMPI_CHECK_COLLECTIVES=1 mpich=no
  * With OXMPI_CHECK_COLLECTIVES=1, ranks that disagree on a collective's
  * root, operator or operation get an error on every rank (MPI_ERR_ROOT,
- * MPI_ERR_OP, MPI_ERR_OTHER) instead of a hang or wrong data, blocking or
- * not, at any message size; agreeing collectives afterwards still work. */
+ * MPI_ERR_OP, MPI_ERR_OTHER), and so do ranks passing counts of different
+ * sizes where every rank's part must have one size (MPI_ERR_COUNT),
+ * instead of a hang or wrong data, blocking or not, at any message size;
+ * agreeing collectives afterwards still work. */
 #include "common.h"
+
+static int class_of(int e)
+{
+    int c;
+    MPI_Error_class(e, &c);
+    return c;
+}
 
 int main(int argc, char **argv)
 {
@@ -40,6 +49,26 @@ int main(int argc, char **argv)
         e = MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Error_class(e, &cls);
     CHECK(cls == MPI_ERR_OTHER, "bcast on rank 0, allreduce elsewhere: class %d", cls);
+    /* counts of different sizes (the last rank passes half), where every
+     * rank's part must have the same size: MPI_ERR_COUNT everywhere, at
+     * sizes the point-to-point algorithms would pick differently by */
+    int *all = calloc((size_t)size * BIG, sizeof(int));
+    for (int n = 2; n <= BIG; n *= 64) {
+        int mine = rank == size - 1 ? n / 2 : n;
+        e = MPI_Bcast(buf, mine, MPI_CHAR, 0, MPI_COMM_WORLD);
+        CHECK(class_of(e) == MPI_ERR_COUNT, "bcast of %d bytes, %d on rank %d: class %d", n, n / 2, size - 1,
+              class_of(e));
+        e = MPI_Allreduce(all, all + BIG, mine / 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(class_of(e) == MPI_ERR_COUNT, "allreduce of %d bytes, %d on rank %d: class %d", n, n / 2, size - 1,
+              class_of(e));
+        e = MPI_Gather(buf, mine, MPI_CHAR, all, mine, MPI_CHAR, 0, MPI_COMM_WORLD);
+        CHECK(class_of(e) == MPI_ERR_COUNT, "gather of %d bytes, %d on rank %d: class %d", n, n / 2, size - 1,
+              class_of(e));
+        e = MPI_Allgather(buf, mine, MPI_CHAR, all, mine, MPI_CHAR, MPI_COMM_WORLD);
+        CHECK(class_of(e) == MPI_ERR_COUNT, "allgather of %d bytes, %d on rank %d: class %d", n, n / 2, size - 1,
+              class_of(e));
+    }
+    free(all);
     /* agreeing calls still work */
     e = MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK(e == MPI_SUCCESS && y == size * (size + 1) / 2, "allreduce after the errors: %d, %d", e, y);

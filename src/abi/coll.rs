@@ -113,30 +113,38 @@ fn role(c: &Local, root: c_int) -> MpiResult<Role> {
 }
 
 /// What the members of a communicator must call alike: the operation,
-/// its root and its operator (checked with OXMPI_CHECK_COLLECTIVES=1).
+/// its root, its operator and, where every member passes the same, the
+/// bytes of its part (checked with OXMPI_CHECK_COLLECTIVES=1).
 #[derive(Clone, Copy)]
 pub(super) struct Agree {
     what: &'static str,
     root: c_int,
     op: c_int,
+    /// -1: not compared (the parts differ by design).
+    bytes: i64,
 }
 
 impl Agree {
     pub(super) fn new(what: &'static str, root: c_int, op: c_int) -> Agree {
-        Agree { what, root, op }
+        Agree { what, root, op, bytes: -1 }
+    }
+
+    /// Every member's part has `bytes` bytes.
+    pub(super) fn sized(self, bytes: usize) -> Agree {
+        Agree { bytes: bytes as i64, ..self }
     }
 
     /// The words compared: each field and its negation, so one MAX
     /// allreduce gives every field's maximum and minimum.
-    fn words(self) -> [i64; 6] {
+    fn words(self) -> [i64; 8] {
         // the operation's name, hashed alike in every process
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
         self.what.hash(&mut h);
         let kind = h.finish();
         let kind = (kind >> 2) as i64;
-        let (root, op) = (self.root as i64, self.op as i64);
-        [kind, -kind, root, -root, op, -op]
+        let (root, op, bytes) = (self.root as i64, self.op as i64, self.bytes);
+        [kind, -kind, root, -root, op, -op, bytes, -bytes]
     }
 
     /// A plan that first checks the agreement, then runs `rest`.
@@ -163,6 +171,15 @@ impl Agree {
             }
             if w[4] != -w[5] {
                 return err!(Op, "the ranks pass different operators to {what} (OXMPI_CHECK_COLLECTIVES)");
+            }
+            if w[6] != -w[7] {
+                return err!(
+                    Count,
+                    "the ranks pass counts and datatypes of different sizes to {what}: from {} to {} bytes (this rank: {}) (OXMPI_CHECK_COLLECTIVES)",
+                    -w[7],
+                    w[6],
+                    me[6]
+                );
             }
             Ok(rest.take().unwrap_or_default())
         });
@@ -195,8 +212,9 @@ pub(super) fn launch(
     c.colls = c.colls.wrapping_add(1);
     let tag = coll::TAG_USER + (c.colls % coll::TAG_SPAN) as i32;
     let (group, rank, ctx, remote) = (c.group.clone(), c.rank, c.ctx_coll, c.remote.clone());
-    // on an intercommunicator the root argument differs by design
-    let agree = if remote.is_some() { Agree { root: 0, ..agree } } else { agree };
+    // on an intercommunicator the root argument differs by design, and
+    // so may the parts of the two groups
+    let agree = if remote.is_some() { Agree { root: 0, bytes: -1, ..agree } } else { agree };
     let check = coll::tuning::check_collectives();
     let mut plan = move || {
         let mut p = match &remote {
@@ -249,8 +267,12 @@ fn mailbox_path(
     if c.remote.is_some() {
         return None;
     }
+    let stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
+    if !st.engine.mailboxes_usable(stamp) {
+        return None;
+    }
+    let c = handles::comm_mut(st, comm).ok()?;
     c.colls = c.colls.wrapping_add(1);
-    let stamp = shm::stamp(c.ctx_coll, c.colls);
     let (group, me) = (c.group.clone(), c.rank);
     Some(run(&mut st.engine, &shm::Members { group: &group, me }, stamp))
 }
@@ -375,10 +397,7 @@ collective! { comm;
     MPI_Barrier / PMPI_Barrier, MPI_Ibarrier / PMPI_Ibarrier, MPI_Barrier_init / PMPI_Barrier_init;
     (comm: c_int) |how| with_state(|st| {
         let between = members(st, comm)?.remote.is_some();
-        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
-            shm::barrier(e, m, s);
-            Ok(())
-        };
+        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| shm::barrier(e, m, s);
         if let Some(r) = mailbox_path(st, comm, how, shm::fits(0, None), short) {
             return r;
         }
@@ -407,21 +426,21 @@ fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm
             if ty.is_contiguous() {
                 // SAFETY: the user's buffer holds `count` contiguous items.
                 let b = unsafe { Block { addr: buf, len: ty.size * count }.bytes_mut() };
-                shm::bcast(e, m, s, b, at);
+                shm::bcast(e, m, s, b, at)
             } else {
                 let mut data = if me == at { packed(buf, &ty, count) } else { Scratch::zeroed(ty.size * count) };
-                shm::bcast(e, m, s, &mut data, at);
+                let done = shm::bcast(e, m, s, &mut data, at);
                 if me != at {
                     unpacked(buf, &ty, &data);
                 }
+                done
             }
-            Ok(())
         };
         let fits = shm::fits(ty.size * count, Some((Pieces::Bcast, c.size(), 1)));
         if let Some(r) = mailbox_path(st, comm, how, fits, short) {
             return r;
         }
-        launch(st, comm, how, Agree::new("MPI_Bcast", root, 0), move |p| {
+        launch(st, comm, how, Agree::new("MPI_Bcast", root, 0).sized(ty.size * count), move |p| {
             let data = match role {
                 Role::Root => source(p, buf, &ty, count),
                 Role::Toward(_) => landing(p, buf, &ty, count),
@@ -521,7 +540,7 @@ fn reduce_any(
         if let Some(r) = mailbox_path(st, comm, how, fits, short) {
             return r;
         }
-        launch(st, comm, how, Agree::new("MPI_Reduce", root, op_h), move |p| {
+        launch(st, comm, how, Agree::new("MPI_Reduce", root, op_h).sized(ty.size * count), move |p| {
             let at_root = role == Role::Root;
             let data = match (between, at_root) {
                 (true, true) => landing(p, recv, &ty, count),
@@ -620,7 +639,7 @@ fn all_reduction(
                 Ok(())
             });
         }
-        launch(st, comm, how, Agree::new(what.name(), 0, op_h), move |p| {
+        launch(st, comm, how, Agree::new(what.name(), 0, op_h).sized(ty.size * count), move |p| {
             if what == Combine::All && ty.is_contiguous() {
                 // straight from sendbuf into recvbuf (see algo::allreduce)
                 let len = ty.size * count;
@@ -903,7 +922,11 @@ fn gather_any(
             }
         }
         let (sbuf, rbuf) = (sendbuf as usize, recvbuf as usize);
-        launch(st, comm, how, Agree::new("MPI_Gather", root, 0), move |p| {
+        let mut agree = Agree::new("MPI_Gather", root, 0);
+        if displs.is_none() {
+            agree = agree.sized(send.as_ref().map_or_else(|| layout.get(me).map_or(0, |l| l.bytes()), |s| s.bytes()));
+        }
+        launch(st, comm, how, agree, move |p| {
             let mine = send.as_ref().map_or(Block::EMPTY, |s| s.source(p, sbuf));
             let skip = |r: usize| in_place && r == me;
             let blocks: Vec<Block> = layout
@@ -979,7 +1002,11 @@ fn scatter_any(
             }
         }
         let (sbuf, rbuf) = (sendbuf as usize, recvbuf as usize);
-        launch(st, comm, how, Agree::new("MPI_Scatter", root, 0), move |p| {
+        let mut agree = Agree::new("MPI_Scatter", root, 0);
+        if displs.is_none() {
+            agree = agree.sized(recv.as_ref().map_or_else(|| layout.get(me).map_or(0, |l| l.bytes()), |r| r.bytes()));
+        }
+        launch(st, comm, how, agree, move |p| {
             let blocks: Vec<Block> = layout
                 .iter()
                 .enumerate()
@@ -1088,20 +1115,22 @@ fn allgather_any(
                     None if !whole => all[me * b..(me + 1) * b].copy_from_slice(&layout[me].pack(rbuf)),
                     None => {}
                 }
-                shm::allgather(e, m, stamp, all);
+                let done = shm::allgather(e, m, stamp, all);
                 if !whole {
                     for (r, l) in layout.iter().enumerate().filter(|&(r, _)| !(in_place && r == me)) {
                         unpacked(l.at(rbuf), &l.ty, &staged[r * b..(r + 1) * b]);
                     }
                 }
-                Ok(())
+                done
             };
             let fits = shm::fits(b * layout.len(), Some((Pieces::Allgather, layout.len(), 1)));
             if let Some(r) = mailbox_path(st, comm, how, fits, short) {
                 return r;
             }
         }
-        launch(st, comm, how, Agree::new("MPI_Allgather", 0, 0), move |p| {
+        let agree = Agree::new("MPI_Allgather", 0, 0);
+        let agree = if displs.is_none() { agree.sized(layout[me].bytes()) } else { agree };
+        launch(st, comm, how, agree, move |p| {
             let blocks: Vec<Block> = layout.iter().map(|l| l.landing(p, rbuf)).collect();
             // this rank's part, which the algorithm copies into its block
             // (in place: already there when the receive type is contiguous)
@@ -1179,13 +1208,12 @@ fn contiguous_short(
         let got = unsafe { Block { addr: rbuf, len: b * n }.bytes_mut() };
         if alltoall {
             // SAFETY: as above.
-            shm::alltoall(e, m, stamp, unsafe { Block { addr: sbuf, len: b * n }.bytes() }, got);
+            shm::alltoall(e, m, stamp, unsafe { Block { addr: sbuf, len: b * n }.bytes() }, got)
         } else {
             // SAFETY: as above.
             got[me * b..(me + 1) * b].copy_from_slice(unsafe { Block { addr: sbuf, len: b }.bytes() });
-            shm::allgather(e, m, stamp, got);
+            shm::allgather(e, m, stamp, got)
         }
-        Ok(())
     };
     let op = if alltoall { Pieces::Alltoall } else { Pieces::Allgather };
     mailbox_path(st, comm, how, shm::fits(b * n, Some((op, n, 1))), short)
@@ -1287,15 +1315,14 @@ fn alltoallv_any(
                 if whole(&recv) {
                     // SAFETY: contiguous blocks in a row at recvbuf, apart from `out`.
                     let got = unsafe { Block { addr: rbuf, len: b * n }.bytes_mut() };
-                    shm::alltoall(e, m, stamp, out, got);
-                    return Ok(());
+                    return shm::alltoall(e, m, stamp, out, got);
                 }
                 let mut got = Scratch::zeroed(b * n);
-                shm::alltoall(e, m, stamp, out, &mut got);
+                let done = shm::alltoall(e, m, stamp, out, &mut got);
                 for (r, l) in recv.iter().enumerate() {
                     unpacked(l.at(rbuf), &l.ty, &got[r * b..(r + 1) * b]);
                 }
-                Ok(())
+                done
             };
             if let Some(r) = mailbox_path(st, comm, how, shm::fits(b * n, Some((Pieces::Alltoall, n, 1))), short) {
                 return r;

@@ -22,7 +22,8 @@ use super::tuning::{self, Pieces};
 use super::Scratch;
 use crate::comm::Group;
 use crate::datatype::TypeInfo;
-use crate::error::MpiResult;
+use crate::err;
+use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::op::{self, Op};
 use crate::p2p::mailbox::Boxes;
 use crate::p2p::Engine;
@@ -54,6 +55,63 @@ fn whole(bytes: usize) -> bool {
 /// by, a mailbox having far fewer slots.
 fn piece(stamp: u64, p: usize) -> u64 {
     stamp | (p as u64 & 0xffff) << 48
+}
+
+/// Rank `from`'s publication of `theirs` bytes where this rank expects
+/// `mine`: the members passed counts or datatypes of different sizes.
+fn check_size(from: usize, theirs: usize, mine: usize) -> MpiResult<()> {
+    if theirs == mine {
+        return Ok(());
+    }
+    let class = if theirs > mine { ErrorClass::Truncate } else { ErrorClass::Count };
+    Err(MpiError::new(
+        class,
+        format!("rank {from} took part in this collective with {theirs} bytes where this rank has room for {mine}: the counts and datatypes of a collective must give the same sizes on every rank"),
+    ))
+}
+
+/// The first of the errors met while every read of a collective is still
+/// done (its writers wait for them).
+#[derive(Default)]
+struct FirstError(Option<MpiError>);
+
+impl FirstError {
+    fn keep(&mut self, r: MpiResult<()>) {
+        if let (None, Err(e)) = (&self.0, r) {
+            self.0 = Some(e);
+        }
+    }
+
+    fn ok(&self) -> bool {
+        self.0.is_none()
+    }
+
+    fn result(self) -> MpiResult<()> {
+        self.0.map_or(Ok(()), Err)
+    }
+
+    /// Rank `r`'s part into the reduction in rank order in `acc` (v0 op v1
+    /// op ...), unless something failed before.
+    fn add(&mut self, r: usize, op: Op, ty: &TypeInfo, acc: &mut [u8], theirs: &mut [u8]) {
+        if self.ok() && r == 0 {
+            acc.copy_from_slice(theirs);
+        } else if self.ok() {
+            self.keep(fold(op, ty, acc, theirs));
+        }
+    }
+}
+
+/// A read of a lockstep collective in pieces found rank `from` out of
+/// step (`theirs`: its stream's size and this piece's length, `mine`: the
+/// same expected here): the pieces of the members no longer pair up, so
+/// the mailboxes are given up, which fails everyone's waits.
+fn in_step(e: &Engine, stamp: u64, from: usize, theirs: (usize, usize), mine: (usize, usize)) -> MpiResult<()> {
+    if theirs == mine {
+        return Ok(());
+    }
+    e.give_up_mailboxes(stamp);
+    check_size(from, theirs.0, mine.0)?;
+    err!(Type, "rank {from}'s pieces of this collective do not line up with this rank's: its datatype differs")
 }
 
 /// How blocks are cut into pieces for the long mailbox: `size` bytes
@@ -91,16 +149,17 @@ const AHEAD: usize = Boxes::Long.slots() / 2;
 
 /// Items 0..items, which every rank publishes and reads alike, in
 /// lockstep: item t + AHEAD is published before item t is read.
-fn pipeline(e: &mut Engine, items: usize, mut step: impl FnMut(&mut Engine, Step)) {
+fn pipeline(e: &mut Engine, items: usize, mut step: impl FnMut(&mut Engine, Step) -> MpiResult<()>) -> MpiResult<()> {
     for t in 0..items.min(AHEAD) {
-        step(e, Step::Publish(t));
+        step(e, Step::Publish(t))?;
     }
     for t in 0..items {
-        step(e, Step::Read(t));
+        step(e, Step::Read(t))?;
         if t + AHEAD < items {
-            step(e, Step::Publish(t + AHEAD));
+            step(e, Step::Publish(t + AHEAD))?;
         }
     }
+    Ok(())
 }
 
 /// The members of a communicator, as a blocking collective sees them.
@@ -120,22 +179,70 @@ impl Members<'_> {
 }
 
 /// `buf` from `root` to everyone.
-pub fn bcast(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize) {
-    if whole(buf.len()) {
+pub fn bcast(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize) -> MpiResult<()> {
+    bcast_in(e, m, stamp, buf, root, true)
+}
+
+/// `bcast`; with `follow`, a reader follows a root whose part has another
+/// size (and so went the other way, whole or in pieces) to its end, so
+/// that they stay in step. Without, it gives the mailboxes up: in a
+/// reduction's last step, the root may be astray in a pattern of
+/// another operation.
+fn bcast_in(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize, follow: bool) -> MpiResult<()> {
+    let (len, size) = (buf.len(), Boxes::Long.bytes());
+    if whole(len) {
         if m.me == root {
-            e.publish(Boxes::Short, stamp, buf, m.others(root));
-        } else {
-            e.read_mailbox(Boxes::Short, m.world(root), stamp, 0, buf);
+            return e.publish(Boxes::Short, stamp, buf, m.others(root));
         }
-        return;
+        let seen = e.read_following(Boxes::Short, m.world(root), stamp, 0, buf)?;
+        if seen.astray && !follow {
+            e.give_up_mailboxes(stamp);
+        } else if seen.astray {
+            // the root's part was longer: it went in pieces
+            drain(e, m.world(root), stamp, buf)?;
+        }
+        return check_size(root, seen.stream, len);
     }
-    for (p, part) in buf.chunks_mut(Boxes::Long.bytes()).enumerate() {
-        if m.me == root {
-            e.publish(Boxes::Long, piece(stamp, p), part, m.others(root));
-        } else {
-            e.read_mailbox(Boxes::Long, m.world(root), piece(stamp, p), 0, part);
+    if m.me == root {
+        let pieces = len.div_ceil(size);
+        for (p, part) in buf.chunks(size).enumerate() {
+            e.publish_piece(piece(stamp, p), part, len, p + 1 == pieces, m.others(root))?;
+        }
+        return Ok(());
+    }
+    // the root's stream is read to its last piece whatever its size (its
+    // pieces wait for that), as much as fits
+    let mut failed = FirstError::default();
+    for p in 0.. {
+        let at = (p * size).min(len);
+        let out = &mut buf[at..(at + size).min(len)];
+        let seen = e.read_following(Boxes::Long, m.world(root), piece(stamp, p), 0, out)?;
+        if p == 0 {
+            failed.keep(check_size(root, seen.stream, len));
+        }
+        if seen.astray {
+            // the root's part was short enough to go whole
+            e.read_following(Boxes::Short, m.world(root), stamp, 0, buf)?;
+        }
+        if seen.last {
+            break;
         }
     }
+    failed.result()
+}
+
+/// Read world rank `from`'s stream of pieces `stamp` to its last into
+/// `out`, as much as fits (its writer waits for every read).
+fn drain(e: &mut Engine, from: usize, stamp: u64, out: &mut [u8]) -> MpiResult<()> {
+    let (size, len) = (Boxes::Long.bytes(), out.len());
+    for p in 0.. {
+        let at = (p * size).min(len);
+        let part = &mut out[at..(at + size).min(len)];
+        if e.read_following(Boxes::Long, from, piece(stamp, p), 0, part)?.last {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// `acc` = `acc` op `theirs`: the ranks before folded with the next one,
@@ -151,18 +258,46 @@ fn fold(op: Op, ty: &TypeInfo, acc: &mut [u8], theirs: &mut [u8]) -> MpiResult<(
     }
 }
 
-/// Everyone's `data` reduced into local rank 0's, in rank order.
-fn gather_reduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
-    if m.me != 0 {
-        e.publish(Boxes::Short, stamp, data, [m.world(0)]);
-        return Ok(());
+/// Everyone's `data` reduced into that of `to`, in rank order. A reduce
+/// (`follow`) reads a writer whose part went in pieces (it has another
+/// size) to its end, so that the members stay in step.
+#[allow(clippy::too_many_arguments)]
+fn gather_reduce(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    data: &mut [u8],
+    ty: &TypeInfo,
+    op: Op,
+    to: usize,
+    follow: bool,
+) -> MpiResult<()> {
+    if m.me != to {
+        return e.publish(Boxes::Short, stamp, data, [m.world(to)]);
     }
+    let mine = (to != 0).then(|| Scratch::from_slice(data));
     let mut theirs = Scratch::zeroed(data.len());
-    for r in 1..m.group.size() {
-        e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs);
-        fold(op, ty, data, &mut theirs)?;
+    let mut failed = FirstError::default();
+    // v0 op v1 op ...: `data` holds v0 from the start when `to` is 0
+    for r in (0..m.group.size()).filter(|&r| r != 0 || to != 0) {
+        match &mine {
+            Some(mine) if r == to => theirs.copy_from_slice(mine),
+            _ => {
+                let from = m.world(r);
+                let seen = if follow {
+                    e.read_following(Boxes::Short, from, stamp, 0, &mut theirs)?
+                } else {
+                    e.read_mailbox(Boxes::Short, from, stamp, 0, &mut theirs)?
+                };
+                if follow && seen.astray {
+                    drain(e, from, stamp, &mut [])?;
+                }
+                failed.keep(check_size(r, seen.stream, data.len()));
+            }
+        }
+        failed.add(r, op, ty, data, &mut theirs);
     }
-    Ok(())
+    failed.result()
 }
 
 /// Reduce `data` to `root` (its `data` holds the result).
@@ -178,15 +313,7 @@ pub fn reduce(
     if !whole(data.len()) {
         return reduce_cut(e, m, stamp, data, ty, op, root);
     }
-    gather_reduce(e, m, stamp, data, ty, op)?;
-    if root != 0 {
-        if m.me == 0 {
-            e.publish(Boxes::Short, stamp, data, [m.world(root)]);
-        } else if m.me == root {
-            e.read_mailbox(Boxes::Short, m.world(0), stamp, 0, data);
-        }
-    }
-    Ok(())
+    gather_reduce(e, m, stamp, data, ty, op, root, true)
 }
 
 /// Up to this many ranks, an allreduce or a barrier has every rank
@@ -202,68 +329,72 @@ pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
         return allreduce_cut(e, m, stamp, data, ty, op);
     }
     if n > ALL_READ_ALL {
-        gather_reduce(e, m, stamp, data, ty, op)?;
-        bcast(e, m, stamp, data, 0);
-        return Ok(());
+        let done = gather_reduce(e, m, stamp, data, ty, op, 0, false);
+        // a failed rank 0 publishes nothing: the others fail for the size
+        let out: &mut [u8] = if done.is_ok() { data } else { &mut [] };
+        let passed = bcast_in(e, m, stamp, out, 0, false);
+        return done.and(passed);
     }
-    e.publish(Boxes::Short, stamp, data, m.others(me));
+    e.publish(Boxes::Short, stamp, data, m.others(me))?;
     // v0 op v1 op ... in rank order, this rank's own part from `data`
     let mine = Scratch::from_slice(data);
     let mut theirs = Scratch::zeroed(data.len());
+    let mut failed = FirstError::default();
     for r in 0..n {
         if r == me {
             theirs.copy_from_slice(&mine);
         } else {
-            e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs);
+            let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs)?;
+            failed.keep(check_size(r, seen.len, data.len()));
         }
-        if r == 0 {
-            data.copy_from_slice(&theirs);
-        } else {
-            fold(op, ty, data, &mut theirs)?;
-        }
+        failed.add(r, op, ty, data, &mut theirs);
     }
-    Ok(())
+    failed.result()
 }
 
 /// Nobody leaves before everyone has come: with few ranks, each reports
 /// to all and waits for all; with more, everyone reports to local rank 0,
 /// which then releases them.
-pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) {
+pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     if n <= ALL_READ_ALL {
-        e.publish(Boxes::Short, stamp, &[], m.others(me));
+        e.publish(Boxes::Short, stamp, &[], m.others(me))?;
         for r in (0..n).filter(|&r| r != me) {
-            e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut []);
+            e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut [])?;
         }
-        return;
+        return Ok(());
     }
     if m.me == 0 {
         for r in 1..m.group.size() {
-            e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut []);
+            e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut [])?;
         }
     } else {
-        e.publish(Boxes::Short, stamp, &[], [m.world(0)]);
+        e.publish(Boxes::Short, stamp, &[], [m.world(0)])?;
     }
-    bcast(e, m, stamp, &mut [], 0);
+    bcast_in(e, m, stamp, &mut [], 0, false)
 }
 
 /// Everyone's `b`-byte block, in rank order, into `all` (this rank's own
 /// block must be in place already).
-pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) {
+pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     let b = all.len() / n.max(1);
     if whole(all.len()) {
-        e.publish(Boxes::Short, stamp, &all[me * b..(me + 1) * b], m.others(me));
+        e.publish(Boxes::Short, stamp, &all[me * b..(me + 1) * b], m.others(me))?;
+        let mut failed = FirstError::default();
         for r in (0..n).filter(|&r| r != me) {
-            e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut all[r * b..(r + 1) * b]);
+            let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut all[r * b..(r + 1) * b])?;
+            failed.keep(check_size(r, seen.len, b));
         }
-        return;
+        return failed.result();
     }
-    allgather_cut(e, m, stamp, 0, all, |r| r * b..(r + 1) * b, Cut::new(b, 1));
+    allgather_cut(e, m, stamp, 0, all, |r| r * b..(r + 1) * b, Cut::new(b, 1), b)
 }
 
 /// Every rank's block `at(r)` of `all` to every other, in pieces (this
-/// rank's own block is in place); the pieces' stamps count from `first`.
+/// rank's own block is in place); the pieces' stamps count from `first`;
+/// every member's stream has `stream` bytes.
+#[allow(clippy::too_many_arguments)]
 fn allgather_cut(
     e: &mut Engine,
     m: &Members,
@@ -272,40 +403,51 @@ fn allgather_cut(
     all: &mut [u8],
     at: impl Fn(usize) -> Range<usize>,
     cut: Cut,
-) {
+    stream: usize,
+) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     if n == 1 {
-        return;
+        return Ok(());
     }
     pipeline(e, cut.pieces, |e, step| match step {
-        Step::Publish(p) => e.publish(Boxes::Long, piece(stamp, first + p), &all[cut.piece(at(me), p)], m.others(me)),
+        Step::Publish(p) => {
+            let last = p + 1 == cut.pieces;
+            e.publish_piece(piece(stamp, first + p), &all[cut.piece(at(me), p)], stream, last, m.others(me))
+        }
         Step::Read(p) => {
             for r in (0..n).filter(|&r| r != me) {
-                e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, first + p), 0, &mut all[cut.piece(at(r), p)]);
+                let out = &mut all[cut.piece(at(r), p)];
+                let want = (stream, out.len());
+                let seen = e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, first + p), 0, out)?;
+                in_step(e, stamp, r, (seen.stream, seen.len), want)?;
             }
+            Ok(())
         }
-    });
+    })
 }
 
 /// Block r of `sends` to rank r, block r of `recvs` from it (equal blocks).
-pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &mut [u8]) {
+pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &mut [u8]) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     let b = sends.len() / n.max(1);
     if whole(sends.len()) {
         recvs[me * b..(me + 1) * b].copy_from_slice(&sends[me * b..(me + 1) * b]);
-        e.publish(Boxes::Short, stamp, sends, m.others(me));
+        e.publish(Boxes::Short, stamp, sends, m.others(me))?;
+        let mut failed = FirstError::default();
         for r in (0..n).filter(|&r| r != me) {
-            e.read_mailbox(Boxes::Short, m.world(r), stamp, me * b, &mut recvs[r * b..(r + 1) * b]);
+            let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, me * b, &mut recvs[r * b..(r + 1) * b])?;
+            failed.keep(check_size(r, seen.len / n, b));
         }
-        return;
+        return failed.result();
     }
     let block = |r: usize| r * b..(r + 1) * b;
-    alltoall_cut(e, m, stamp, sends, block, recvs, block, Cut::new(b, 1));
+    alltoall_cut(e, m, stamp, sends, block, recvs, block, Cut::new(b, 1), b)
 }
 
 /// Block `out(r)` of `sends` to each other rank r, and r's block for
 /// this rank into `into(r)` of `recvs`, in pieces (this rank's own block
-/// is copied across first). The pieces' stamps count from 0.
+/// is copied across first). The pieces' stamps count from 0; every
+/// member's stream has `stream` bytes.
 #[allow(clippy::too_many_arguments)]
 fn alltoall_cut(
     e: &mut Engine,
@@ -316,24 +458,29 @@ fn alltoall_cut(
     recvs: &mut [u8],
     into: impl Fn(usize) -> Range<usize>,
     cut: Cut,
-) {
+    stream: usize,
+) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     recvs[into(me)].copy_from_slice(&sends[out(me)]);
     // item t: piece t % pieces of the block for the rank 1 + t / pieces
     // after this one, and of the block from as far before
     let at = |t: usize| (1 + t / cut.pieces.max(1), t % cut.pieces.max(1));
-    pipeline(e, (n - 1) * cut.pieces, |e, step| match step {
+    let items = (n - 1) * cut.pieces;
+    pipeline(e, items, |e, step| match step {
         Step::Publish(t) => {
             let (i, p) = at(t);
             let to = (me + i) % n;
-            e.publish(Boxes::Long, piece(stamp, t), &sends[cut.piece(out(to), p)], [m.world(to)]);
+            e.publish_piece(piece(stamp, t), &sends[cut.piece(out(to), p)], stream, t + 1 == items, [m.world(to)])
         }
         Step::Read(t) => {
             let (i, p) = at(t);
             let from = (me + n - i) % n;
-            e.read_mailbox(Boxes::Long, m.world(from), piece(stamp, t), 0, &mut recvs[cut.piece(into(from), p)]);
+            let into = &mut recvs[cut.piece(into(from), p)];
+            let want = (stream, into.len());
+            let seen = e.read_mailbox(Boxes::Long, m.world(from), piece(stamp, t), 0, into)?;
+            in_step(e, stamp, from, (seen.stream, seen.len), want)
         }
-    });
+    })
 }
 
 /// Allreduce of a vector too long to publish whole, in pieces: rank r
@@ -346,14 +493,15 @@ fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
     let part = |r: usize| (r * seg).min(len)..((r + 1) * seg).min(len);
     let (cut, mine) = (Cut::new(seg, ty.size), part(me).len());
     let mut got = Scratch::for_overwrite(seg * n);
-    alltoall_cut(e, m, stamp, data, part, &mut got, |r| r * seg..r * seg + mine, cut);
+    alltoall_cut(e, m, stamp, data, part, &mut got, |r| r * seg..r * seg + mine, cut, len)?;
     let (acc, rest) = got.split_at_mut(seg);
     for theirs in rest.chunks_mut(seg) {
-        fold(op, ty, &mut acc[..mine], &mut theirs[..mine])?;
+        // the others wait for this rank's folded segment: a fold failing
+        // here alone would leave them waiting
+        fold(op, ty, &mut acc[..mine], &mut theirs[..mine]).inspect_err(|_| e.give_up_mailboxes(stamp))?;
     }
     data[part(me)].copy_from_slice(&acc[..mine]);
-    allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut);
-    Ok(())
+    allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut, len)
 }
 
 /// Reduce of a vector too long to publish whole to `root`, in pieces:
@@ -369,18 +517,22 @@ fn reduce_cut(
     op: Op,
     root: usize,
 ) -> MpiResult<()> {
-    let (n, me) = (m.group.size(), m.me);
-    let cut = Cut::new(data.len(), ty.size);
-    let whole = 0..data.len();
+    let (n, me, len) = (m.group.size(), m.me, data.len());
+    let cut = Cut::new(len, ty.size);
+    let whole = 0..len;
     if me != root {
         for p in 0..cut.pieces {
-            e.publish(Boxes::Long, piece(stamp, p), &data[cut.piece(whole.clone(), p)], [m.world(root)]);
+            let at = cut.piece(whole.clone(), p);
+            e.publish_piece(piece(stamp, p), &data[at], len, p + 1 == cut.pieces, [m.world(root)])?;
         }
         return Ok(());
     }
     let (mut acc, mut theirs) = (Scratch::for_overwrite(cut.size), Scratch::for_overwrite(cut.size));
-    // every piece is read even after a failed fold: its writer waits for it
-    let mut failed = None;
+    // every piece is read even after a failure: its writer waits for it
+    let mut failed = FirstError::default();
+    // per rank: its stream was read to its last piece
+    let mut ended = vec![false; n];
+    ended[root] = true;
     for p in 0..cut.pieces {
         let at = cut.piece(whole.clone(), p);
         let (acc, theirs) = (&mut acc[..at.len()], &mut theirs[..at.len()]);
@@ -398,16 +550,47 @@ fn reduce_cut(
                     fold(op, ty, acc, theirs)
                 }
             };
-            let done = if r == root {
-                take(&data[at.clone()])
-            } else {
-                e.use_mailbox(Boxes::Long, m.world(r), piece(stamp, p), take)
-            };
-            failed = failed.or(done.err());
+            if r == root {
+                if failed.ok() {
+                    failed.keep(take(&data[at.clone()]));
+                }
+                continue;
+            }
+            if ended[r] {
+                continue;
+            }
+            let ok = failed.ok();
+            let (done, seen) = e.use_mailbox(Boxes::Long, m.world(r), piece(stamp, p), |c, seen| {
+                let fits = !seen.astray && seen.stream == len && c.len() == at.len();
+                (if ok && fits { take(c) } else { Ok(()) }, seen)
+            })?;
+            if seen.astray {
+                // its part was short enough to go whole
+                e.read_following(Boxes::Short, m.world(r), stamp, 0, &mut [])?;
+            }
+            failed.keep(check_size(r, seen.stream, len));
+            if seen.stream == len && seen.len != at.len() {
+                failed.keep(err!(
+                    Type,
+                    "rank {r}'s pieces of this reduction do not line up with the root's: its datatype differs"
+                ));
+            }
+            failed.keep(done);
+            ended[r] = seen.last;
         }
-        data[at].copy_from_slice(acc);
+        if failed.ok() {
+            data[at].copy_from_slice(acc);
+        }
     }
-    failed.map_or(Ok(()), Err)
+    // a longer stream than the root's is read to its end
+    for (r, ended) in ended.iter_mut().enumerate() {
+        let mut p = cut.pieces;
+        while !*ended {
+            *ended = e.use_mailbox(Boxes::Long, m.world(r), piece(stamp, p), |_, seen| seen.last)?;
+            p += 1;
+        }
+    }
+    failed.result()
 }
 
 #[cfg(test)]

@@ -11,10 +11,44 @@
 //! has nothing to do.
 
 use super::Engine;
+use crate::err;
+use crate::error::MpiResult;
 use crate::runtime::backoff::Backoff;
 pub use crate::transport::shm::Boxes;
-use crate::transport::shm::Segment;
+use crate::transport::shm::{Segment, LAST};
 use std::sync::atomic::Ordering;
+
+/// What a reader learns of a publication besides its bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Seen {
+    /// Its bytes.
+    pub len: usize,
+    /// The bytes of the whole stream a long publication is a piece of
+    /// (a short one is its own stream).
+    pub stream: usize,
+    /// Whether it is its stream's last piece.
+    pub last: bool,
+    /// Nothing was read: the writer published this operation in its other
+    /// mailbox (its part has another size, so it took the other path);
+    /// `len` and `stream` are its stream's size there.
+    pub astray: bool,
+}
+
+/// Where an awaited publication was found.
+enum Found {
+    /// Slot `k` of the writer's (local index) mailbox.
+    Here(usize, usize),
+    /// The writer published the operation in its other mailbox instead.
+    Astray(Seen),
+}
+
+/// The bits of a stamp naming the operation (a long publication's piece
+/// number above them aside).
+const OPERATION: u64 = (1 << 48) - 1;
+
+/// How many idle rounds a reader waits between looks for its writer
+/// having taken the other path.
+const ASTRAY_EVERY: u32 = 64;
 
 /// A rank's bookkeeping of one of its mailboxes.
 pub struct Tally {
@@ -41,18 +75,64 @@ fn context_of(stamp: u64) -> u64 {
 impl Engine {
     /// Make progress until `done` holds; `what` names it for the SIGUSR2
     /// dump.
-    fn wait_until(&mut self, what: &dyn Fn() -> String, done: impl Fn(&Segment) -> bool) {
+    /// Fails once the mailboxes are given up (`give_up_mailboxes`).
+    fn wait_until(&mut self, what: &dyn Fn() -> String, done: impl Fn(&Segment) -> bool) -> MpiResult<()> {
+        self.wait_unless(what, done, |_| None::<()>).map(|_| ())
+    }
+
+    /// `wait_until`, or until `astray` (looked at now and then) says what
+    /// will never let `done` hold: then Some(what it said).
+    fn wait_unless<T>(
+        &mut self,
+        what: &dyn Fn() -> String,
+        done: impl Fn(&Segment) -> bool,
+        astray: impl Fn(&Segment) -> Option<T>,
+    ) -> MpiResult<Option<T>> {
         let mut backoff = Backoff::new();
+        let mut round = 0u32;
         loop {
+            round = round.wrapping_add(1);
             if done(&self.seg) {
-                return;
+                return Ok(None);
             }
             self.progress();
             if done(&self.seg) {
-                return;
+                return Ok(None);
+            }
+            if round.is_multiple_of(ASTRAY_EVERY) {
+                if let Some(a) = astray(&self.seg) {
+                    return Ok(Some(a));
+                }
+            }
+            if self.seg.spoilt() != 0 {
+                return err!(
+                    Other,
+                    "a collective through shared memory was abandoned: another rank found its ranks passing counts or datatypes of different sizes (collectives use point-to-point messages from now on)"
+                );
             }
             self.idle_unless(&mut backoff, || Some(what()), &done);
         }
+    }
+
+    /// In operation `stamp`, this rank found the members of a collective
+    /// out of step (passing counts of different sizes, some of them took
+    /// the other path or go in pieces that no longer pair up): any of them
+    /// may wait for a publication that never comes. Every wait in the
+    /// mailboxes then fails, and no later collective of this host uses
+    /// them (a member that comes to this operation late still does, as
+    /// the others did).
+    pub fn give_up_mailboxes(&self, stamp: u64) {
+        self.seg.spoil(stamp & OPERATION);
+        for r in 0..self.seg.nranks {
+            self.seg.ring_bell(r);
+        }
+    }
+
+    /// Whether the collective `stamp` may use the mailboxes: they were not
+    /// given up before it (`give_up_mailboxes`).
+    pub fn mailboxes_usable(&self, stamp: u64) -> bool {
+        let spoilt = self.seg.spoilt();
+        spoilt == 0 || spoilt == stamp & OPERATION
     }
 
     fn tally(&mut self, kind: Boxes) -> &mut Tally {
@@ -60,30 +140,67 @@ impl Engine {
     }
 
     /// Wait until the readers of slot `k` of our `kind` mailbox are done.
-    fn wait_read(&mut self, kind: Boxes, k: usize, why: &str) {
+    fn wait_read(&mut self, kind: Boxes, k: usize, why: &str) -> MpiResult<()> {
         let (me, reads) = (self.seg.me, self.tally(kind).reads[k]);
         let what = || format!("the readers of {kind:?} mailbox slot {k} ({why}) to finish reading");
-        self.wait_until(&what, |seg| seg.mailbox(kind, me, k).acks.load(Ordering::Acquire) >= reads);
+        self.wait_until(&what, |seg| seg.mailbox(kind, me, k).acks.load(Ordering::Acquire) >= reads)
     }
 
     /// Publish `data` (at most `kind.bytes()`) under `stamp` (never 0) in
     /// our `kind` mailbox for the world ranks `readers` (all on this host).
-    pub fn publish(&mut self, kind: Boxes, stamp: u64, data: &[u8], readers: impl IntoIterator<Item = usize>) {
+    pub fn publish(
+        &mut self,
+        kind: Boxes,
+        stamp: u64,
+        data: &[u8],
+        readers: impl IntoIterator<Item = usize>,
+    ) -> MpiResult<()> {
+        self.publish_in(kind, stamp, data, None, readers)
+    }
+
+    /// Publish `data` in the long mailbox as a piece of a stream of
+    /// `stream` bytes (its last piece if `last`): readers check the size
+    /// they expect against it, and follow a stream of another size to its
+    /// end.
+    pub fn publish_piece(
+        &mut self,
+        stamp: u64,
+        data: &[u8],
+        stream: usize,
+        last: bool,
+        readers: impl IntoIterator<Item = usize>,
+    ) -> MpiResult<()> {
+        let about = stream as u64 | if last { LAST } else { 0 };
+        self.publish_in(Boxes::Long, stamp, data, Some(about), readers)
+    }
+
+    fn publish_in(
+        &mut self,
+        kind: Boxes,
+        stamp: u64,
+        data: &[u8],
+        about: Option<u64>,
+        readers: impl IntoIterator<Item = usize>,
+    ) -> MpiResult<()> {
         debug_assert!(data.len() <= kind.bytes() && stamp != 0);
         let t = self.tally(kind);
         let k = (t.published % kind.slots() as u64) as usize;
-        self.wait_read(kind, k, "a blocking collective");
+        self.wait_read(kind, k, "a blocking collective")?;
         let m = self.seg.mailbox(kind, self.seg.me, k);
         // SAFETY: our own mailbox, which no one reads until the stamp below
         // names this publication; `data` fits (checked by the callers).
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), m.data(data.len()), data.len()) };
         m.len.store(data.len() as u64, Ordering::Relaxed);
+        if let Some(about) = about {
+            m.stream.store(about, Ordering::Relaxed);
+        }
         m.stamp.store(stamp, Ordering::Release);
         self.tally(kind).published += 1;
         for r in readers {
             self.tally(kind).reads[k] += 1;
             self.seg.ring_bell(self.local_index(r));
         }
+        Ok(())
     }
 
     /// A communicator with collective context `ctx` is freed, and the
@@ -92,12 +209,18 @@ impl Engine {
     /// their stamps, so that none is taken for the new communicator's.
     pub fn retire_mailbox(&mut self, ctx: u32) {
         let me = self.seg.me;
+        if self.seg.spoilt() != 0 {
+            // unused from now on, and what is in them may never be read
+            return;
+        }
         for kind in [Boxes::Short, Boxes::Long] {
             for k in 0..kind.slots() {
                 if context_of(self.seg.mailbox(kind, me, k).stamp.load(Ordering::Relaxed)) != ctx as u64 {
                     continue;
                 }
-                self.wait_read(kind, k, "before the communicator is freed");
+                if self.wait_read(kind, k, "before the communicator is freed").is_err() {
+                    return;
+                }
                 self.seg.mailbox(kind, me, k).stamp.store(0, Ordering::Release);
             }
         }
@@ -105,36 +228,70 @@ impl Engine {
 
     /// Wait for world rank `from` (on this host) to publish `stamp` in its
     /// `kind` mailbox, copy it from byte `at` on into `out` (as much as
-    /// fits) and count the read; the length published.
-    pub fn read_mailbox(&mut self, kind: Boxes, from: usize, stamp: u64, at: usize, out: &mut [u8]) -> usize {
-        let (from, k) = self.await_publication(kind, from, stamp);
+    /// fits) and count the read.
+    ///
+    /// A writer found to have taken the other path (`Seen::astray`) leaves
+    /// the members out of step: the mailboxes are given up.
+    pub fn read_mailbox(&mut self, kind: Boxes, from: usize, stamp: u64, at: usize, out: &mut [u8]) -> MpiResult<Seen> {
+        let seen = self.read_following(kind, from, stamp, at, out)?;
+        if seen.astray {
+            self.give_up_mailboxes(stamp);
+        }
+        Ok(seen)
+    }
+
+    /// `read_mailbox` for a reader that follows a writer astray (reads
+    /// its stream in the other mailbox to its end, so that the members stay
+    /// in step): nothing given up.
+    pub fn read_following(
+        &mut self,
+        kind: Boxes,
+        from: usize,
+        stamp: u64,
+        at: usize,
+        out: &mut [u8],
+    ) -> MpiResult<Seen> {
+        let (from, k) = match self.await_publication(kind, from, stamp)? {
+            Found::Here(from, k) => (from, k),
+            Found::Astray(seen) => return Ok(seen),
+        };
         let m = self.seg.mailbox(kind, from, k);
-        let len = m.len.load(Ordering::Relaxed) as usize;
-        let n = len.saturating_sub(at).min(out.len());
+        let seen = seen(kind, &m);
+        let n = seen.len.saturating_sub(at).min(out.len());
         // SAFETY: the publication stays until we count our read below;
         // `at + n` is within it.
-        unsafe { std::ptr::copy_nonoverlapping(m.data(len).add(at), out.as_mut_ptr(), n) };
+        unsafe { std::ptr::copy_nonoverlapping(m.data(seen.len).add(at), out.as_mut_ptr(), n) };
         self.count_read(kind, from, k);
-        len
+        Ok(seen)
     }
 
     /// Wait for world rank `from` (on this host) to publish `stamp` in its
     /// `kind` mailbox, hand the publication to `f` where it lies, then
-    /// count the read.
-    pub fn use_mailbox<T>(&mut self, kind: Boxes, from: usize, stamp: u64, f: impl FnOnce(&[u8]) -> T) -> T {
-        let (from, k) = self.await_publication(kind, from, stamp);
+    /// count the read (a writer astray: `f` gets nothing, as
+    /// `read_following`).
+    pub fn use_mailbox<T>(
+        &mut self,
+        kind: Boxes,
+        from: usize,
+        stamp: u64,
+        f: impl FnOnce(&[u8], Seen) -> T,
+    ) -> MpiResult<T> {
+        let (from, k) = match self.await_publication(kind, from, stamp)? {
+            Found::Here(from, k) => (from, k),
+            Found::Astray(seen) => return Ok(f(&[], seen)),
+        };
         let m = self.seg.mailbox(kind, from, k);
-        let len = m.len.load(Ordering::Relaxed) as usize;
+        let seen = seen(kind, &m);
         // SAFETY: the publication, `len` bytes, stays as it is until we
         // count our read below (its writer waits for that).
-        let got = f(unsafe { std::slice::from_raw_parts(m.data(len), len) });
+        let got = f(unsafe { std::slice::from_raw_parts(m.data(seen.len), seen.len) }, seen);
         self.count_read(kind, from, k);
-        got
+        Ok(got)
     }
 
     /// Wait for world rank `from`'s publication `stamp` in its `kind`
     /// mailbox: its local index and the slot.
-    fn await_publication(&mut self, kind: Boxes, from: usize, stamp: u64) -> (usize, usize) {
+    fn await_publication(&mut self, kind: Boxes, from: usize, stamp: u64) -> MpiResult<Found> {
         // publications fill the slots in turn: look after the last one first
         let next = (self.tally(kind).seen[from] + 1) % kind.slots();
         let (world, from) = (from, self.local_index(from));
@@ -150,15 +307,41 @@ impl Engine {
                 stamp & 0xffff_ffff
             )
         };
-        self.wait_until(&what, |seg| find(seg).is_some());
+        // the same operation in the writer's other mailbox
+        let other = if kind == Boxes::Short { Boxes::Long } else { Boxes::Short };
+        let astray = |seg: &Segment| {
+            (0..other.slots()).map(|k| seg.mailbox(other, from, k)).find_map(|m| {
+                let s = m.stamp.load(Ordering::Acquire);
+                (s != 0 && s & OPERATION == stamp & OPERATION).then(|| {
+                    let there = seen(other, &m);
+                    Seen { astray: true, len: there.stream, ..there }
+                })
+            })
+        };
+        if let Some(seen) = self.wait_unless(&what, |seg| find(seg).is_some(), astray)? {
+            return Ok(Found::Astray(seen));
+        }
         let Some(k) = find(&self.seg) else { unreachable!("the stamp was found") };
         self.tally(kind).seen[world] = k;
-        (from, k)
+        Ok(Found::Here(from, k))
     }
 
     /// Our read of slot `k` of local rank `from`'s `kind` mailbox is done.
     fn count_read(&self, kind: Boxes, from: usize, k: usize) {
         self.seg.mailbox(kind, from, k).acks.fetch_add(1, Ordering::SeqCst);
         self.seg.ring_bell_after_rmw(from);
+    }
+}
+
+/// A publication's length, and its stream's size and end (a short one is
+/// a whole stream).
+fn seen(kind: Boxes, m: &crate::transport::shm::Slot) -> Seen {
+    let len = m.len.load(Ordering::Relaxed) as usize;
+    match kind {
+        Boxes::Short => Seen { len, stream: len, last: true, astray: false },
+        Boxes::Long => {
+            let about = m.stream.load(Ordering::Relaxed);
+            Seen { len, stream: (about & !LAST) as usize, last: about & LAST != 0, astray: false }
+        }
     }
 }

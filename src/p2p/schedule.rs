@@ -50,8 +50,9 @@ pub struct Schedule {
     ctx: u32,
     tag: i32,
     group: Group,
-    /// Transfers of the step under way, and for each receive its source.
-    active: Vec<(ReqId, Option<usize>)>,
+    /// Transfers of the step under way, and for each receive its source
+    /// and length.
+    active: Vec<(ReqId, Option<(usize, usize)>)>,
     /// The first failure; the remaining steps still run so that no peer
     /// is left waiting.
     error: Option<MpiError>,
@@ -178,7 +179,8 @@ impl Engine {
             if s.done || !s.active.iter().all(|&(r, _)| self.peek_done(r)) {
                 return;
             }
-            for (r, from) in std::mem::take(&mut s.active) {
+            for (r, recv) in std::mem::take(&mut s.active) {
+                let from = recv.map(|(f, _)| f);
                 let st = self.finish(r);
                 if st.error != 0 && st.error != crate::error::ErrorClass::Truncate.code() {
                     // a message that could not be copied: said on stderr
@@ -192,6 +194,16 @@ impl Engine {
                         format!(
                             "world rank {from} sent {} bytes where {} were expected (send and receive type signatures differ)",
                             st.sent_bytes, st.bytes
+                        ),
+                    ));
+                }
+                // the members of a collective move equal amounts pairwise
+                if let Some((from, len)) = recv.filter(|&(_, len)| st.error == 0 && st.sent_bytes < len) {
+                    s.fail(MpiError::new(
+                        crate::error::ErrorClass::Count,
+                        format!(
+                            "world rank {from} sent {} bytes where {len} were expected (the ranks' counts and datatypes differ in size)",
+                            st.sent_bytes
                         ),
                     ));
                 }
@@ -245,7 +257,7 @@ impl Engine {
                                     s.group.clone(),
                                     0,
                                 );
-                                s.active.push((r, Some(peer)));
+                                s.active.push((r, Some((peer, len))));
                             }
                         }
                     }

@@ -25,6 +25,9 @@ struct SegHeader {
     nranks: u64,
     nslots: u64,
     payload: u64,
+    /// The operation (stamp) in which a rank found the members of a
+    /// collective out of step (`p2p::mailbox`), or 0.
+    spoilt: AtomicU64,
 }
 
 /// Per-rank line: a futex word peers bump to wake a sleeping rank.
@@ -108,8 +111,14 @@ pub struct Mailbox {
     inline: [std::cell::UnsafeCell<u8>; MAILBOX_INLINE],
     /// Reads done, all publications together.
     pub acks: AtomicU64,
-    _line2: [u64; 7],
+    /// In the long mailbox: the bytes of the whole stream this piece
+    /// belongs to, and `LAST` on its last piece (see `p2p::mailbox`).
+    pub stream: AtomicU64,
+    _line2: [u64; 6],
 }
+
+/// `Mailbox::stream`'s mark of a stream's last piece.
+pub const LAST: u64 = 1 << 63;
 
 /// Publications up to this many bytes live beside their stamp.
 pub const MAILBOX_INLINE: usize = 48;
@@ -234,6 +243,23 @@ impl Segment {
         // SAFETY: the mailboxes follow the rings inside the mapping.
         let mailboxes = unsafe { base.add(header + ring * nranks * nranks) };
         Segment { base, bytes, nranks, me, rings, mailboxes }
+    }
+
+    /// The operation in which the mailboxes were given up, or 0
+    /// (`SegHeader::spoilt`).
+    pub fn spoilt(&self) -> u64 {
+        self.header().spoilt.load(Ordering::Acquire)
+    }
+
+    /// Give the mailboxes up in operation `stamp` (the first one given
+    /// stays).
+    pub fn spoil(&self, stamp: u64) {
+        let _ = self.header().spoilt.compare_exchange(0, stamp, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    fn header(&self) -> &SegHeader {
+        // SAFETY: the header starts the mapping, written by `create`.
+        unsafe { &*(self.base as *const SegHeader) }
     }
 
     /// Slot `k` of the mailbox of `rank` of the kind `kind`.
