@@ -260,20 +260,18 @@ fn mailbox_path(
     if !matches!(how, How::Now) || !fits || coll::tuning::check_collectives() {
         return None;
     }
-    if !st.engine.all_local(&handles::comm(st, comm).ok()?.group) {
-        return None;
-    }
     let c = handles::comm_mut(st, comm).ok()?;
     if c.remote.is_some() {
         return None;
     }
-    let stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
-    if !st.engine.mailboxes_usable(stamp) {
+    c.colls = c.colls.wrapping_add(1);
+    let (stamp, group, me) = (shm::stamp(c.ctx_coll, c.colls), c.group.clone(), c.rank);
+    if !st.engine.all_local(&group) || !st.engine.mailboxes_usable(stamp) {
+        // the operation number goes to the point-to-point path
+        let c = handles::comm_mut(st, comm).ok()?;
+        c.colls = c.colls.wrapping_sub(1);
         return None;
     }
-    let c = handles::comm_mut(st, comm).ok()?;
-    c.colls = c.colls.wrapping_add(1);
-    let (group, me) = (c.group.clone(), c.rank);
     Some(run(&mut st.engine, &shm::Members { group: &group, me }, stamp))
 }
 

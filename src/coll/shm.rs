@@ -25,7 +25,7 @@ use crate::datatype::TypeInfo;
 use crate::err;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::op::{self, Op};
-use crate::p2p::mailbox::Boxes;
+use crate::p2p::mailbox::{Boxes, Seen};
 use crate::p2p::Engine;
 use std::ops::Range;
 
@@ -199,7 +199,7 @@ fn bcast_in(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize
             e.give_up_mailboxes(stamp);
         } else if seen.astray {
             // the root's part was longer: it went in pieces
-            drain(e, m.world(root), stamp, buf)?;
+            read_stream(e, m.world(root), stamp, buf)?;
         }
         return check_size(root, seen.stream, len);
     }
@@ -212,37 +212,30 @@ fn bcast_in(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize
     }
     // the root's stream is read to its last piece whatever its size (its
     // pieces wait for that), as much as fits
-    let mut failed = FirstError::default();
-    for p in 0.. {
-        let at = (p * size).min(len);
-        let out = &mut buf[at..(at + size).min(len)];
-        let seen = e.read_following(Boxes::Long, m.world(root), piece(stamp, p), 0, out)?;
-        if p == 0 {
-            failed.keep(check_size(root, seen.stream, len));
-        }
-        if seen.astray {
-            // the root's part was short enough to go whole
-            e.read_following(Boxes::Short, m.world(root), stamp, 0, buf)?;
-        }
-        if seen.last {
-            break;
-        }
+    let seen = read_stream(e, m.world(root), stamp, buf)?;
+    if seen.astray {
+        // the root's part was short enough to go whole
+        e.read_following(Boxes::Short, m.world(root), stamp, 0, buf)?;
     }
-    failed.result()
+    check_size(root, seen.stream, len)
 }
 
 /// Read world rank `from`'s stream of pieces `stamp` to its last into
-/// `out`, as much as fits (its writer waits for every read).
-fn drain(e: &mut Engine, from: usize, stamp: u64, out: &mut [u8]) -> MpiResult<()> {
+/// `out`, as much as fits (its writer waits for every read); what its
+/// first piece said (astray: nothing read).
+fn read_stream(e: &mut Engine, from: usize, stamp: u64, out: &mut [u8]) -> MpiResult<Seen> {
     let (size, len) = (Boxes::Long.bytes(), out.len());
-    for p in 0.. {
+    let mut read = |e: &mut Engine, p: usize| {
         let at = (p * size).min(len);
-        let part = &mut out[at..(at + size).min(len)];
-        if e.read_following(Boxes::Long, from, piece(stamp, p), 0, part)?.last {
-            break;
-        }
+        e.read_following(Boxes::Long, from, piece(stamp, p), 0, &mut out[at..(at + size).min(len)])
+    };
+    let first = read(e, 0)?;
+    let (mut seen, mut p) = (first, 0);
+    while !seen.last && !seen.astray {
+        p += 1;
+        seen = read(e, p)?;
     }
-    Ok(())
+    Ok(first)
 }
 
 /// `acc` = `acc` op `theirs`: the ranks before folded with the next one,
@@ -290,7 +283,7 @@ fn gather_reduce(
                     e.read_mailbox(Boxes::Short, from, stamp, 0, &mut theirs)?
                 };
                 if follow && seen.astray {
-                    drain(e, from, stamp, &mut [])?;
+                    read_stream(e, from, stamp, &mut [])?;
                 }
                 failed.keep(check_size(r, seen.stream, data.len()));
             }

@@ -76,7 +76,11 @@ impl Engine {
     /// Make progress until `done` holds; `what` names it for the SIGUSR2
     /// dump.
     /// Fails once the mailboxes are given up (`give_up_mailboxes`).
+    #[inline]
     fn wait_until(&mut self, what: &dyn Fn() -> String, done: impl Fn(&Segment) -> bool) -> MpiResult<()> {
+        if done(&self.seg) {
+            return Ok(());
+        }
         self.wait_unless(what, done, |_| None::<()>).map(|_| ())
     }
 
@@ -103,12 +107,12 @@ impl Engine {
                 if let Some(a) = astray(&self.seg) {
                     return Ok(Some(a));
                 }
-            }
-            if self.seg.spoilt() != 0 {
-                return err!(
-                    Other,
-                    "a collective through shared memory was abandoned: another rank found its ranks passing counts or datatypes of different sizes (collectives use point-to-point messages from now on)"
-                );
+                if self.seg.spoilt() != 0 {
+                    return err!(
+                        Other,
+                        "a collective through shared memory was abandoned: another rank found its ranks passing counts or datatypes of different sizes (collectives use point-to-point messages from now on)"
+                    );
+                }
             }
             self.idle_unless(&mut backoff, || Some(what()), &done);
         }
@@ -140,6 +144,7 @@ impl Engine {
     }
 
     /// Wait until the readers of slot `k` of our `kind` mailbox are done.
+    #[inline]
     fn wait_read(&mut self, kind: Boxes, k: usize, why: &str) -> MpiResult<()> {
         let (me, reads) = (self.seg.me, self.tally(kind).reads[k]);
         let what = || format!("the readers of {kind:?} mailbox slot {k} ({why}) to finish reading");
@@ -174,6 +179,7 @@ impl Engine {
         self.publish_in(Boxes::Long, stamp, data, Some(about), readers)
     }
 
+    #[inline]
     fn publish_in(
         &mut self,
         kind: Boxes,
@@ -243,6 +249,7 @@ impl Engine {
     /// `read_mailbox` for a reader that follows a writer astray (reads
     /// its stream in the other mailbox to its end, so that the members stay
     /// in step): nothing given up.
+    #[inline]
     pub fn read_following(
         &mut self,
         kind: Boxes,
@@ -291,6 +298,7 @@ impl Engine {
 
     /// Wait for world rank `from`'s publication `stamp` in its `kind`
     /// mailbox: its local index and the slot.
+    #[inline]
     fn await_publication(&mut self, kind: Boxes, from: usize, stamp: u64) -> MpiResult<Found> {
         // publications fill the slots in turn: look after the last one first
         let next = (self.tally(kind).seen[from] + 1) % kind.slots();
