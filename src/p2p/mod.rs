@@ -85,7 +85,7 @@ pub struct Engine {
     mailboxes: [mailbox::Tally; 2],
     /// When a waiting rank last checked that its peers on this host live.
     last_roll_call: std::cell::Cell<std::time::Instant>,
-    /// Early data (`FLAG_EARLY`) by (source, sender request): where it
+    /// Early data (`FrameKind::Early`) by (source, sender request): where it
     /// goes once the RTS matched a receive, or what came before that.
     early_to: std::collections::HashMap<(usize, u64), ReqId>,
     early_stash: std::collections::HashMap<(usize, u64), Vec<u8>>,
@@ -219,9 +219,8 @@ impl Engine {
             // the data flows while the receiver's answer is on its way.
             let early = len.min(self.tcp_eager_limit);
             let h = FrameHeader {
-                kind: FrameKind::Data as u32,
+                kind: FrameKind::Early as u32,
                 src: self.rank as u32,
-                flags: protocol::FLAG_EARLY,
                 a: id as u64,
                 frag_len: early as u32,
                 ..Default::default()

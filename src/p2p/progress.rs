@@ -3,7 +3,7 @@
 //! flush frames that waited for room, push rendezvous data.
 
 use super::matching::{Body, Envelope, Unexpected};
-use super::protocol::{FLAG_EARLY, FLAG_READY, FLAG_SIG, FLAG_SYNC};
+use super::protocol::{FLAG_READY, FLAG_SIG, FLAG_SYNC};
 use super::request::{RecvState, Request, SendState};
 use super::wire::Route;
 use super::{finish_recv, Engine};
@@ -112,7 +112,7 @@ impl Engine {
                     self.pushing.push(h.a as u32);
                 }
             }
-            Some(FrameKind::Data) if h.flags & FLAG_EARLY != 0 => {
+            Some(FrameKind::Early) => {
                 // the first part of a long message, sent with its RTS
                 let key = (h.src as usize, h.a);
                 match self.early_to.get(&key) {

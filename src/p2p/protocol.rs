@@ -43,9 +43,6 @@ pub const FLAG_SYNC: u32 = 1;
 pub const FLAG_READY: u32 = 2;
 /// The frame carries the sender's type signature (OXMPI_CHECK_TYPES=1).
 pub const FLAG_SIG: u32 = 4;
-/// A `Data` frame sent right behind its RTS, before the receiver matched:
-/// `a` is the sender's request (the receiver's is not known yet).
-pub const FLAG_EARLY: u32 = 8;
 
 pub fn flags(mode: Mode) -> u32 {
     match mode {

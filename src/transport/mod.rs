@@ -16,7 +16,8 @@ pub enum FrameKind {
     /// The receiver matched an RTS and cannot read the sender's memory:
     /// the sender must push the data in `Data` frames.
     Cts = 3,
-    /// A piece of a long message pushed by its sender.
+    /// A piece of a long message pushed by its sender, for receive
+    /// request `a`.
     Data = 4,
     /// The receiver has the whole long message: the send is complete.
     Fin = 5,
@@ -36,6 +37,9 @@ pub enum FrameKind {
     /// The sender is finalizing: its TCP connection closes next (taken by
     /// the TCP transport itself).
     Bye = 12,
+    /// Over TCP, the first part of a long message, sent right behind its
+    /// RTS before the receiver matched: `a` is the sender's request.
+    Early = 13,
 }
 
 impl FrameKind {
@@ -53,6 +57,7 @@ impl FrameKind {
             10 => FrameKind::Put,
             11 => FrameKind::PutDone,
             12 => FrameKind::Bye,
+            13 => FrameKind::Early,
             _ => return None,
         })
     }

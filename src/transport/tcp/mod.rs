@@ -189,10 +189,9 @@ impl Conn {
         // SAFETY: as in `frame`.
         let h = unsafe { std::ptr::read_unaligned(have.as_ptr() as *const FrameHeader) };
         let (off, n) = (h.b as usize, h.frag_len as usize);
-        // An early frame's `a` is the sender's request, not a receive:
-        // taken for one, it would land in whatever receive has that number.
-        let early = h.flags & crate::p2p::protocol::FLAG_EARLY != 0;
-        if h.kind != FrameKind::Data as u32 || early || have.len() >= HEADER_BYTES + n {
+        // only `Data` names a receive (an `Early` frame's `a` is the
+        // sender's request)
+        if h.kind != FrameKind::Data as u32 || have.len() >= HEADER_BYTES + n {
             return None;
         }
         let &(base, cap) = landings.get(&(self.peer?, h.a))?;
@@ -819,21 +818,15 @@ mod tests {
         let mut buf = vec![0u8; LEN];
         // SAFETY: `buf` outlives every use of `b` below.
         unsafe { b.expect(0, 5, buf.as_mut_ptr(), LEN) };
-        let data = |flags| FrameHeader {
-            kind: FrameKind::Data as u32,
-            flags,
-            a: 5,
-            frag_len: LEN as u32,
-            ..Default::default()
-        };
+        let data =
+            |kind: FrameKind| FrameHeader { kind: kind as u32, a: 5, frag_len: LEN as u32, ..Default::default() };
         // sender request 5 sends its first part early: not receive 5's
-        let early = crate::p2p::protocol::FLAG_EARLY;
-        assert!(a.push(1, &data(early), LEN, |p| p.fill(0xee)).unwrap());
+        assert!(a.push(1, &data(FrameKind::Early), LEN, |p| p.fill(0xee)).unwrap());
         let (h, p) = next(&mut a, &mut b, 0);
         assert_eq!((h.flags & FLAG_LANDED, p.len()), (0, LEN));
         assert!(p.iter().all(|&x| x == 0xee));
         assert!(buf.iter().all(|&x| x == 0), "early data landed in receive 5");
-        assert!(a.push(1, &data(0), LEN, |p| p.fill(0x5a)).unwrap());
+        assert!(a.push(1, &data(FrameKind::Data), LEN, |p| p.fill(0x5a)).unwrap());
         let (h, p) = next(&mut a, &mut b, 0);
         assert_eq!((h.flags & FLAG_LANDED, p.len()), (FLAG_LANDED, 0));
         assert!(buf.iter().all(|&x| x == 0x5a));
