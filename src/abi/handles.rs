@@ -26,6 +26,7 @@ pub const ERRHANDLER_NULL: i32 = 0x14000000;
 const COMM_DIRECT: u32 = 0x8400_0000;
 
 /// The table index of a communicator handle.
+#[inline]
 fn comm_index(h: i32) -> MpiResult<usize> {
     match h {
         COMM_WORLD => Ok(0),
@@ -44,6 +45,7 @@ pub fn comm_handle(index: usize) -> i32 {
     }
 }
 
+#[inline]
 pub fn comm(st: &State, h: i32) -> MpiResult<&Comm> {
     match st.comms.get(comm_index(h)?) {
         Some(Some(c)) => Ok(c),
@@ -212,6 +214,7 @@ struct Builtins {
     pairs: Vec<TypeInfo>,
 }
 
+#[inline]
 fn builtins() -> &'static Builtins {
     static B: OnceLock<Builtins> = OnceLock::new();
     B.get_or_init(|| {
@@ -318,6 +321,7 @@ const DERIVED_KIND: u32 = 0x8c00_0000;
 static DERIVED: RwLock<Vec<Option<Arc<TypeInfo>>>> = RwLock::new(Vec::new());
 
 /// The type behind a datatype handle.
+#[inline]
 pub fn datatype(h: i32) -> MpiResult<TypeRef> {
     let b = builtins();
     let idx = (h & 0x00ff_ffff) as usize;
@@ -342,6 +346,7 @@ pub fn datatype(h: i32) -> MpiResult<TypeRef> {
 }
 
 /// A committed (or, for communication, any) datatype check.
+#[inline]
 pub fn committed(h: i32) -> MpiResult<TypeRef> {
     let t = datatype(h)?;
     if !t.committed {

@@ -6,6 +6,7 @@ use super::env::TAG_UB;
 use super::handles::{self, request_handle};
 use super::request::{finish_one, CStatus};
 use super::{mpi_fn, out, with_state};
+use crate::comm::Comm;
 use crate::datatype::TypeRef;
 use crate::err;
 use crate::error::MpiResult;
@@ -26,6 +27,7 @@ pub struct Checked {
 }
 
 /// Checks shared by every send and receive.
+#[inline]
 pub fn check_buffer(buf: *const c_void, count: i64, datatype: c_int) -> MpiResult<Checked> {
     if count < 0 {
         return err!(Count, "count {count} is negative");
@@ -46,8 +48,8 @@ pub enum Peer {
     Rank(usize),
 }
 
-pub fn check_peer(st: &State, comm: c_int, rank: c_int, receiving: bool) -> MpiResult<Peer> {
-    let c = handles::comm(st, comm)?;
+#[inline]
+pub fn check_peer(c: &Comm, rank: c_int, receiving: bool) -> MpiResult<Peer> {
     match rank {
         PROC_NULL => return Ok(Peer::Null),
         ANY_SOURCE if receiving => return Ok(Peer::Any),
@@ -67,6 +69,7 @@ pub fn check_peer(st: &State, comm: c_int, rank: c_int, receiving: bool) -> MpiR
     Ok(Peer::Rank(c.peers().world_rank(rank as usize)))
 }
 
+#[inline]
 pub fn check_tag(tag: c_int, receiving: bool) -> MpiResult<Option<i32>> {
     if receiving && tag == ANY_TAG {
         return Ok(None);
@@ -90,12 +93,13 @@ fn send_template(
     mode: Mode,
 ) -> MpiResult<Template> {
     let b = check_buffer(buf, count, datatype)?;
-    let dst = match check_peer(st, comm, dest, false)? {
+    let c = handles::comm(st, comm)?;
+    let dst = match check_peer(c, dest, false)? {
         Peer::Rank(w) => Some(w),
         _ => None,
     };
     let tag = check_tag(tag, false)?.unwrap_or(0);
-    let ctx = handles::comm(st, comm)?.ctx_p2p;
+    let ctx = c.ctx_p2p;
     Ok(Template::Send { buf: buf as usize, count: b.count, ty: b.ty, dst, tag, ctx, mode, label: datatype as u32 })
 }
 
@@ -113,9 +117,9 @@ fn recv_template(
     if b.ty.contents.is_some() && crate::datatype::pack::overlaps(&b.ty, b.count) {
         return err!(Type, "the receive datatype's blocks overlap: a receive buffer must not hold the same byte twice (MPI 4.0 §5.1.11)");
     }
-    let peer = check_peer(st, comm, source, true)?;
-    let tag = check_tag(tag, true)?;
     let c = handles::comm(st, comm)?;
+    let peer = check_peer(c, source, true)?;
+    let tag = check_tag(tag, true)?;
     let src = if let Peer::Rank(w) = peer { Some(w) } else { None };
     Ok(Template::Recv {
         buf: buf as usize,
@@ -207,10 +211,11 @@ unsafe fn nonblocking(request: *mut c_int, make: impl FnOnce(&State) -> MpiResul
 /// The error a completed operation carries, if any.
 pub fn status_error(s: &Status) -> MpiResult<()> {
     use crate::error::ErrorClass;
-    if s.error != 0 {
-        if let Some(e) = crate::p2p::schedule::failure(s.failure) {
-            return Err(e);
-        }
+    if s.error == 0 {
+        return Ok(());
+    }
+    if let Some(e) = crate::p2p::schedule::failure(s.failure) {
+        return Err(e);
     }
     if s.error == ErrorClass::Truncate.code() {
         return err!(
@@ -512,9 +517,9 @@ mpi_fn! {
 
 /// The matching criteria of a probe, checked. None for MPI_PROC_NULL.
 fn probe_want(st: &State, source: c_int, tag: c_int, comm: c_int) -> MpiResult<Option<(Want, crate::comm::Group)>> {
-    let peer = check_peer(st, comm, source, true)?;
-    let tag = check_tag(tag, true)?;
     let c = handles::comm(st, comm)?;
+    let peer = check_peer(c, source, true)?;
+    let tag = check_tag(tag, true)?;
     Ok(match peer {
         Peer::Null => None,
         Peer::Any => Some((Want { ctx: c.ctx_p2p, src: None, tag }, c.peers().clone())),

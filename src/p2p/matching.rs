@@ -57,7 +57,9 @@ impl Queues {
     /// An arrival: the first posted receive that matches, removed.
     pub fn take_posted(&mut self, e: &Envelope) -> Option<ReqId> {
         let i = self.posted.iter().position(|(w, _)| w.matches(e))?;
-        self.posted.remove(i).map(|(_, id)| id)
+        // mostly the oldest: popped without the general removal's shifting
+        let taken = if i == 0 { self.posted.pop_front() } else { self.posted.remove(i) };
+        taken.map(|(_, id)| id)
     }
 
     /// Whether a posted receive matches an arrival.
@@ -68,7 +70,7 @@ impl Queues {
     /// A new receive: the first unexpected message that matches, removed.
     pub fn take_unexpected(&mut self, w: &Want) -> Option<Unexpected> {
         let i = self.unexpected.iter().position(|u| w.matches(&u.env))?;
-        let u = self.unexpected.remove(i)?;
+        let u = if i == 0 { self.unexpected.pop_front() } else { self.unexpected.remove(i) }?;
         if let Body::Eager { data, .. } = &u.body {
             self.unexpected_bytes -= data.len();
         }

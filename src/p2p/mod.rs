@@ -415,20 +415,24 @@ impl Engine {
         if id == SENT {
             return sent_status();
         }
-        match self.requests.remove(id) {
-            Some(Request::Send(s)) => {
-                if let Some(block) = s.bsend_block {
-                    self.bsend.release(block);
-                }
-                s.status
-            }
-            Some(r) => r.status(),
-            None => empty_status(),
+        // read in place and dropped there: a request is too big to move
+        let (status, block) = match self.requests.get(id) {
+            Some(Request::Send(s)) => (s.status, s.bsend_block),
+            Some(r) => (r.status(), None),
+            None => return empty_status(),
+        };
+        self.requests.discard(id);
+        if let Some(block) = block {
+            self.bsend.release(block);
         }
+        status
     }
 
     /// Block until `id` completes; free it and return its status.
     pub fn wait(&mut self, id: ReqId) -> Status {
+        if id == SENT {
+            return sent_status();
+        }
         let mut backoff = Backoff::new();
         loop {
             if let Some(s) = self.test(id) {

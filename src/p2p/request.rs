@@ -217,6 +217,14 @@ impl Slab {
         r
     }
 
+    /// Remove a request, dropping it in place.
+    pub fn discard(&mut self, id: ReqId) {
+        if let Some(slot @ Some(_)) = self.items.get_mut(id as usize) {
+            *slot = None;
+            self.free.push(id);
+        }
+    }
+
     pub fn live(&self) -> impl Iterator<Item = (ReqId, &Request)> {
         self.items.iter().enumerate().filter_map(|(i, r)| r.as_ref().map(|r| (i as ReqId, r)))
     }
