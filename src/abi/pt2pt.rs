@@ -142,6 +142,24 @@ pub unsafe fn start(st: &mut State, t: Template) -> MpiResult<ReqId> {
     st.engine.start_template(t)
 }
 
+/// Receive what a receive template describes, blocking.
+///
+/// # Safety
+/// The template's buffer must be valid for the call.
+unsafe fn recv_now(st: &mut State, t: Template) -> MpiResult<Status> {
+    match t {
+        Template::Recv { buf, count, ty, src, tag, ctx, group, proc_null: false, label } => {
+            // SAFETY: per the caller's contract.
+            Ok(unsafe { st.engine.recv(buf as *mut u8, count, ty, src, tag, ctx, group, label) })
+        }
+        t => {
+            // SAFETY: as above; we wait for the request.
+            let id = unsafe { start(st, t)? };
+            Ok(st.engine.wait(id))
+        }
+    }
+}
+
 /// Blocking send in `mode`.
 ///
 /// # Safety
@@ -314,9 +332,8 @@ unsafe fn recv_blocking(
 ) -> MpiResult<()> {
     let s = with_state(|st| {
         let t = recv_template(st, buf, count, dt, source, tag, comm)?;
-        // SAFETY: we wait for the request before returning.
-        let id = unsafe { start(st, t)? };
-        Ok(st.engine.wait(id))
+        // SAFETY: the buffer is valid for the call.
+        unsafe { recv_now(st, t) }
     })?;
     // SAFETY: per the caller's contract.
     unsafe { finish_one(status, &s) }
@@ -386,12 +403,11 @@ unsafe fn sendrecv(
         let r = recv_template(st, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
         let w = send_template(st, sendbuf, sendcount, sendtype, dest, sendtag, comm, Mode::Standard)?;
         // SAFETY: both buffers are valid for the call; we wait for both.
-        let r = unsafe { start(st, r)? };
-        // SAFETY: as above.
         let w = unsafe { start(st, w)? };
-        let mut got = [Status::default(); 2];
-        st.engine.wait_all(&[r, w], &mut got);
-        Ok(got[0])
+        // SAFETY: as above.
+        let got = unsafe { recv_now(st, r)? };
+        st.engine.wait(w);
+        Ok(got)
     })?;
     // SAFETY: per the caller's contract.
     unsafe { finish_one(status, &s) }

@@ -89,6 +89,9 @@ pub struct Engine {
     /// goes once the RTS matched a receive, or what came before that.
     early_to: std::collections::HashMap<(usize, u64), ReqId>,
     early_stash: std::collections::HashMap<(usize, u64), Vec<u8>>,
+    /// What a blocking receive taking its message straight from the ring
+    /// (`recv`) waits for: it is in no queue, so the hang dump names it.
+    receiving: Option<Want>,
 }
 
 pub struct Config {
@@ -148,6 +151,7 @@ impl Engine {
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
             early_to: Default::default(),
             early_stash: Default::default(),
+            receiving: None,
         }
     }
 
@@ -345,6 +349,68 @@ impl Engine {
         id
     }
 
+    /// A blocking receive (arguments as `irecv`). While no receive posted
+    /// before could take it and no unexpected message matches, an eager
+    /// message from a peer on this host goes from its slot straight into
+    /// the buffer: no request, no queue. Anything else at the head of the
+    /// sender's ring (a long message, a synchronous one, another tag, a
+    /// control frame) sends the receive the general way, `irecv` + `wait`.
+    ///
+    /// # Safety
+    /// As `irecv`.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn recv(
+        &mut self,
+        buf: *mut u8,
+        count: usize,
+        ty: TypeRef,
+        src: Option<usize>,
+        tag: Option<i32>,
+        ctx: u32,
+        group: Group,
+        label: u32,
+    ) -> Status {
+        if let Some((s, Route::Shm(l))) = src.map(|s| (s, self.route[s])) {
+            let want = Want { ctx, src, tag };
+            let mut backoff = Backoff::new();
+            self.receiving = Some(want);
+            while self.queues.peek_unexpected(&want).is_none() {
+                let ring = self.seg.ring(l, self.seg.me);
+                if let Some((h, data)) = ring.peek() {
+                    let env = Envelope { ctx: h.ctx, src: h.src as usize, tag: h.tag, check: None };
+                    if h.kind != FrameKind::Eager as u32 || h.flags != 0 || !want.matches(&env) {
+                        break;
+                    }
+                    if self.queues.is_posted(&env) {
+                        break;
+                    }
+                    let mut r = RecvReq {
+                        buf: buf as usize,
+                        count,
+                        ty,
+                        label,
+                        ctx,
+                        group,
+                        state: RecvState::Posted,
+                        status: Status::default(),
+                    };
+                    land_eager(&mut r, &env, data);
+                    ring.pop();
+                    self.seg.took_frames(l);
+                    self.receiving = None;
+                    return r.status;
+                }
+                // the sender's frames wait in its ring for the next look
+                self.progress_but(s);
+                self.idle(&mut backoff);
+            }
+            self.receiving = None;
+        }
+        // SAFETY: per the caller's contract; we wait for the request.
+        let id = unsafe { self.irecv(buf, count, ty, src, tag, ctx, group, label) };
+        self.wait(id)
+    }
+
     /// Hand a matched unexpected message to receive request `id`.
     fn deliver(&mut self, id: ReqId, u: matching::Unexpected) {
         match u.body {
@@ -531,10 +597,11 @@ impl Engine {
     /// One line per pending request and unexpected message (hang diagnosis).
     pub fn describe_queues(&self) -> Vec<String> {
         let mut out = Vec::new();
-        for (w, id) in self.queues.posted() {
+        let direct = self.receiving.iter().map(|w| (w, "(blocking)".to_string()));
+        for (w, id) in direct.chain(self.queues.posted().map(|(w, id)| (w, format!("#{id}")))) {
             let src = w.src.map_or("any".to_string(), |s| s.to_string());
             let tag = w.tag.map_or("any".to_string(), |t| t.to_string());
-            out.push(format!("pending receive #{id}: from world rank {src}, tag {tag}, context {}", w.ctx));
+            out.push(format!("pending receive {id}: from world rank {src}, tag {tag}, context {}", w.ctx));
         }
         for (id, r) in self.requests.live() {
             match r {
@@ -589,15 +656,9 @@ impl Engine {
     }
 
     fn deliver_eager(&mut self, id: ReqId, env: &Envelope, data: &[u8]) {
-        let Some(Request::Recv(r)) = self.requests.get_mut(id) else {
-            return;
-        };
-        let n = data.len().min(r.capacity());
-        // SAFETY: the receive's buffer is writable over `capacity()` bytes
-        // of items (irecv's contract) and n <= capacity.
-        unsafe { pack::unpack(&r.ty, &data[..n], r.buf as *mut u8) };
-        verify_signature(r, env, data.len());
-        finish_recv(r, env, data.len());
+        if let Some(Request::Recv(r)) = self.requests.get_mut(id) {
+            land_eager(r, env, data);
+        }
     }
 
     fn match_rts(&mut self, id: ReqId, env: &Envelope, len: usize, sreq: u64, addr: u64) {
@@ -753,6 +814,16 @@ fn verify_signature(r: &mut RecvReq, env: &Envelope, len: usize) {
         r.status.peer_type = label;
         r.status.own_type = r.label;
     }
+}
+
+/// Put an eager message's bytes in the receive's buffer and complete it.
+fn land_eager(r: &mut RecvReq, env: &Envelope, data: &[u8]) {
+    let n = data.len().min(r.capacity());
+    // SAFETY: the receive's buffer is writable over `capacity()` bytes
+    // of items (irecv's contract) and n <= capacity.
+    unsafe { pack::unpack(&r.ty, &data[..n], r.buf as *mut u8) };
+    verify_signature(r, env, data.len());
+    finish_recv(r, env, data.len());
 }
 
 /// Fill in the status of a receive that got a message of `len` bytes.

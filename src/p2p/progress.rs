@@ -14,6 +14,12 @@ use crate::transport::{FrameHeader, FrameKind};
 impl Engine {
     /// Make all the progress possible without blocking.
     pub fn progress(&mut self) {
+        self.progress_but(usize::MAX);
+    }
+
+    /// As `progress`, leaving the frames from `skip` in its ring (a
+    /// blocking receive takes them from there).
+    pub(super) fn progress_but(&mut self, skip: usize) {
         if self.tcp.is_some() {
             self.poll_tcp();
         }
@@ -21,7 +27,9 @@ impl Engine {
             self.flush_outboxes();
         }
         for src in 0..self.size {
-            self.drain(src);
+            if src != skip {
+                self.drain(src);
+            }
         }
         if !self.pushing.is_empty() {
             self.push_data();
@@ -67,10 +75,15 @@ impl Engine {
             took = true;
         }
         if took {
-            if let Route::Shm(l) = self.route[src] {
-                // the sender may sleep until its ring to us has room
-                self.seg.took_frames(l);
-            }
+            self.took_from(src);
+        }
+    }
+
+    /// After taking frames from `src`: it may sleep until its ring to us
+    /// has room.
+    pub(super) fn took_from(&self, src: usize) {
+        if let Route::Shm(l) = self.route[src] {
+            self.seg.took_frames(l);
         }
     }
 
