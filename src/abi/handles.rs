@@ -320,16 +320,25 @@ const DERIVED_KIND: u32 = 0x8c00_0000;
 /// index is reused by later types.
 static DERIVED: RwLock<Vec<Option<Arc<TypeInfo>>>> = RwLock::new(Vec::new());
 
+/// A predefined datatype whose handle holds its size and index (most of
+/// them; not the pair types): no lock, no reference count.
+#[inline]
+pub fn predefined(h: i32) -> Option<&'static TypeInfo> {
+    if (h as u32) >> 24 != 0x4c {
+        return None;
+    }
+    builtins().direct[(h & 0xff) as usize]
+        .as_ref()
+        .filter(|t| ((t.size as i32) << 8 | (h & 0xff)) == h & 0xffff || t.basic == Basic::Marker)
+}
+
 /// The type behind a datatype handle.
 #[inline]
 pub fn datatype(h: i32) -> MpiResult<TypeRef> {
     let b = builtins();
     let idx = (h & 0x00ff_ffff) as usize;
     let found = match (h as u32) >> 24 {
-        0x4c => b.direct[(h & 0xff) as usize]
-            .as_ref()
-            .filter(|t| ((t.size as i32) << 8 | (h & 0xff)) == h & 0xffff || t.basic == Basic::Marker)
-            .map(TypeRef::Builtin),
+        0x4c => predefined(h).map(TypeRef::Builtin),
         0x8c if idx < FIRST_DERIVED => b.pairs.get(idx).map(TypeRef::Builtin),
         0x8c => match DERIVED.read().unwrap_or_else(|p| p.into_inner()).get(idx - FIRST_DERIVED) {
             Some(Some(t)) => Some(TypeRef::Derived(t.clone())),

@@ -7,8 +7,8 @@ use super::{mpi_fn, out, with_state};
 use crate::datatype::TypeInfo;
 use crate::err;
 use crate::error::{ErrorClass, MpiError, MpiResult};
-use crate::p2p::empty_status;
 use crate::p2p::request::{ReqId, Status};
+use crate::p2p::{empty_status, sent_status, SENT};
 use crate::runtime::State;
 use std::os::raw::c_int;
 
@@ -130,6 +130,15 @@ mpi_fn! {
     Initialized fn MPI_Wait / PMPI_Wait(request: *mut c_int, status: *mut CStatus) errors(None) {
         if request.is_null() {
             return err!(Arg, "request is a null pointer");
+        }
+        // SAFETY: checked non-null.
+        if unsafe { *request } == handles::request_handle(SENT) {
+            // an eager send, complete since it started: nothing to look up
+            // SAFETY: as above; `status` valid per the standard.
+            unsafe {
+                *request = REQUEST_NULL;
+                return finish_one(status, &sent_status());
+            }
         }
         let s = with_state(|st| {
             // SAFETY: checked non-null.

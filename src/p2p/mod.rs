@@ -791,7 +791,8 @@ const NONCONTIG_EAGER: usize = 4096;
 const SPLIT_MIN: usize = 128 * 1024;
 
 /// The status of a completed send.
-fn sent_status() -> Status {
+/// The status of a completed send.
+pub fn sent_status() -> Status {
     Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() }
 }
 
