@@ -524,13 +524,22 @@ fn local_view(c: &Comm) -> Comm {
 /// context `ctx` with `tag`: how the two leaders of an intercommunicator
 /// talk.
 fn leader_exchange(st: &mut State, ctx: u32, to: usize, tag: i32, data: &[u8]) -> MpiResult<Vec<u8>> {
-    use crate::p2p::{protocol::Mode, SendArgs};
+    use crate::p2p::{protocol::Mode, request::RecvArgs, SendArgs};
     let byte = crate::datatype::byte();
     let group = crate::comm::Group::World(st.world().size());
     let exchange = |st: &mut State, out: &[u8], inp: &mut [u8]| -> MpiResult<()> {
         // SAFETY: both buffers outlive the waits below.
         let r = unsafe {
-            st.engine.irecv(inp.as_mut_ptr(), inp.len(), byte.clone(), Some(to), Some(tag), ctx, group.clone(), 0)
+            st.engine.irecv(RecvArgs {
+                buf: inp.as_mut_ptr() as usize,
+                count: inp.len(),
+                ty: byte.clone(),
+                src: Some(to),
+                tag: Some(tag),
+                ctx,
+                group: group.clone(),
+                label: 0,
+            })
         };
         let a = SendArgs {
             buf: out.as_ptr(),

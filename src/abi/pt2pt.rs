@@ -12,7 +12,7 @@ use crate::err;
 use crate::error::MpiResult;
 use crate::p2p::matching::Want;
 use crate::p2p::protocol::Mode;
-use crate::p2p::request::{ReqId, Status, Template};
+use crate::p2p::request::{RecvArgs, ReqId, Status, Template};
 use crate::p2p::{ANY_SOURCE, ANY_TAG, PROC_NULL};
 use crate::runtime::State;
 use std::os::raw::{c_int, c_void};
@@ -127,7 +127,10 @@ fn recv_template(
     let peer = check_peer(c, source, true)?;
     let tag = check_tag(tag, true)?;
     let src = if let Peer::Rank(w) = peer { Some(w) } else { None };
-    Ok(Template::Recv {
+    if peer == Peer::Null {
+        return Ok(Template::NullRecv);
+    }
+    Ok(Template::Recv(RecvArgs {
         buf: buf as usize,
         count: b.count,
         ty: b.ty,
@@ -135,9 +138,8 @@ fn recv_template(
         tag,
         ctx: c.ctx_p2p,
         group: c.peers().clone(),
-        proc_null: peer == Peer::Null,
         label: datatype as u32,
-    })
+    }))
 }
 
 /// Start what a template describes.
@@ -154,9 +156,9 @@ pub unsafe fn start(st: &mut State, t: Template) -> MpiResult<ReqId> {
 /// The template's buffer must be valid for the call.
 unsafe fn recv_now(st: &mut State, t: Template) -> MpiResult<Status> {
     match t {
-        Template::Recv { buf, count, ty, src, tag, ctx, group, proc_null: false, label } => {
+        Template::Recv(a) => {
             // SAFETY: per the caller's contract.
-            Ok(unsafe { st.engine.recv(buf as *mut u8, count, ty, src, tag, ctx, group, label) })
+            Ok(unsafe { st.engine.recv(a) })
         }
         t => {
             // SAFETY: as above; we wait for the request.

@@ -11,7 +11,6 @@ pub mod request;
 pub mod schedule;
 mod wire;
 
-use crate::comm::Group;
 use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
@@ -22,7 +21,7 @@ use crate::transport::{FrameHeader, FrameKind};
 pub use bsend::BSEND_OVERHEAD;
 use matching::{Body, Envelope, Queues, Want};
 use protocol::{Mode, Protocol};
-use request::{RecvReq, RecvState, ReqId, Request, SendReq, SendState, Slab, Status};
+use request::{RecvArgs, RecvReq, RecvState, ReqId, Request, SendReq, SendState, Slab, Status};
 use std::collections::VecDeque;
 pub use wire::Route;
 
@@ -313,35 +312,14 @@ impl Engine {
         self.outbox_frames += 1;
     }
 
-    /// Post a receive of up to `count` items of `ty` into `buf`.
-    /// `src`: world rank, None for any; PROC_NULL is the caller's concern.
+    /// Post a receive (MPI_PROC_NULL is the caller's concern).
     ///
     /// # Safety
-    /// `buf` must stay writable over the items until the request completes.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn irecv(
-        &mut self,
-        buf: *mut u8,
-        count: usize,
-        ty: TypeRef,
-        src: Option<usize>,
-        tag: Option<i32>,
-        ctx: u32,
-        group: Group,
-        label: u32,
-    ) -> ReqId {
-        let want = Want { ctx, src, tag };
-        let req = RecvReq {
-            buf: buf as usize,
-            count,
-            ty,
-            label,
-            ctx,
-            group,
-            state: RecvState::Posted,
-            status: Status::default(),
-        };
-        let id = self.requests.insert(Request::Recv(req));
+    /// `a.buf` must stay writable over the items until the request
+    /// completes.
+    pub unsafe fn irecv(&mut self, a: RecvArgs) -> ReqId {
+        let want = a.want();
+        let id = self.requests.insert(Request::Recv(a.into_request()));
         match self.queues.take_unexpected(&want) {
             Some(u) => self.deliver(id, u),
             None => self.queues.post(want, id),
@@ -349,29 +327,18 @@ impl Engine {
         id
     }
 
-    /// A blocking receive (arguments as `irecv`). While no receive posted
-    /// before could take it and no unexpected message matches, an eager
-    /// message from a peer on this host goes from its slot straight into
-    /// the buffer: no request, no queue. Anything else at the head of the
-    /// sender's ring (a long message, a synchronous one, another tag, a
-    /// control frame) sends the receive the general way, `irecv` + `wait`.
+    /// A blocking receive. While no receive posted before could take it
+    /// and no unexpected message matches, an eager message from a peer on
+    /// this host goes from its slot straight into the buffer: no request,
+    /// no queue. Anything else at the head of the sender's ring (a long
+    /// message, a synchronous one, another tag, a control frame) sends the
+    /// receive the general way, `irecv` + `wait`.
     ///
     /// # Safety
-    /// As `irecv`.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn recv(
-        &mut self,
-        buf: *mut u8,
-        count: usize,
-        ty: TypeRef,
-        src: Option<usize>,
-        tag: Option<i32>,
-        ctx: u32,
-        group: Group,
-        label: u32,
-    ) -> Status {
-        if let Some((s, Route::Shm(l))) = src.map(|s| (s, self.route[s])) {
-            let want = Want { ctx, src, tag };
+    /// `a.buf` must be writable over the items.
+    pub unsafe fn recv(&mut self, a: RecvArgs) -> Status {
+        if let Some((s, Route::Shm(l))) = a.src.map(|s| (s, self.route[s])) {
+            let want = a.want();
             let mut backoff = Backoff::new();
             self.receiving = Some(want);
             while self.queues.peek_unexpected(&want).is_none() {
@@ -384,16 +351,7 @@ impl Engine {
                     if self.queues.is_posted(&env) {
                         break;
                     }
-                    let mut r = RecvReq {
-                        buf: buf as usize,
-                        count,
-                        ty,
-                        label,
-                        ctx,
-                        group,
-                        state: RecvState::Posted,
-                        status: Status::default(),
-                    };
+                    let mut r = a.into_request();
                     land_eager(&mut r, &env, data);
                     ring.pop();
                     self.seg.took_frames(l);
@@ -407,7 +365,7 @@ impl Engine {
             self.receiving = None;
         }
         // SAFETY: per the caller's contract; we wait for the request.
-        let id = unsafe { self.irecv(buf, count, ty, src, tag, ctx, group, label) };
+        let id = unsafe { self.irecv(a) };
         self.wait(id)
     }
 
@@ -790,7 +748,6 @@ const NONCONTIG_EAGER: usize = 4096;
 /// Long messages from this size on are copied by both sides at once.
 const SPLIT_MIN: usize = 128 * 1024;
 
-/// The status of a completed send.
 /// The status of a completed send.
 pub fn sent_status() -> Status {
     Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() }

@@ -188,12 +188,10 @@ impl Engine {
                     self.isend(SendArgs { buf: buf as *const u8, count, ty, dst, tag, ctx, mode, label, sig: None })?
                 }
             }
-            Template::Recv { proc_null: true, .. } => {
-                self.null_request(Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() })
-            }
-            Template::Recv { buf, count, ty, src, tag, ctx, group, label, .. } => {
+            Template::NullRecv => self.null_request(Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() }),
+            Template::Recv(a) => {
                 // SAFETY: as above.
-                unsafe { self.irecv(buf as *mut u8, count, ty, src, tag, ctx, group, label) }
+                unsafe { self.irecv(a) }
             }
             Template::Coll(start) => {
                 let s = (start.lock().unwrap_or_else(|p| p.into_inner()))()?;

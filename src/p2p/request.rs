@@ -1,7 +1,7 @@
 //! Requests: what an operation in flight remembers, kept in a slab so a
 //! request id is a small index.
 
-use super::matching::Unexpected;
+use super::matching::{Unexpected, Want};
 use super::protocol::Mode;
 use crate::comm::Group;
 use crate::datatype::TypeRef;
@@ -104,6 +104,42 @@ impl RecvReq {
     }
 }
 
+/// A receive to post: up to `count` items of `ty` into `buf`, from world
+/// rank `src` (None: any) with tag `tag` (None: any) in context `ctx`.
+#[derive(Clone)]
+pub struct RecvArgs {
+    pub buf: usize,
+    pub count: usize,
+    pub ty: TypeRef,
+    pub src: Option<usize>,
+    pub tag: Option<i32>,
+    pub ctx: u32,
+    /// The communicator's peers: statuses name the source's rank in it.
+    pub group: Group,
+    /// Opaque label of the datatype, for type-mismatch reports.
+    pub label: u32,
+}
+
+impl RecvArgs {
+    pub fn want(&self) -> Want {
+        Want { ctx: self.ctx, src: self.src, tag: self.tag }
+    }
+
+    /// The request of this receive, not yet matched.
+    pub fn into_request(self) -> RecvReq {
+        RecvReq {
+            buf: self.buf,
+            count: self.count,
+            ty: self.ty,
+            label: self.label,
+            ctx: self.ctx,
+            group: self.group,
+            state: RecvState::Posted,
+            status: Status::default(),
+        }
+    }
+}
+
 /// What a persistent request starts each time (MPI_Send_init, ...).
 #[derive(Clone)]
 pub enum Template {
@@ -117,18 +153,9 @@ pub enum Template {
         mode: Mode,
         label: u32,
     },
-    /// `src` None is any source; `proc_null` receives from MPI_PROC_NULL.
-    Recv {
-        buf: usize,
-        count: usize,
-        ty: TypeRef,
-        src: Option<usize>,
-        tag: Option<i32>,
-        ctx: u32,
-        group: Group,
-        proc_null: bool,
-        label: u32,
-    },
+    Recv(RecvArgs),
+    /// A receive from MPI_PROC_NULL.
+    NullRecv,
     /// A persistent collective: each start builds its schedule afresh
     /// (packing the send buffers as they are then).
     Coll(Starter),

@@ -6,7 +6,7 @@
 //! nonblocking one leaves it to progress behind a request.
 
 use super::protocol::Mode;
-use super::request::{ReqId, Request, Status};
+use super::request::{RecvArgs, ReqId, Request, Status};
 use super::{Engine, SendArgs};
 use crate::comm::Group;
 use crate::error::{MpiError, MpiResult};
@@ -247,16 +247,16 @@ impl Engine {
                                     Err(e) => s.fail(e),
                                 }
                             } else {
-                                let r = self.irecv(
-                                    addr as *mut u8,
-                                    len,
-                                    byte,
-                                    Some(peer),
-                                    Some(s.tag),
-                                    s.ctx,
-                                    s.group.clone(),
-                                    0,
-                                );
+                                let r = self.irecv(RecvArgs {
+                                    buf: addr,
+                                    count: len,
+                                    ty: byte,
+                                    src: Some(peer),
+                                    tag: Some(s.tag),
+                                    ctx: s.ctx,
+                                    group: s.group.clone(),
+                                    label: 0,
+                                });
                                 s.active.push((r, Some((peer, len))));
                             }
                         }
