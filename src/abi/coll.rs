@@ -210,7 +210,7 @@ pub(super) fn launch(
     }
     let c = handles::comm_mut(st, comm)?;
     c.colls = c.colls.wrapping_add(1);
-    let tag = coll::TAG_USER + (c.colls % coll::TAG_SPAN) as i32;
+    let (seq, tag) = (c.colls, coll::user_tag(c.colls));
     let (group, rank, ctx, remote) = (c.group.clone(), c.rank, c.ctx_coll, c.remote.clone());
     // on an intercommunicator the root argument differs by design, and
     // so may the parts of the two groups
@@ -230,7 +230,8 @@ pub(super) fn launch(
     };
     let id = match how {
         How::Now => {
-            let (s, _buffers) = plan()?.into_parts(ctx, tag);
+            let (mut s, _buffers) = plan()?.into_parts(ctx, tag);
+            s.named(shm::stamp(ctx, seq));
             return st.engine.run_schedule(s);
         }
         How::Request(_) => st.engine.start_schedule(plan()?.into_schedule(ctx, tag))?,

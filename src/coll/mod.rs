@@ -27,10 +27,9 @@ const TAG_BCAST: i32 = 2;
 const TAG_ALLREDUCE: i32 = 4;
 const TAG_ALLGATHER: i32 = 10;
 
-/// Tags of user-started collectives: `TAG_USER + (number % TAG_SPAN)`
-/// (below them: these helpers and MPI_Comm_idup's agreement).
-pub const TAG_USER: i32 = 1 << 21;
-pub const TAG_SPAN: u32 = 1 << 30;
+/// Tags of user-started collectives (below them: these helpers and
+/// MPI_Comm_idup's agreement).
+pub use crate::p2p::mailbox::{user_tag, TAG_USER};
 
 /// Build a plan on `c` and run it to the end with `tag`.
 fn run(e: &mut Engine, c: &Comm, tag: i32, build: impl FnOnce(&mut Plan)) -> MpiResult<()> {

@@ -12,7 +12,7 @@
 
 use super::Engine;
 use crate::err;
-use crate::error::MpiResult;
+use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::runtime::backoff::Backoff;
 pub use crate::transport::shm::Boxes;
 use crate::transport::shm::{Segment, LAST};
@@ -42,13 +42,25 @@ enum Found {
     Astray(Seen),
 }
 
+/// Tags of user-started collectives going as point-to-point messages:
+/// `TAG_USER + (number % TAG_SPAN)`, with the communicator's collective
+/// number that also names the operation in the mailboxes
+/// (`coll::shm::stamp`).
+pub const TAG_USER: i32 = 1 << 21;
+const TAG_SPAN: u32 = 1 << 30;
+
+/// The point-to-point tag of a communicator's collective number `seq`.
+pub fn user_tag(seq: u32) -> i32 {
+    TAG_USER + (seq % TAG_SPAN) as i32
+}
+
 /// The bits of a stamp naming the operation (a long publication's piece
 /// number above them aside).
 const OPERATION: u64 = (1 << 48) - 1;
 
 /// How many idle rounds a reader waits between looks for its writer
 /// having taken the other path.
-const ASTRAY_EVERY: u32 = 64;
+pub(super) const ASTRAY_EVERY: u32 = 64;
 
 /// A rank's bookkeeping of one of its mailboxes.
 pub struct Tally {
@@ -72,6 +84,14 @@ fn context_of(stamp: u64) -> u64 {
     (stamp >> 32) & 0xffff
 }
 
+/// Where a writer awaited in one mailbox went instead.
+enum Elsewhere {
+    /// The same operation in its other mailbox.
+    Mailbox(Seen),
+    /// Point-to-point messages from this world rank.
+    Messages(usize),
+}
+
 impl Engine {
     /// Make progress until `done` holds; `what` names it for the SIGUSR2
     /// dump.
@@ -81,7 +101,7 @@ impl Engine {
         if done(&self.seg) {
             return Ok(());
         }
-        self.wait_unless(what, done, |_| None::<()>).map(|_| ())
+        self.wait_unless(what, done, |_: &Engine| None::<()>).map(|_| ())
     }
 
     /// `wait_until`, or until `astray` (looked at now and then) says what
@@ -90,7 +110,7 @@ impl Engine {
         &mut self,
         what: &dyn Fn() -> String,
         done: impl Fn(&Segment) -> bool,
-        astray: impl Fn(&Segment) -> Option<T>,
+        astray: impl Fn(&Engine) -> Option<T>,
     ) -> MpiResult<Option<T>> {
         let mut backoff = Backoff::new();
         let mut round = 0u32;
@@ -104,7 +124,7 @@ impl Engine {
                 return Ok(None);
             }
             if round.is_multiple_of(ASTRAY_EVERY) {
-                if let Some(a) = astray(&self.seg) {
+                if let Some(a) = astray(self) {
                     return Ok(Some(a));
                 }
                 if self.seg.spoilt() != 0 {
@@ -315,23 +335,76 @@ impl Engine {
                 stamp & 0xffff_ffff
             )
         };
-        // the same operation in the writer's other mailbox
+        // the same operation in the writer's other mailbox, or (a member
+        // whose part is larger than the mailboxes take) as messages
         let other = if kind == Boxes::Short { Boxes::Long } else { Boxes::Short };
-        let astray = |seg: &Segment| {
-            (0..other.slots()).map(|k| seg.mailbox(other, from, k)).find_map(|m| {
-                let s = m.stamp.load(Ordering::Acquire);
-                (s != 0 && s & OPERATION == stamp & OPERATION).then(|| {
-                    let there = seen(other, &m);
-                    Seen { astray: true, len: there.stream, ..there }
+        let (ctx, tag) = (context_of(stamp) as u32, user_tag(stamp as u32));
+        let astray = |e: &Engine| {
+            let seg = &e.seg;
+            (0..other.slots())
+                .map(|k| seg.mailbox(other, from, k))
+                .find_map(|m| {
+                    let s = m.stamp.load(Ordering::Acquire);
+                    (s != 0 && s & OPERATION == stamp & OPERATION).then(|| {
+                        let there = seen(other, &m);
+                        Elsewhere::Mailbox(Seen { astray: true, len: there.stream, ..there })
+                    })
                 })
-            })
+                .or_else(|| {
+                    e.queues
+                        .unexpected()
+                        .find(|u| u.env.ctx == ctx && u.env.tag == tag)
+                        .map(|u| Elsewhere::Messages(u.env.src))
+                })
         };
-        if let Some(seen) = self.wait_unless(&what, |seg| find(seg).is_some(), astray)? {
-            return Ok(Found::Astray(seen));
+        match self.wait_unless(&what, |seg| find(seg).is_some(), astray)? {
+            Some(Elsewhere::Mailbox(seen)) => return Ok(Found::Astray(seen)),
+            Some(Elsewhere::Messages(src)) => {
+                self.give_up_mailboxes(stamp);
+                return err!(
+                    Truncate,
+                    "world rank {src} sent its part of this collective as point-to-point messages, which it does when its part is larger than the shared-memory path this rank took: the ranks passed counts or datatypes of different sizes"
+                );
+            }
+            None => {}
         }
         let Some(k) = find(&self.seg) else { unreachable!("the stamp was found") };
         self.tally(kind).seen[world] = k;
         Ok(Found::Here(from, k))
+    }
+
+    /// A blocking collective going as point-to-point messages, whose
+    /// operation the mailboxes would name `stamp`, waits: a member on this
+    /// host that published the same operation in its mailboxes took the
+    /// shared-memory path (its part is smaller) and will never send, and a
+    /// member that gave the mailboxes up in this operation found the
+    /// parts' sizes differing. Some(what to say) then, and the mailboxes
+    /// are given up.
+    pub(super) fn out_of_step(&self, stamp: u64, members: &crate::comm::Group) -> Option<MpiError> {
+        let ours = |s: u64| s & OPERATION == stamp;
+        let spoilt = self.seg.spoilt();
+        if spoilt != 0 {
+            return ours(spoilt).then(|| {
+                MpiError::new(
+                    ErrorClass::Count,
+                    "another rank found the ranks of this collective passing counts or datatypes of different sizes",
+                )
+            });
+        }
+        let member = (0..members.size())
+            .map(|i| members.world_rank(i))
+            .filter(|&r| r != self.rank && self.is_local(r))
+            .find(|&r| {
+                let local = self.local_index(r);
+                [Boxes::Short, Boxes::Long].into_iter().any(|kind| {
+                    (0..kind.slots()).any(|k| ours(self.seg.mailbox(kind, local, k).stamp.load(Ordering::Acquire)))
+                })
+            })?;
+        self.give_up_mailboxes(stamp);
+        Some(MpiError::new(
+            ErrorClass::Count,
+            format!("world rank {member} took this collective through shared memory, which it does when its part is smaller, while this rank's part went as point-to-point messages: the ranks passed counts or datatypes of different sizes"),
+        ))
     }
 
     /// Our read of slot `k` of local rank `from`'s `kind` mailbox is done.

@@ -59,6 +59,9 @@ pub struct Schedule {
     /// Its number in `FAILURES`, for the request's status (0: none).
     failure: u32,
     done: bool,
+    /// For a blocking collective a user started: how the mailboxes would
+    /// name it (`coll::shm::stamp`), to notice members that took them.
+    stamp: Option<u64>,
 }
 
 impl Schedule {
@@ -75,7 +78,13 @@ impl Schedule {
             error: None,
             failure: 0,
             done: false,
+            stamp: None,
         }
+    }
+
+    /// A blocking collective that the mailboxes would name `stamp`.
+    pub fn named(&mut self, stamp: u64) {
+        self.stamp = Some(stamp);
     }
 
     /// Keep `storage` alive as long as the schedule.
@@ -151,6 +160,7 @@ impl Engine {
     /// no request made for it.
     pub fn run_schedule(&mut self, mut s: Schedule) -> MpiResult<()> {
         let mut backoff = crate::runtime::backoff::Backoff::new();
+        let mut round = 0u32;
         loop {
             self.drive(&mut s);
             if s.done {
@@ -158,6 +168,17 @@ impl Engine {
             }
             self.progress();
             if !s.active.iter().all(|&(r, _)| self.peek_done(r)) {
+                round = round.wrapping_add(1);
+                if round.is_multiple_of(super::mailbox::ASTRAY_EVERY) {
+                    if let Some(e) = s.stamp.and_then(|stamp| self.out_of_step(stamp, &s.group)) {
+                        // withdraw what it waits for
+                        for (r, _) in s.active {
+                            self.cancel(r);
+                            self.free(r);
+                        }
+                        return Err(e);
+                    }
+                }
                 self.idle(&mut backoff);
             }
         }
