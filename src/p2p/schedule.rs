@@ -171,17 +171,27 @@ impl Engine {
                 round = round.wrapping_add(1);
                 if round.is_multiple_of(super::mailbox::ASTRAY_EVERY) {
                     if let Some(e) = s.stamp.and_then(|stamp| self.out_of_step(stamp, &s.group)) {
-                        // withdraw what it waits for
-                        for (r, _) in s.active {
-                            self.cancel(r);
-                            self.free(r);
-                        }
+                        self.abandon(s, e.clone());
                         return Err(e);
                     }
                 }
                 self.idle(&mut backoff);
             }
         }
+    }
+
+    /// Give up `s`, failed with `e`: its receives are withdrawn and its
+    /// sends asked back, and it stays with the engine, holding the memory
+    /// its sends read, until they are done.
+    fn abandon(&mut self, mut s: Schedule, e: MpiError) {
+        for &(r, _) in &s.active {
+            self.cancel(r);
+        }
+        s.steps.clear();
+        s.fail(e);
+        let id = self.requests.insert(Request::Schedule(Some(Box::new(s))));
+        self.schedules.push(id);
+        self.orphans.push(id);
     }
 
     /// Advance schedule request `id` (taken out of its slot meanwhile).
