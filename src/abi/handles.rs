@@ -357,6 +357,9 @@ pub fn datatype(h: i32) -> MpiResult<TypeRef> {
 /// A committed (or, for communication, any) datatype check.
 #[inline]
 pub fn committed(h: i32) -> MpiResult<TypeRef> {
+    if let Some(t) = predefined(h) {
+        return Ok(TypeRef::Builtin(t));
+    }
     let t = datatype(h)?;
     if !t.committed {
         return err!(Type, "datatype 0x{h:08x} is not committed: call MPI_Type_commit before using it to communicate");
