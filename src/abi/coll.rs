@@ -526,10 +526,17 @@ fn reduce_any(
             let at = root_rank(role, me);
             if me == at && ty.is_contiguous() {
                 // SAFETY: the user's buffers hold `count` contiguous items.
-                return shm::reduce(e, m, s, unsafe { contribution_in(src, recv, ty.size * count) }, &u, op, at);
+                return shm::reduce(
+                    e,
+                    m,
+                    s,
+                    unsafe { contribution_in(src, recv, ty.size * count) },
+                    shm::Reduction { ty: &u, op },
+                    at,
+                );
             }
             let mut data = packed(src, &ty, count);
-            shm::reduce(e, m, s, &mut data, &u, op, at)?;
+            shm::reduce(e, m, s, &mut data, shm::Reduction { ty: &u, op }, at)?;
             if me == at {
                 unpacked(recv, &ty, &data);
             }
@@ -616,10 +623,16 @@ fn all_reduction(
             let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
                 if ty.is_contiguous() {
                     // SAFETY: the user's buffers hold `count` contiguous items.
-                    return shm::allreduce(e, m, s, unsafe { contribution_in(src, recv, ty.size * count) }, &u, op);
+                    return shm::allreduce(
+                        e,
+                        m,
+                        s,
+                        unsafe { contribution_in(src, recv, ty.size * count) },
+                        shm::Reduction { ty: &u, op },
+                    );
                 }
                 let mut data = packed(src, &ty, count);
-                shm::allreduce(e, m, s, &mut data, &u, op)?;
+                shm::allreduce(e, m, s, &mut data, shm::Reduction { ty: &u, op })?;
                 unpacked(recv, &ty, &data);
                 Ok(())
             };

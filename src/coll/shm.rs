@@ -92,11 +92,11 @@ impl FirstError {
 
     /// Rank `r`'s part into the reduction in rank order in `acc` (v0 op v1
     /// op ...), unless something failed before.
-    fn add(&mut self, r: usize, op: Op, ty: &TypeInfo, acc: &mut [u8], theirs: &mut [u8]) {
+    fn add(&mut self, r: usize, red: Reduction, acc: &mut [u8], theirs: &mut [u8]) {
         if self.ok() && r == 0 {
             acc.copy_from_slice(theirs);
         } else if self.ok() {
-            self.keep(fold(op, ty, acc, theirs));
+            self.keep(fold(red, acc, theirs));
         }
     }
 }
@@ -238,14 +238,21 @@ fn read_stream(e: &mut Engine, from: usize, stamp: u64, out: &mut [u8]) -> MpiRe
     Ok(first)
 }
 
+/// What a reduction combines: items of `ty` by `op`.
+#[derive(Clone, Copy)]
+pub struct Reduction<'a> {
+    pub ty: &'a TypeInfo,
+    pub op: Op,
+}
+
 /// `acc` = `acc` op `theirs`: the ranks before folded with the next one,
 /// in rank order. `theirs` is spoilt when the op does not commute (apply
 /// writes its result there).
-fn fold(op: Op, ty: &TypeInfo, acc: &mut [u8], theirs: &mut [u8]) -> MpiResult<()> {
-    if op.symmetric() {
-        op::apply(op, ty, theirs, acc)
+fn fold(r: Reduction, acc: &mut [u8], theirs: &mut [u8]) -> MpiResult<()> {
+    if r.op.symmetric() {
+        op::apply(r.op, r.ty, theirs, acc)
     } else {
-        op::apply(op, ty, acc, theirs)?;
+        op::apply(r.op, r.ty, acc, theirs)?;
         acc.copy_from_slice(theirs);
         Ok(())
     }
@@ -254,14 +261,12 @@ fn fold(op: Op, ty: &TypeInfo, acc: &mut [u8], theirs: &mut [u8]) -> MpiResult<(
 /// Everyone's `data` reduced into that of `to`, in rank order. A reduce
 /// (`follow`) reads a writer whose part went in pieces (it has another
 /// size) to its end, so that the members stay in step.
-#[allow(clippy::too_many_arguments)]
 fn gather_reduce(
     e: &mut Engine,
     m: &Members,
     stamp: u64,
     data: &mut [u8],
-    ty: &TypeInfo,
-    op: Op,
+    red: Reduction,
     to: usize,
     follow: bool,
 ) -> MpiResult<()> {
@@ -288,25 +293,17 @@ fn gather_reduce(
                 failed.keep(check_size(r, seen.stream, data.len()));
             }
         }
-        failed.add(r, op, ty, data, &mut theirs);
+        failed.add(r, red, data, &mut theirs);
     }
     failed.result()
 }
 
 /// Reduce `data` to `root` (its `data` holds the result).
-pub fn reduce(
-    e: &mut Engine,
-    m: &Members,
-    stamp: u64,
-    data: &mut [u8],
-    ty: &TypeInfo,
-    op: Op,
-    root: usize,
-) -> MpiResult<()> {
+pub fn reduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Reduction, root: usize) -> MpiResult<()> {
     if !whole(data.len()) {
-        return reduce_cut(e, m, stamp, data, ty, op, root);
+        return reduce_cut(e, m, stamp, data, red, root);
     }
-    gather_reduce(e, m, stamp, data, ty, op, root, true)
+    gather_reduce(e, m, stamp, data, red, root, true)
 }
 
 /// Up to this many ranks, an allreduce or a barrier has every rank
@@ -316,13 +313,13 @@ pub fn reduce(
 const ALL_READ_ALL: usize = 8;
 
 /// Allreduce of `data`.
-pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
+pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Reduction) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     if !whole(data.len()) {
-        return allreduce_cut(e, m, stamp, data, ty, op);
+        return allreduce_cut(e, m, stamp, data, red);
     }
     if n > ALL_READ_ALL {
-        let done = gather_reduce(e, m, stamp, data, ty, op, 0, false);
+        let done = gather_reduce(e, m, stamp, data, red, 0, false);
         // a failed rank 0 publishes nothing: the others fail for the size
         let out: &mut [u8] = if done.is_ok() { data } else { &mut [] };
         let passed = bcast_in(e, m, stamp, out, 0, false);
@@ -340,7 +337,7 @@ pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
             let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs)?;
             failed.keep(check_size(r, seen.len, data.len()));
         }
-        failed.add(r, op, ty, data, &mut theirs);
+        failed.add(r, red, data, &mut theirs);
     }
     failed.result()
 }
@@ -480,18 +477,18 @@ fn alltoall_cut(
 /// gets segment r of everyone's `data` as in an alltoall and folds them
 /// in rank order (the result every other algorithm computes), then the
 /// folded segments go to everyone as in an allgather.
-fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &TypeInfo, op: Op) -> MpiResult<()> {
+fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Reduction) -> MpiResult<()> {
     let (n, me, len) = (m.group.size(), m.me, data.len());
-    let seg = (len / ty.size).div_ceil(n) * ty.size;
+    let seg = (len / red.ty.size).div_ceil(n) * red.ty.size;
     let part = |r: usize| (r * seg).min(len)..((r + 1) * seg).min(len);
-    let (cut, mine) = (Cut::new(seg, ty.size), part(me).len());
+    let (cut, mine) = (Cut::new(seg, red.ty.size), part(me).len());
     let mut got = Scratch::for_overwrite(seg * n);
     alltoall_cut(e, m, stamp, data, part, &mut got, |r| r * seg..r * seg + mine, cut, len)?;
     let (acc, rest) = got.split_at_mut(seg);
     for theirs in rest.chunks_mut(seg) {
         // the others wait for this rank's folded segment: a fold failing
         // here alone would leave them waiting
-        fold(op, ty, &mut acc[..mine], &mut theirs[..mine]).inspect_err(|_| e.give_up_mailboxes(stamp))?;
+        fold(red, &mut acc[..mine], &mut theirs[..mine]).inspect_err(|_| e.give_up_mailboxes(stamp))?;
     }
     data[part(me)].copy_from_slice(&acc[..mine]);
     allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut, len)
@@ -501,17 +498,9 @@ fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], ty: &
 /// every other rank publishes its vector for the root, which folds each
 /// piece in rank order straight from the mailboxes (v0 op v1 op ...: the
 /// result every other algorithm computes).
-fn reduce_cut(
-    e: &mut Engine,
-    m: &Members,
-    stamp: u64,
-    data: &mut [u8],
-    ty: &TypeInfo,
-    op: Op,
-    root: usize,
-) -> MpiResult<()> {
+fn reduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Reduction, root: usize) -> MpiResult<()> {
     let (n, me, len) = (m.group.size(), m.me, data.len());
-    let cut = Cut::new(len, ty.size);
+    let cut = Cut::new(len, red.ty.size);
     let whole = 0..len;
     if me != root {
         for p in 0..cut.pieces {
@@ -536,11 +525,11 @@ fn reduce_cut(
                 if r == 0 {
                     acc.copy_from_slice(c);
                     Ok(())
-                } else if op.symmetric() {
-                    op::apply(op, ty, c, acc)
+                } else if red.op.symmetric() {
+                    op::apply(red.op, red.ty, c, acc)
                 } else {
                     theirs.copy_from_slice(c);
-                    fold(op, ty, acc, theirs)
+                    fold(red, acc, theirs)
                 }
             };
             if r == root {

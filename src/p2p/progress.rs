@@ -75,15 +75,10 @@ impl Engine {
             took = true;
         }
         if took {
-            self.took_from(src);
-        }
-    }
-
-    /// After taking frames from `src`: it may sleep until its ring to us
-    /// has room.
-    pub(super) fn took_from(&self, src: usize) {
-        if let Route::Shm(l) = self.route[src] {
-            self.seg.took_frames(l);
+            if let Route::Shm(l) = self.route[src] {
+                // the sender may sleep until its ring to us has room
+                self.seg.took_frames(l);
+            }
         }
     }
 
