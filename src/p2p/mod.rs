@@ -339,30 +339,34 @@ impl Engine {
     pub unsafe fn recv(&mut self, a: RecvArgs) -> Status {
         if let Some((s, Route::Shm(l))) = a.src.map(|s| (s, self.route[s])) {
             let want = a.want();
-            let mut backoff = Backoff::new();
-            self.receiving = Some(want);
-            while self.queues.peek_unexpected(&want).is_none() {
-                let ring = self.seg.ring(l, self.seg.me);
-                if let Some((h, data)) = ring.peek() {
-                    let env = Envelope { ctx: h.ctx, src: h.src as usize, tag: h.tag, check: None };
-                    if h.kind != FrameKind::Eager as u32 || h.flags != 0 || !want.matches(&env) {
-                        break;
+            // Only taking frames from `s` could queue a message for us as
+            // unexpected, and the loop leaves them in its ring: one look.
+            if self.queues.peek_unexpected(&want).is_none() {
+                let mut backoff = Backoff::new();
+                self.receiving = Some(want);
+                loop {
+                    let ring = self.seg.ring(l, self.seg.me);
+                    if let Some((h, data)) = ring.peek() {
+                        let env = Envelope { ctx: h.ctx, src: h.src as usize, tag: h.tag, check: None };
+                        if h.kind != FrameKind::Eager as u32 || h.flags != 0 || !want.matches(&env) {
+                            break;
+                        }
+                        if self.queues.is_posted(&env) {
+                            break;
+                        }
+                        let mut r = a.into_request();
+                        land_eager(&mut r, &env, data);
+                        ring.pop();
+                        self.seg.took_frames(l);
+                        self.receiving = None;
+                        return r.status;
                     }
-                    if self.queues.is_posted(&env) {
-                        break;
-                    }
-                    let mut r = a.into_request();
-                    land_eager(&mut r, &env, data);
-                    ring.pop();
-                    self.seg.took_frames(l);
-                    self.receiving = None;
-                    return r.status;
+                    // the sender's frames wait in its ring for the next look
+                    self.progress_but(s);
+                    self.idle(&mut backoff);
                 }
-                // the sender's frames wait in its ring for the next look
-                self.progress_but(s);
-                self.idle(&mut backoff);
+                self.receiving = None;
             }
-            self.receiving = None;
         }
         // SAFETY: per the caller's contract; we wait for the request.
         let id = unsafe { self.irecv(a) };
