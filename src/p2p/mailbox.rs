@@ -16,6 +16,7 @@ use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::runtime::backoff::Backoff;
 pub use crate::transport::shm::Boxes;
 use crate::transport::shm::{Segment, LAST};
+use std::cell::Cell;
 use std::sync::atomic::Ordering;
 
 /// What a reader learns of a publication besides its bytes.
@@ -68,13 +69,13 @@ pub struct Tally {
     reads: Vec<u64>,
     /// Publications made.
     published: u64,
-    /// Per world rank: the slot of its mailbox read last.
-    seen: Vec<usize>,
+    /// Per world rank: the number of its publication read last, plus 1.
+    after: Vec<u64>,
 }
 
 impl Tally {
     pub fn new(kind: Boxes, ranks: usize) -> Tally {
-        Tally { reads: vec![0; kind.slots()], published: 0, seen: vec![kind.slots() - 1; ranks] }
+        Tally { reads: vec![0; kind.slots()], published: 0, after: vec![0; ranks] }
     }
 }
 
@@ -209,8 +210,8 @@ impl Engine {
         readers: impl IntoIterator<Item = usize>,
     ) -> MpiResult<()> {
         debug_assert!(data.len() <= kind.bytes() && stamp != 0);
-        let t = self.tally(kind);
-        let k = (t.published % kind.slots() as u64) as usize;
+        let number = self.tally(kind).published;
+        let k = (number % kind.slots() as u64) as usize;
         self.wait_read(kind, k, "a blocking collective")?;
         let m = self.seg.mailbox(kind, self.seg.me, k);
         // SAFETY: our own mailbox, which no one reads until the stamp below
@@ -220,8 +221,10 @@ impl Engine {
         if let Some(about) = about {
             m.stream.store(about, Ordering::Relaxed);
         }
+        m.number.store(number, Ordering::Relaxed);
         m.stamp.store(stamp, Ordering::Release);
-        self.tally(kind).published += 1;
+        self.tally(kind).published = number + 1;
+        self.seg.set_published(kind, number + 1);
         for r in readers {
             self.tally(kind).reads[k] += 1;
             self.seg.ring_bell(self.local_index(r));
@@ -318,15 +321,52 @@ impl Engine {
 
     /// Wait for world rank `from`'s publication `stamp` in its `kind`
     /// mailbox: its local index and the slot.
+    ///
+    /// A rank reads a writer's publications in the order they were made
+    /// (collectives run in one order on every member), so the one awaited
+    /// comes after the one read last: a look checks the slot after that
+    /// one, then those written since, and a wait only the writer's count
+    /// of publications until it moves. Only a program that runs
+    /// collectives of two communicators in different orders on their
+    /// common members (unsafe: it hangs wherever collectives synchronize)
+    /// awaits an earlier publication; every slot is looked at now and then
+    /// for it.
     #[inline]
     fn await_publication(&mut self, kind: Boxes, from: usize, stamp: u64) -> MpiResult<Found> {
-        // publications fill the slots in turn: look after the last one first
-        let next = (self.tally(kind).seen[from] + 1) % kind.slots();
+        let slots = kind.slots() as u64;
+        let after = self.tally(kind).after[from];
         let (world, from) = (from, self.local_index(from));
+        let at = |p: u64| (p % slots) as usize;
+        let ours = |seg: &Segment, k: usize| seg.mailbox(kind, from, k).stamp.load(Ordering::Acquire) == stamp;
+        // among publications `ps` (the last `slots` of them are in the slots)
+        let among = |seg: &Segment, ps: std::ops::Range<u64>| {
+            let ps = ps.start.max(ps.end.saturating_sub(slots))..ps.end;
+            ps.map(at).find(|&k| ours(seg, k))
+        };
+        let mut before = 0;
+        let mut here = ours(&self.seg, at(after)).then(|| at(after));
+        if here.is_none() {
+            // once the count is read, every publication it counts is seen
+            // (one awaiting our read is never written over)
+            before = self.seg.published(kind, from);
+            here = among(&self.seg, after..before);
+        }
+        if let Some(k) = here {
+            return Ok(self.found(kind, world, from, k));
+        }
+        let (looked, looks, found) = (Cell::new(before), Cell::new(0u32), Cell::new(None));
         let find = |seg: &Segment| {
-            (0..kind.slots())
-                .map(|i| (next + i) % kind.slots())
-                .find(|&k| seg.mailbox(kind, from, k).stamp.load(Ordering::Acquire) == stamp)
+            if found.get().is_none() {
+                let now = seg.published(kind, from);
+                let mut k = among(seg, looked.get()..now);
+                looked.set(now);
+                looks.set(looks.get().wrapping_add(1));
+                if k.is_none() && looks.get().is_multiple_of(ASTRAY_EVERY) {
+                    k = (0..kind.slots()).find(|&k| ours(seg, k));
+                }
+                found.set(k);
+            }
+            found.get()
         };
         let what = || {
             format!(
@@ -369,8 +409,15 @@ impl Engine {
             None => {}
         }
         let Some(k) = find(&self.seg) else { unreachable!("the stamp was found") };
-        self.tally(kind).seen[world] = k;
-        Ok(Found::Here(from, k))
+        Ok(self.found(kind, world, from, k))
+    }
+
+    /// World rank `world`'s (local index `from`) publication awaited is in
+    /// slot `k`: the next one comes after it.
+    fn found(&mut self, kind: Boxes, world: usize, from: usize, k: usize) -> Found {
+        let number = self.seg.mailbox(kind, from, k).number.load(Ordering::Relaxed);
+        self.tally(kind).after[world] = number + 1;
+        Found::Here(from, k)
     }
 
     /// A blocking collective going as point-to-point messages, whose
