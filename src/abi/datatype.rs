@@ -557,7 +557,9 @@ mpi_fn! {
 fn f90(key: (c_int, c_int, c_int), base: c_int, combiner: i32, ints: Vec<i64>, newtype: *mut c_int) -> MpiResult<()> {
     use std::collections::HashMap;
     use std::sync::Mutex;
-    static CACHE: Mutex<Option<HashMap<(c_int, c_int, c_int), c_int>>> = Mutex::new(None);
+    /// (kind: 0 integer, 1 real, 2 complex; p; r) -> the handle made.
+    type Made = HashMap<(c_int, c_int, c_int), c_int>;
+    static CACHE: Mutex<Option<Made>> = Mutex::new(None);
     if newtype.is_null() {
         return err!(Arg, "newtype is a null pointer");
     }

@@ -514,7 +514,7 @@ fn whole_items(ty: &TypeInfo, bytes: u64) -> Option<u64> {
     if ty.size == 0 {
         return Some(0);
     }
-    (bytes % ty.size as u64 == 0).then(|| bytes / ty.size as u64)
+    bytes.is_multiple_of(ty.size as u64).then(|| bytes / ty.size as u64)
 }
 
 /// Basic elements in `bytes` bytes of items of `ty`; None when the bytes

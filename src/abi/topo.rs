@@ -70,7 +70,7 @@ mpi_fn! {
 mpi_fn! {
     Initialized fn MPI_Cart_get / PMPI_Cart_get(comm: c_int, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int) errors(Some(comm)) {
         let (d, p, rank) = cart(comm)?;
-        if (maxdims as usize) < d.len() || (d.len() > 0 && (dims.is_null() || periods.is_null() || coords.is_null())) {
+        if (maxdims as usize) < d.len() || (!d.is_empty() && (dims.is_null() || periods.is_null() || coords.is_null())) {
             return err!(Arg, "maxdims {maxdims} is less than the {} dimensions, or an array is null", d.len());
         }
         let c = topo::cart_coords(&d, rank);
