@@ -105,7 +105,8 @@ def main():
         for k, v in floor(4).items():
             floors[k] = min(v, floors.get(k, v))
         for prog, n, quick, tcp in RUNS:
-            for impl in IMPLS:
+            # each round starts with the next implementation
+            for impl in list(IMPLS)[rnd % len(IMPLS):] + list(IMPLS)[:rnd % len(IMPLS)]:
                 res = run(impl, prog, n, quick, tcp)
                 key = (prog, n, impl, tcp)
                 print(f"round {rnd + 1}: {impl:9} {prog} -n {n}{' tcp' if tcp else ''}: {'failed or timed out' if res is None else 'ok'}", flush=True)
@@ -124,7 +125,7 @@ def main():
              f"{datetime.date.today()}, {os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}.",
              "oxmpi, Debian's MPICH (`mpiexec.mpich`) and Debian's Open MPI (`mpirun.openmpi --oversubscribe`)",
              "run the same programs from `c-tests/bench/`, compiled with each one's own `mpicc`,",
-             "interleaved round by round; each figure is the best of the rounds. Times are",
+             "interleaved round by round (each round started by the next one); each figure is the best of the rounds. Times are",
              "microseconds (half round trip for ping-pong, one exchange, one allreduce);",
              "ratio = oxmpi / the better of MPICH and Open MPI (below 1: oxmpi is faster).", ""]
     for prog, n, quick, tcp in RUNS:

@@ -63,11 +63,13 @@ def check():
 
 def bench(rounds, cls, out_path):
     dirs = {i: build(i, cls) for i in IMPLS}
-    best = {}
+    best, times = {}, {}
     for rnd in range(rounds):
         for k in KERNELS:
             for n in (2, 4):
-                for impl in IMPLS:
+                # each round starts with the next implementation: none
+                # always runs first, right after another job's exit
+                for impl in list(IMPLS)[rnd % len(IMPLS):] + list(IMPLS)[:rnd % len(IMPLS)]:
                     ok, t, m, text = run(impl, os.path.join(dirs[impl], f"{k}.{cls}"), n)
                     print(f"round {rnd + 1}: {impl:9} {k}.{cls} -n {n}: "
                           f"{f'{t:.2f} s, {m:.1f} Mop/s' if ok else 'FAILED'}", flush=True)
@@ -75,14 +77,17 @@ def bench(rounds, cls, out_path):
                         sys.stderr.write(text[-1500:])
                         continue
                     key = (k, n, impl)
+                    times.setdefault(key, []).append(t)
                     if key not in best or t < best[key][0]:
                         best[key] = (t, m)
     lines = [BEGIN, f"### NAS-style kernels, class {cls}\n\n",
-             f"`python3 tools/bench_nas.py --rounds {rounds}`: best of {rounds} interleaved rounds; kernels in "
+             f"`python3 tools/bench_nas.py --rounds {rounds}`: best of {rounds} interleaved rounds, each started by the next implementation; kernels in "
              "`c-tests/bench/nas` built with each MPI's `mpicc -O2`; every run verified. Ratio: oxmpi's time over "
-             "the better peer's, from their Mop/s (below 1: oxmpi faster).\n\n",
-             "| kernel | ranks | oxmpi s (Mop/s) | MPICH s (Mop/s) | Open MPI s (Mop/s) | ratio |\n",
-             "|---|---|---|---|---|---|\n"]
+             "the better peer's, from their Mop/s (below 1: oxmpi faster). Spread: each one's slowest round "
+             "over its fastest (oxmpi / MPICH / Open MPI); on this virtual machine the kernels bound by memory "
+             "(MG, FT, CG) vary most with the other guests' load.\n\n",
+             "| kernel | ranks | oxmpi s (Mop/s) | MPICH s (Mop/s) | Open MPI s (Mop/s) | ratio | spread |\n",
+             "|---|---|---|---|---|---|---|\n"]
     for k in KERNELS:
         for n in (2, 4):
             cells, rate = [], {}
@@ -94,7 +99,8 @@ def bench(rounds, cls, out_path):
             peers = [rate[i] for i in ("MPICH", "Open MPI") if i in rate]
             # time ratio, from the rates (more digits than the times)
             ratio = f"{max(peers) / rate['oxmpi']:.3f}" if "oxmpi" in rate and peers else "-"
-            lines.append(f"| {k.upper()} | {n} | {' | '.join(cells)} | {ratio} |\n")
+            spread = " / ".join(f"{max(ts) / min(ts):.2f}" if (ts := times.get((k, n, impl))) else "-" for impl in IMPLS)
+            lines.append(f"| {k.upper()} | {n} | {' | '.join(cells)} | {ratio} | {spread} |\n")
     lines.append(END)
     text = open(out_path).read() if os.path.exists(out_path) else ""
     if BEGIN in text:
