@@ -84,8 +84,8 @@ def bench(rounds, cls, out_path):
              f"`python3 tools/bench_nas.py --rounds {rounds}`: best of {rounds} interleaved rounds, each started by the next implementation; kernels in "
              "`c-tests/bench/nas` built with each MPI's `mpicc -O2`; every run verified. Ratio: oxmpi's time over "
              "the better peer's, from their Mop/s (below 1: oxmpi faster). Spread: each one's slowest round "
-             "over its fastest (oxmpi / MPICH / Open MPI); on this virtual machine the kernels bound by memory "
-             "(MG, FT, CG) vary most with the other guests' load.\n\n",
+             "over its fastest (oxmpi / MPICH / Open MPI), which shows how much this virtual machine varies "
+             "from run to run.\n\n",
              "| kernel | ranks | oxmpi s (Mop/s) | MPICH s (Mop/s) | Open MPI s (Mop/s) | ratio | spread |\n",
              "|---|---|---|---|---|---|---|\n"]
     for k in KERNELS:
