@@ -13,7 +13,7 @@ use crate::error::MpiResult;
 use crate::p2p::matching::Want;
 use crate::p2p::protocol::Mode;
 use crate::p2p::request::{RecvArgs, ReqId, Status, Template};
-use crate::p2p::{ANY_SOURCE, ANY_TAG, PROC_NULL};
+use crate::p2p::{null_status, ANY_SOURCE, ANY_TAG, PROC_NULL};
 use crate::runtime::State;
 use std::os::raw::{c_int, c_void};
 
@@ -543,10 +543,6 @@ fn probe_want(st: &State, source: c_int, tag: c_int, comm: c_int) -> MpiResult<O
         Peer::Any => Some((Want { ctx: c.ctx_p2p, src: None, tag }, c.peers().clone())),
         Peer::Rank(w) => Some((Want { ctx: c.ctx_p2p, src: Some(w), tag }, c.peers().clone())),
     })
-}
-
-fn null_status() -> Status {
-    Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() }
 }
 
 mpi_fn! {

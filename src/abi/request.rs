@@ -8,7 +8,7 @@ use crate::datatype::TypeInfo;
 use crate::err;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::p2p::request::{ReqId, Status};
-use crate::p2p::{empty_status, sent_status, SENT};
+use crate::p2p::{empty_status, null_status, SENT};
 use crate::runtime::State;
 use std::os::raw::c_int;
 
@@ -137,7 +137,7 @@ mpi_fn! {
             // SAFETY: as above; `status` valid per the standard.
             unsafe {
                 *request = REQUEST_NULL;
-                return finish_one(status, &sent_status());
+                return finish_one(status, &null_status());
             }
         }
         let s = with_state(|st| {

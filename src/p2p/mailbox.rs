@@ -59,8 +59,10 @@ pub fn user_tag(seq: u32) -> i32 {
 /// number above them aside).
 const OPERATION: u64 = (1 << 48) - 1;
 
-/// How many idle rounds a reader waits between looks for its writer
-/// having taken the other path.
+/// How many idle rounds (looks, for a reader's full look at every slot)
+/// a wait lets pass between checks for what its usual look cannot see:
+/// its writer having taken the other path, members out of step, a
+/// publication older than the one read last.
 pub(super) const ASTRAY_EVERY: u32 = 64;
 
 /// A rank's bookkeeping of one of its mailboxes.

@@ -274,7 +274,7 @@ impl Engine {
             len,
             state,
             cancel_pending: false,
-            status: Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() },
+            status: null_status(),
             bsend_block: None,
             early: 0,
         }
@@ -441,7 +441,7 @@ impl Engine {
     /// Free a completed request and return its status.
     fn finish(&mut self, id: ReqId) -> Status {
         if id == SENT {
-            return sent_status();
+            return null_status();
         }
         // read in place and dropped there: a request is too big to move
         let (status, block) = match self.requests.get(id) {
@@ -459,7 +459,7 @@ impl Engine {
     /// Block until `id` completes; free it and return its status.
     pub fn wait(&mut self, id: ReqId) -> Status {
         if id == SENT {
-            return sent_status();
+            return null_status();
         }
         let mut backoff = Backoff::new();
         loop {
@@ -752,8 +752,9 @@ const NONCONTIG_EAGER: usize = 4096;
 /// Long messages from this size on are copied by both sides at once.
 const SPLIT_MIN: usize = 128 * 1024;
 
-/// The status of a completed send.
-pub fn sent_status() -> Status {
+/// Source MPI_PROC_NULL, tag MPI_ANY_TAG, no data: the status of a
+/// completed send and of a receive from MPI_PROC_NULL (MPI 4.0 §3.11).
+pub fn null_status() -> Status {
     Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() }
 }
 

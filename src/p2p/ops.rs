@@ -188,7 +188,7 @@ impl Engine {
                     self.isend(SendArgs { buf: buf as *const u8, count, ty, dst, tag, ctx, mode, label, sig: None })?
                 }
             }
-            Template::NullRecv => self.null_request(Status { source: PROC_NULL, tag: ANY_TAG, ..Default::default() }),
+            Template::NullRecv => self.null_request(super::null_status()),
             Template::Recv(a) => {
                 // SAFETY: as above.
                 unsafe { self.irecv(a) }
