@@ -87,10 +87,14 @@ impl Boxes {
     }
 
     /// Slots per rank: a rank may publish this many times before the
-    /// readers of its oldest publication must be done.
+    /// readers of its oldest publication must be done. A root broadcasting
+    /// small messages in a loop runs that far ahead of ranks that wait for
+    /// a core (measured, 4 ranks on 2 cores, medians of 20 interleaved
+    /// rounds: bcast of 8 B 0.55 us with 32 short slots, 0.36 with 128;
+    /// barrier and allreduce alike; 256 made barriers slower).
     pub const fn slots(self) -> usize {
         match self {
-            Boxes::Short => 32,
+            Boxes::Short => 128,
             Boxes::Long => 16,
         }
     }
