@@ -243,6 +243,15 @@ impl Engine {
             self.tally(kind).reads[k] += 1;
             self.seg.ring_bell(self.local_index(r));
         }
+        // the next slot's header lines were last written by its readers'
+        // cores (the count of reads) or read there (the stamp): fetch them
+        // for writing now, while the caller goes on, not when the next
+        // publication stalls on them (measured, 2 ranks, bcast of 8 B in a
+        // loop, medians of 6 alternating runs: 0.154 -> 0.114 us; alltoall
+        // and allreduce of 8 B 0.255 -> 0.23, 0.29 -> 0.26)
+        let next = self.seg.mailbox(kind, self.seg.me, (k + 1) % kind.slots());
+        crate::transport::shm::prefetch_write(&next.stamp as *const _ as *const u8);
+        crate::transport::shm::prefetch_write(&next.acks as *const _ as *const u8);
         Ok(())
     }
 

@@ -561,3 +561,14 @@ pub fn write_remote(pid: i32, remote_addr: u64, src: &[u8]) -> bool {
     }
     true
 }
+
+/// Ask for the cache line at `p` in a state to be written (a hint; on
+/// machines other than x86-64, nothing).
+#[inline(always)]
+pub fn prefetch_write(_p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache; it faults on nothing.
+    unsafe {
+        std::arch::asm!("prefetchw [{0}]", in(reg) _p, options(nostack, preserves_flags, readonly));
+    }
+}
