@@ -104,7 +104,7 @@ mpi_fn! {
         if rank < 0 || rank as usize >= n {
             return err!(Rank, "rank {rank} is not in the grid (0..{})", n - 1);
         }
-        if (maxdims as usize) < d.len() || (d.len() > 0 && coords.is_null()) {
+        if (maxdims as usize) < d.len() || (!d.is_empty() && coords.is_null()) {
             return err!(Arg, "maxdims {maxdims} is less than the {} dimensions", d.len());
         }
         // SAFETY: `maxdims` entries per the standard.
@@ -360,7 +360,11 @@ mpi_fn! {
     }
 }
 
-fn dist(comm: c_int) -> MpiResult<(Vec<usize>, Vec<i32>, Vec<usize>, Vec<i32>, bool)> {
+/// A distributed graph's sources, their weights, destinations, their
+/// weights, and whether it was given weights.
+type DistGraph = (Vec<usize>, Vec<i32>, Vec<usize>, Vec<i32>, bool);
+
+fn dist(comm: c_int) -> MpiResult<DistGraph> {
     with_state(|st| match &handles::comm(st, comm)?.topo {
         Some(Topology::DistGraph { sources, source_weights, dests, dest_weights, weighted }) => {
             Ok((sources.clone(), source_weights.clone(), dests.clone(), dest_weights.clone(), *weighted))

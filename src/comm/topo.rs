@@ -76,7 +76,7 @@ pub fn cart_shift(
 pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
     let fixed: usize = dims.iter().filter(|&&d| d > 0).product();
     let free = dims.iter().filter(|&&d| d == 0).count();
-    if fixed == 0 || nnodes % fixed != 0 {
+    if fixed == 0 || !nnodes.is_multiple_of(fixed) {
         return err!(Dims, "{nnodes} processes cannot be split over the fixed dimensions {dims:?}");
     }
     let mut left = nnodes / fixed;
@@ -90,7 +90,7 @@ pub fn dims_create(nnodes: usize, dims: &mut [usize]) -> MpiResult<()> {
     let mut factors = Vec::new();
     let mut p = 2;
     while left > 1 {
-        while left % p == 0 {
+        while left.is_multiple_of(p) {
             factors.push(p);
             left /= p;
         }

@@ -41,7 +41,7 @@ fn alignment(e: &Elem) -> usize {
     match e.basic {
         Basic::Complex { bytes } => (bytes as usize / 2).max(1),
         Basic::LongDouble | Basic::LongDoubleComplex => 16,
-        Basic::Pair(_) => e.first.min(16).max(4),
+        Basic::Pair(_) => e.first.clamp(4, 16),
         _ => e.size.clamp(1, 16),
     }
 }

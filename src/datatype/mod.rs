@@ -251,7 +251,7 @@ impl TypeInfo {
                     Class::Irregular
                 } else if n1 == b.len() {
                     Class::Strided { offset: o0, count: n1, len: l0, stride: s1 }
-                } else if b.len() % n1 == 0 {
+                } else if b.len().is_multiple_of(n1) {
                     // runs repeated at a second stride: a nested vector
                     let s2 = b[n1].0 - o0;
                     let grid = b

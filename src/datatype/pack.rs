@@ -87,7 +87,7 @@ pub unsafe fn unpack(ty: &TypeInfo, src: &[u8], dst: *mut u8) {
                 std::ptr::copy_nonoverlapping(inp, dst.wrapping_offset(offset), n);
             }
             Class::Nested { offset, outer, outer_stride, count: nb, len, stride }
-                if ty.size > 0 && n % ty.size == 0 =>
+                if ty.size > 0 && n.is_multiple_of(ty.size) =>
             {
                 let mut o = 0;
                 for i in 0..n / ty.size {
@@ -100,7 +100,7 @@ pub unsafe fn unpack(ty: &TypeInfo, src: &[u8], dst: *mut u8) {
                     }
                 }
             }
-            Class::Strided { offset, count: nb, len, stride } if ty.size > 0 && n % ty.size == 0 => {
+            Class::Strided { offset, count: nb, len, stride } if ty.size > 0 && n.is_multiple_of(ty.size) => {
                 let mut o = 0;
                 for i in 0..n / ty.size {
                     let base = dst.wrapping_offset(i as isize * ty.extent + offset);

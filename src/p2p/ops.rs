@@ -118,13 +118,12 @@ impl Engine {
             _ => id,
         };
         match self.requests.get_mut(id) {
-            Some(Request::Recv(r)) if matches!(r.state, RecvState::Posted) => {
-                if self.queues.cancel_posted(id) {
-                    r.state = RecvState::Done;
-                    r.status.cancelled = true;
-                    r.status.source = PROC_NULL;
-                    r.status.tag = ANY_TAG;
-                }
+            // a posted receive is cancelled if still unmatched
+            Some(Request::Recv(r)) if matches!(r.state, RecvState::Posted) && self.queues.cancel_posted(id) => {
+                r.state = RecvState::Done;
+                r.status.cancelled = true;
+                r.status.source = PROC_NULL;
+                r.status.tag = ANY_TAG;
             }
             Some(Request::Send(s))
                 if matches!(s.state, SendState::AwaitingAck | SendState::AwaitingReceiver) && !s.cancel_pending =>

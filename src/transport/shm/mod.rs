@@ -170,7 +170,7 @@ pub const LAST: u64 = 1 << 63;
 pub const MAILBOX_INLINE: usize = 40;
 
 // Every slot's header and data start on a cache line of their own.
-const _: () = assert!(std::mem::size_of::<Mailbox>() == 2 * LINE && Boxes::Long.bytes() % LINE == 0);
+const _: () = assert!(std::mem::size_of::<Mailbox>() == 2 * LINE && Boxes::Long.bytes().is_multiple_of(LINE));
 
 /// A mailbox slot as its users see it: the header, and where its data is.
 pub struct Slot<'a> {

@@ -45,7 +45,7 @@ impl Ring {
     /// aligned, zeroed before first use, that stay mapped while the Ring
     /// lives, with at most one producer and one consumer using them.
     pub unsafe fn new(base: *mut u8, nslots: usize, payload: usize) -> Ring {
-        assert!(nslots.is_power_of_two() && payload % 8 == 0);
+        assert!(nslots.is_power_of_two() && payload.is_multiple_of(8));
         Ring {
             base,
             nslots: nslots as u64,
