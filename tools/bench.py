@@ -50,6 +50,14 @@ def build():
     subprocess.run(["cc", "-O2", "-o", os.path.join(BENCH, "bin", "floor"), os.path.join(BENCH, "floor.c")], check=True)
 
 
+def round_order(rnd, impls):
+    """The implementations in round `rnd`'s order: each round starts with
+    the next one, so none always runs first, right after another job."""
+    impls = list(impls)
+    k = rnd % len(impls)
+    return impls[k:] + impls[:k]
+
+
 def floor(n):
     """The machine's floors under oversubscribed waiting (no MPI): {case: us}."""
     r = subprocess.run([os.path.join(BENCH, "bin", "floor"), str(n)], capture_output=True, text=True, timeout=TIMEOUT)
@@ -105,8 +113,7 @@ def main():
         for k, v in floor(4).items():
             floors[k] = min(v, floors.get(k, v))
         for prog, n, quick, tcp in RUNS:
-            # each round starts with the next implementation
-            for impl in list(IMPLS)[rnd % len(IMPLS):] + list(IMPLS)[:rnd % len(IMPLS)]:
+            for impl in round_order(rnd, IMPLS):
                 res = run(impl, prog, n, quick, tcp)
                 key = (prog, n, impl, tcp)
                 print(f"round {rnd + 1}: {impl:9} {prog} -n {n}{' tcp' if tcp else ''}: {'failed or timed out' if res is None else 'ok'}", flush=True)

@@ -16,6 +16,8 @@ import re
 import subprocess
 import sys
 
+from bench import round_order
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAS = os.path.join(ROOT, "c-tests", "bench", "nas")
 BUILD = os.path.join(ROOT, "build")
@@ -67,9 +69,7 @@ def bench(rounds, cls, out_path):
     for rnd in range(rounds):
         for k in KERNELS:
             for n in (2, 4):
-                # each round starts with the next implementation: none
-                # always runs first, right after another job's exit
-                for impl in list(IMPLS)[rnd % len(IMPLS):] + list(IMPLS)[:rnd % len(IMPLS)]:
+                for impl in round_order(rnd, IMPLS):
                     ok, t, m, text = run(impl, os.path.join(dirs[impl], f"{k}.{cls}"), n)
                     print(f"round {rnd + 1}: {impl:9} {k}.{cls} -n {n}: "
                           f"{f'{t:.2f} s, {m:.1f} Mop/s' if ok else 'FAILED'}", flush=True)

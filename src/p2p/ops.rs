@@ -3,7 +3,7 @@
 
 use super::matching::{Body, Want};
 use super::request::{Persistent, RecvState, ReqId, Request, SendState, Status, Template};
-use super::{Engine, SendArgs, ANY_TAG, PROC_NULL};
+use super::{Engine, SendArgs};
 use crate::comm::Group;
 use crate::err;
 use crate::error::MpiResult;
@@ -121,9 +121,7 @@ impl Engine {
             // a posted receive is cancelled if still unmatched
             Some(Request::Recv(r)) if matches!(r.state, RecvState::Posted) && self.queues.cancel_posted(id) => {
                 r.state = RecvState::Done;
-                r.status.cancelled = true;
-                r.status.source = PROC_NULL;
-                r.status.tag = ANY_TAG;
+                r.status = Status { cancelled: true, ..super::null_status() };
             }
             Some(Request::Send(s))
                 if matches!(s.state, SendState::AwaitingAck | SendState::AwaitingReceiver) && !s.cancel_pending =>
