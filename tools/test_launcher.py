@@ -55,6 +55,31 @@ def main():
     check("collective settings differing between ranks fail MPI_Init",
           r.returncode != 0 and "collective settings" in r.stderr and "differ from rank 0's" in r.stderr, r.stderr)
 
+    # ranks bound to CPUs (taskset, as a batch system binds them): the host's
+    # cores are the union of the ranks' CPUs, alike for all of them, so the
+    # collectives that choose by it choose alike (rank 0 alone bound to one
+    # CPU once took long allgathers one way and rank 1 the other)
+    pieces = os.path.join(tmp, "coll_pieces")
+    r = run([os.path.join(BIN, "mpicc"), "-I", os.path.join(ROOT, "c-tests"), "-o", pieces,
+             os.path.join(ROOT, "c-tests", "coll_pieces.c")])
+    check("mpicc builds coll_pieces", r.returncode == 0, r.stderr)
+    cpus = sorted(os.sched_getaffinity(0))
+    bind = os.path.join(tmp, "bind.sh")
+    cases = " ".join(f"{i}) c={c};;" for i, c in enumerate(cpus))
+    with open(bind, "w") as f:
+        f.write("#!/bin/sh\n# BIND=one: rank 0 alone on the first CPU; BIND=each: rank r on CPU r mod their count\n"
+                f'if [ "$BIND" = each ]; then\n  case $((PMI_RANK % {len(cpus)})) in {cases} esac\n'
+                '  exec taskset -c "$c" "$@"\nfi\n'
+                f'[ "$PMI_RANK" = 0 ] && exec taskset -c {cpus[0]} "$@"\nexec "$@"\n')
+    os.chmod(bind, 0o755)
+    for how, n in (("one", 2), ("one", 4), ("each", 2), ("each", 4)):
+        env = dict(os.environ, BIND=how, OXMPI_DEBUG="1")
+        r = run([os.path.join(BIN, "mpiexec"), "-n", str(n), bind, pieces], env=env)
+        cores = len(cpus) if how == "one" else min(n, len(cpus))
+        want = f"{n} ranks on {cores} cores of this host"
+        check(f"{n} ranks bound ({how}): long collectives agree and the host has {cores} cores",
+              r.returncode == 0 and "No Errors" in r.stdout and r.stderr.count(want) == n, r.stdout + r.stderr)
+
     r = run([os.path.join(BIN, "mpiexec"), "-n", "2", "--timeout", "2", exe, "99"], input="")
     check("--timeout ends a job that runs too long", r.returncode != 0 and "timeout" in r.stderr, f"{r.returncode} {r.stderr}")
     left = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]

@@ -122,7 +122,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     };
     let w = wireup::wire_up(&mut pmi, &geometry, publish, check)?;
     let on_host = w.host_of.iter().filter(|&&h| h == w.host_of[rank]).count();
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = w.cores;
     // A pipelined push stalls whenever one of its two ranks is descheduled:
     // with more ranks than cores, only what fits in a ring at once
     // (measured at 4 ranks on 2 cores: a 256 KiB push took 10x the
@@ -142,7 +142,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     if tunables::flag("OXMPI_DEBUG") {
         let tcp = w.tcp.as_ref().map_or("no TCP peers".to_string(), |t| format!("TCP on {}", t.address()));
         report(&format!(
-            "oxmpi: rank {rank} of {size}: segment {} ({} ranks), {tcp}, eager limit {eager}, single copy {} from {single_copy_min} bytes\n",
+            "oxmpi: rank {rank} of {size}: segment {} ({} ranks), {on_host} ranks on {cores} cores of this host, {tcp}, eager limit {eager}, single copy {} from {single_copy_min} bytes\n",
             w.shm_name,
             w.seg.nranks,
             tunables::flag("OXMPI_SINGLE_COPY")

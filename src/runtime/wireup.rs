@@ -23,6 +23,10 @@ pub struct Wired {
     pub host_of: Vec<usize>,
     /// The segment's name (for OXMPI_DEBUG).
     pub shm_name: String,
+    /// The cores this host's ranks may run on between them (the union of
+    /// their CPU affinities, capped by a CPU quota): alike on every rank
+    /// of the host, whatever each one's own binding.
+    pub cores: usize,
 }
 
 /// What tells hosts apart: two processes share memory and can read each
@@ -33,6 +37,60 @@ fn host_id() -> String {
     let netns = std::fs::read_link("/proc/self/ns/net").map(|p| p.display().to_string()).unwrap_or_default();
     let id = format!("{}/{}/{}", super::hostname(), boot.trim(), netns);
     id.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect()
+}
+
+/// The CPUs this process may run on (its affinity mask), and how many
+/// of them it may keep busy at once (fewer under a cgroup CPU quota).
+fn cpu_card() -> (Vec<usize>, usize) {
+    let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // SAFETY: a zeroed cpu_set_t is an empty set; sched_getaffinity
+    // writes at most size_of::<cpu_set_t>() bytes into it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    let got = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+    if got != 0 {
+        return ((0..usable).collect(), usable);
+    }
+    // SAFETY: `set` is initialised and every index is below CPU_SETSIZE.
+    let cpus = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
+    (cpus, usable)
+}
+
+/// "0-3,6/4": the CPUs as ranges, then how many are usable (no spaces:
+/// a PMI-1 value ends at one).
+fn write_card((cpus, usable): &(Vec<usize>, usize)) -> String {
+    let mut ranges: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < cpus.len() {
+        let mut j = i;
+        while j + 1 < cpus.len() && cpus[j + 1] == cpus[j] + 1 {
+            j += 1;
+        }
+        ranges.push(if j == i { cpus[i].to_string() } else { format!("{}-{}", cpus[i], cpus[j]) });
+        i = j + 1;
+    }
+    format!("{}/{usable}", ranges.join(","))
+}
+
+fn read_card(s: &str) -> Option<(Vec<usize>, usize)> {
+    let (list, usable) = s.split_once('/')?;
+    let mut cpus = Vec::new();
+    for part in list.split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        cpus.extend(a.parse::<usize>().ok()?..=b.parse::<usize>().ok()?);
+    }
+    Some((cpus, usable.parse().ok()?))
+}
+
+/// The cores a host's ranks share, from each one's card: the union of
+/// their CPUs, capped where a quota left a rank fewer usable CPUs than
+/// its mask holds (all ranks of a host count alike, so collectives that
+/// choose their algorithm by it choose alike).
+fn host_cores(cards: &[(Vec<usize>, usize)]) -> usize {
+    let mut all: Vec<usize> = cards.iter().flat_map(|(c, _)| c.iter().copied()).collect();
+    all.sort_unstable();
+    all.dedup();
+    let quota = cards.iter().filter(|(c, u)| *u < c.len()).map(|&(_, u)| u).min();
+    quota.map_or(all.len(), |q| q.min(all.len())).max(1)
 }
 
 /// Removes a segment's name when dropped.
@@ -83,6 +141,8 @@ pub fn wire_up(
     }
     pmi.put(&format!("host-{rank}"), &host_id())?;
     pmi.put(&format!("pid-{rank}"), &std::process::id().to_string())?;
+    let card = cpu_card();
+    pmi.put(&format!("cpus-{rank}"), &write_card(&card))?;
     if rank == 0 && size > 1 {
         pmi.put("tcp-key", &hex(&new_key()))?;
     }
@@ -96,6 +156,15 @@ pub fn wire_up(
         (0..size).map(|r| pmi.get(&format!("host-{r}"))).collect::<MpiResult<_>>()?
     };
     let host_of: Vec<usize> = hosts.iter().map(|h| hosts.iter().position(|x| x == h).expect("listed")).collect();
+    let mut cards = vec![card];
+    for r in (0..size).filter(|&r| r != rank && host_of[r] == host_of[rank]) {
+        let c = pmi.get(&format!("cpus-{r}"))?;
+        let Some(c) = read_card(&c) else {
+            return err!(Other, "PMI: rank {r}'s CPU list {c} is malformed");
+        };
+        cards.push(c);
+    }
+    let cores = host_cores(&cards);
     let together = |r: usize| if transport == "tcp" { r == rank } else { host_of[r] == host_of[rank] };
     if transport == "shm" && host_of.iter().any(|&h| h != 0) {
         let far = (0..size).find(|&r| host_of[r] != 0).expect("found above");
@@ -175,16 +244,40 @@ pub fn wire_up(
     if size > 1 {
         pmi.barrier()?;
     }
-    Ok(Wired { seg, route, tcp, pids, host_of, shm_name: name })
+    Ok(Wired { seg, route, tcp, pids, host_of, shm_name: name, cores })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_cards_round_trip() {
+        for card in [(vec![0, 1, 2, 3, 6], 5), (vec![5], 1), (vec![0, 2, 4, 5], 2), (vec![], 1)] {
+            assert_eq!(read_card(&write_card(&card)), Some(card.clone()), "{}", write_card(&card));
+        }
+        assert_eq!(write_card(&(vec![0, 1, 2, 3, 6], 5)), "0-3,6/5");
+        assert_eq!(read_card("0-1"), None);
+        assert_eq!(read_card("x/2"), None);
+    }
+
+    #[test]
+    fn host_cores_is_the_union_capped_by_a_quota() {
+        // each rank bound to a core of its own: as many cores as ranks
+        assert_eq!(host_cores(&[(vec![0], 1), (vec![1], 1)]), 2);
+        // one bound, one free: the free one's CPUs cover the bound one's
+        assert_eq!(host_cores(&[(vec![0], 1), (vec![0, 1], 2)]), 2);
+        // all on one core
+        assert_eq!(host_cores(&[(vec![3], 1), (vec![3], 1), (vec![3], 1)]), 1);
+        // a quota of 2 CPUs over a mask of 8
+        assert_eq!(host_cores(&[((0..8).collect(), 2), ((0..8).collect(), 2)]), 2);
+    }
+
     #[test]
     fn keys_survive_the_store() {
-        let k = super::new_key();
-        assert_eq!(super::unhex(&super::hex(&k)), Some(k));
-        assert_eq!(super::unhex("zz"), None);
-        assert!(!super::host_id().contains(' '));
+        let k = new_key();
+        assert_eq!(unhex(&hex(&k)), Some(k));
+        assert_eq!(unhex("zz"), None);
+        assert!(!host_id().contains(' '));
     }
 }
