@@ -97,7 +97,7 @@ coverage: build
 # Side by side with Debian's MPICH and Open MPI; writes docs/benchmarks.md.
 bench: setup build
 	if ! command -v mpicc.openmpi >/dev/null 2>&1; then \
-		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq openmpi-bin libopenmpi-dev; fi
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq openmpi-bin libopenmpi-dev; fi
 	$(PYTHON) tools/bench.py --rounds 5
 	$(PYTHON) tools/bench_nas.py --rounds 3
 

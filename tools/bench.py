@@ -14,6 +14,7 @@ import datetime
 import os
 import re
 import platform
+import statistics
 import subprocess
 import sys
 
@@ -107,7 +108,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
     a = ap.parse_args()
     build()
-    best = {}
+    best, every = {}, {}
     floors = {}
     for rnd in range(a.rounds):
         for k, v in floor(4).items():
@@ -122,6 +123,8 @@ def main():
                     continue
                 old = best.get(key) or {}
                 best[key] = {s: min(v, old.get(s, v)) for s, v in res.items()}
+                for s, v in res.items():
+                    every.setdefault(key, {}).setdefault(s, []).append(v)
     cpu = ""
     try:
         cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
@@ -134,7 +137,8 @@ def main():
              "run the same programs from `c-tests/bench/`, compiled with each one's own `mpicc`,",
              "interleaved round by round (each round started by the next one); each figure is the best of the rounds. Times are",
              "microseconds (half round trip for ping-pong, one exchange, one allreduce);",
-             "ratio = oxmpi / the better of MPICH and Open MPI (below 1: oxmpi is faster).", ""]
+             "ratio = oxmpi / the better of MPICH and Open MPI (below 1: oxmpi is faster); median ratio = the same",
+             "of each one's median over the rounds, which one lucky round moves less than the best.", ""]
     for prog, n, quick, tcp in RUNS:
         title = {"pingpong": "Ping-pong (COMMS1)", "exchange": "Exchange (COMMS2)", "allreduce_loop": "Allreduce loop",
                  "ddt": "Derived datatypes: ping-pong (half round trip) and MPI_Pack of one item",
@@ -148,14 +152,18 @@ def main():
         over = " (oversubscribed: 4 ranks on 2 cores; ranks 2-3 wait in a barrier)" if n > os.cpu_count() and prog == "pingpong" else \
             " (oversubscribed: 4 ranks on 2 cores)" if n > os.cpu_count() else ""
         lines += [f"## {title}, {n} ranks{over}", ""] + note + [
-                  f"| {'case' if prog in ('ddt', 'coll') else 'size'} | oxmpi us | MPICH us | Open MPI us | ratio |", "|---|---|---|---|---|"]
+                  f"| {'case' if prog in ('ddt', 'coll') else 'size'} | oxmpi us | MPICH us | Open MPI us | ratio | median ratio |", "|---|---|---|---|---|---|"]
         sizes = sorted(set().union(*[set((best.get((prog, n, i, tcp)) or {}).keys()) for i in IMPLS]), key=lambda k: (isinstance(k, str), split_case(k) if isinstance(k, str) else ("", k)))
         for s in sizes:
             vals = {i: (best.get((prog, n, i, tcp)) or {}).get(s) for i in IMPLS}
             peers = [v for i, v in vals.items() if i != "oxmpi" and v is not None]
             ratio = f"{vals['oxmpi'] / min(peers):.2f}" if vals["oxmpi"] and peers else "n/a"
+            meds = {i: statistics.median(every[(prog, n, i, tcp)][s]) for i in IMPLS
+                    if s in every.get((prog, n, i, tcp), {})}
+            peer_meds = [v for i, v in meds.items() if i != "oxmpi"]
+            med_ratio = f"{meds['oxmpi'] / min(peer_meds):.2f}" if meds.get("oxmpi") and peer_meds else "n/a"
             cells = [f"{v:.2f}" if v is not None else "timeout" for v in vals.values()]
-            lines.append(f"| {human(s)} | " + " | ".join(cells) + f" | {ratio} |")
+            lines.append(f"| {human(s)} | " + " | ".join(cells) + f" | {ratio} | {med_ratio} |")
         lines.append("")
         if prog == "coll" and n == 4 and floors:
             lines += ["What the machine allows, without MPI (`c-tests/bench/floor.c`, best of the rounds): with more",
