@@ -54,6 +54,11 @@ def main():
     r = run([os.path.join(BIN, "mpiexec"), "-n", "2", wrap, exe], input="")
     check("collective settings differing between ranks fail MPI_Init",
           r.returncode != 0 and "collective settings" in r.stderr and "differ from rank 0's" in r.stderr, r.stderr)
+    with open(wrap, "w") as f:
+        f.write('#!/bin/sh\n[ "$PMI_RANK" = 1 ] && export OXMPI_TRANSPORT=tcp\nexec "$@"\n')
+    r = run([os.path.join(BIN, "mpiexec"), "-n", "2", wrap, exe], input="")
+    check("OXMPI_TRANSPORT differing between ranks fails MPI_Init with a clear line",
+          r.returncode != 0 and "OXMPI_TRANSPORT is tcp here but auto on rank 0" in r.stderr, r.stderr)
 
     # ranks bound to CPUs (taskset, as a batch system binds them): the host's
     # cores are the union of the ranks' CPUs, alike for all of them, so the

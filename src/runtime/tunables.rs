@@ -23,7 +23,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_TRANSPORT",
         default: "auto",
-        meaning: "transport between ranks: auto (shared memory on one host, TCP between hosts), tcp (TCP everywhere, to test it on one host) or shm (refuse a job that spans hosts)",
+        meaning: "transport between ranks: auto (shared memory on one host, TCP between hosts), tcp (TCP everywhere, to test it on one host) or shm (refuse a job that spans hosts); alike on every rank (MPI_Init fails otherwise)",
     },
     Tunable {
         name: "OXMPI_TCP_EAGER_LIMIT",

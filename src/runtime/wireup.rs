@@ -145,10 +145,21 @@ pub fn wire_up(
     pmi.put(&format!("cpus-{rank}"), &write_card(&card))?;
     if rank == 0 && size > 1 {
         pmi.put("tcp-key", &hex(&new_key()))?;
+        pmi.put("transport", &transport)?;
     }
     publish(pmi)?;
     pmi.barrier()?;
     check(pmi)?;
+    // ranks that disagree on who is reached how would wait for each other
+    if rank != 0 {
+        let first = pmi.get("transport")?;
+        if first != transport {
+            return err!(
+                Arg,
+                "OXMPI_TRANSPORT is {transport} here but {first} on rank 0; set it alike for the whole job (in mpiexec's environment)"
+            );
+        }
+    }
 
     let hosts: Vec<String> = if size == 1 {
         vec![host_id()]
