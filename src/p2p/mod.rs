@@ -553,7 +553,7 @@ impl Engine {
         done: impl Fn(&Segment) -> bool,
     ) {
         self.dump_if_requested(waiting_for);
-        backoff.idle(|| self.seg.awake(), |timeout| self.sleep(timeout, || done(&self.seg)));
+        backoff.idle(|| self.seg.awake(), |timeout| self.sleep(timeout, || done(&self.seg)), || self.seg.doze());
     }
 
     /// One line per pending request and unexpected message (hang diagnosis).

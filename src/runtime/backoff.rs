@@ -8,7 +8,11 @@
 //! holds a core another needs. While enough of them sleep (ranks waiting
 //! in a barrier while two others exchange messages), it spins as on an
 //! uncrowded host: a yield with no one to yield to is a system call of
-//! half a microsecond on the test machine, paid before every reply.
+//! half a microsecond on the test machine, paid before every reply. A
+//! rank that has yielded for a while (`DOZE_AFTER`) waits for something
+//! far off, not for a partner's next step: it stops counting as awake, so
+//! that ranks still exchanging messages spin while others wait in a
+//! barrier.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -26,6 +30,8 @@ pub fn set_host(ranks: usize, cores: usize) {
     CORES_IF_OVERSUBSCRIBED.store(v, Ordering::Relaxed);
 }
 const YIELD_FOR: Duration = Duration::from_micros(200);
+/// Yielding this long, a rank dozes (see the module's comment).
+const DOZE_AFTER: Duration = Duration::from_micros(20);
 /// A sleeping rank also wakes this often on its own, as a safety net.
 const SLEEP_US: u64 = 1000;
 
@@ -46,8 +52,9 @@ impl Backoff {
     }
 
     /// Called after a poll found nothing to do. `sleep(timeout_us)` blocks
-    /// on the doorbell; `awake()` counts this host's ranks not asleep.
-    pub fn idle(&mut self, awake: impl FnOnce() -> usize, sleep: impl FnOnce(u64)) {
+    /// on the doorbell; `awake()` counts this host's ranks not asleep;
+    /// `doze()` says this rank has yielded for a while.
+    pub fn idle(&mut self, awake: impl FnOnce() -> usize, sleep: impl FnOnce(u64), doze: impl FnOnce()) {
         self.polls = self.polls.saturating_add(1);
         let cores = CORES_IF_OVERSUBSCRIBED.load(Ordering::Relaxed) as usize;
         let crowded = || cores > 0 && awake() > cores;
@@ -59,7 +66,11 @@ impl Backoff {
             return;
         }
         let since = *self.since.get_or_insert_with(Instant::now);
-        if since.elapsed() < YIELD_FOR {
+        let waited = since.elapsed();
+        if waited < YIELD_FOR {
+            if waited >= DOZE_AFTER {
+                doze();
+            }
             std::thread::yield_now();
         } else {
             sleep(SLEEP_US);
@@ -76,7 +87,7 @@ mod tests {
         let mut b = Backoff::new();
         let mut slept = 0;
         for _ in 0..SPIN_POLLS {
-            b.idle(|| 1, |_| slept += 1);
+            b.idle(|| 1, |_| slept += 1, || {});
         }
         assert_eq!(slept, 0, "no sleep while spinning or yielding");
         std::thread::sleep(YIELD_FOR + Duration::from_micros(50));
@@ -86,8 +97,25 @@ mod tests {
                 assert_eq!(t, SLEEP_US);
                 slept += 1
             },
+            || {},
         );
         assert_eq!(slept, 1);
+    }
+
+    #[test]
+    fn dozes_only_after_yielding_a_while() {
+        set_host(4, 2);
+        let mut b = Backoff::new();
+        let mut dozed = 0;
+        for _ in 0..SPIN_POLLS_CROWDED + 2 {
+            b.idle(|| 4, |_| panic!("no sleep"), || dozed += 1);
+        }
+        assert!(b.since.is_some() && dozed == 0, "yielding, not dozing yet");
+        std::thread::sleep(DOZE_AFTER);
+        let mut slept = 0;
+        b.idle(|| 4, |_| slept += 1, || dozed += 1);
+        // dozing, or (a loaded machine overslept past YIELD_FOR) asleep
+        assert_eq!(dozed + slept, 1, "dozing once it has yielded for DOZE_AFTER");
     }
 
     #[test]
@@ -95,12 +123,12 @@ mod tests {
         set_host(4, 2);
         let mut b = Backoff::new();
         for _ in 0..100 {
-            b.idle(|| 2, |_| panic!("no sleep"));
+            b.idle(|| 2, |_| panic!("no sleep"), || {});
         }
         assert!(b.since.is_none(), "two ranks awake on two cores: still spinning");
         let mut b = Backoff::new();
         for _ in 0..SPIN_POLLS_CROWDED {
-            b.idle(|| 4, |_| panic!("no sleep"));
+            b.idle(|| 4, |_| panic!("no sleep"), || {});
         }
         assert!(b.since.is_some(), "four ranks awake on two cores: yielding");
     }

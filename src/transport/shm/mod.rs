@@ -41,6 +41,21 @@ pub struct Doorbell {
     pub room: AtomicU32,
     /// The rank is in MPI_Finalize: its process may end.
     pub finalizing: AtomicU32,
+    /// When the rank last yielded its core in a long wait (`doze`), in
+    /// nanoseconds of CLOCK_MONOTONIC.
+    pub dozed_at: AtomicU64,
+}
+
+/// A rank that yielded in a long wait this recently does not count as
+/// wanting a core (`awake`).
+const DOZE_FRESH_NS: u64 = 20_000;
+
+/// CLOCK_MONOTONIC in nanoseconds (one clock for every process).
+fn now_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 impl Doorbell {
@@ -413,12 +428,25 @@ impl Segment {
     }
 
     /// How many of this host's ranks may want a core: neither asleep on
-    /// their doorbells nor past MPI_Finalize's barrier.
+    /// their doorbells, nor yielding in a long wait (`doze`), nor past
+    /// MPI_Finalize's barrier.
     pub fn awake(&self) -> usize {
+        let now = now_ns();
         (0..self.nranks)
             .map(|r| self.doorbell(r))
-            .filter(|d| d.sleeping.load(Ordering::Relaxed) == 0 && d.finalizing.load(Ordering::Relaxed) == 0)
+            .filter(|d| {
+                d.sleeping.load(Ordering::Relaxed) == 0
+                    && d.finalizing.load(Ordering::Relaxed) == 0
+                    && now.saturating_sub(d.dozed_at.load(Ordering::Relaxed)) >= DOZE_FRESH_NS
+            })
             .count()
+    }
+
+    /// This rank yields its core in a long wait: for a moment it does not
+    /// count as wanting one (its peers on the host spin instead of
+    /// yielding to it).
+    pub fn doze(&self) {
+        self.doorbell(self.me).dozed_at.store(now_ns(), Ordering::Relaxed);
     }
 
     /// After emptying slots of `src`'s ring to us: wake `src` if it sleeps
