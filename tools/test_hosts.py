@@ -9,7 +9,8 @@
   leaving no process;
 - strangers connecting to a rank's port with garbage or a wrong key change
   nothing in the running job, and are counted;
-- MPICH's mpiexec (Hydra) starts oxmpi programs, PMI_FD and PMI_PORT modes;
+- MPICH's mpiexec (Hydra) starts oxmpi programs, PMI_FD and PMI_PORT modes,
+  and with -bind-to core (ranks bound one to a core count as many cores);
 - Slurm's `srun --mpi=pmi2` starts them (PMI-2), when a Slurm cluster
   answers (tools/slurm_single_node.sh makes one on this machine).
 
@@ -219,6 +220,15 @@ def hydra_checks():
                 r = run([hydra] + mode + ["-n", "3", exe], env=env)
                 check(f"Hydra starts {t} ({'PMI_PORT' if mode else 'PMI_FD'}, OXMPI_TRANSPORT={transport})",
                       r.returncode == 0 and "No Errors" in r.stdout, r.stdout + r.stderr)
+    # Hydra binding each rank to a core of its own: the host has as many
+    # cores as the ranks' masks cover together, and long collectives agree
+    cpus = len(os.sched_getaffinity(0))
+    for n in (2, 4):
+        r = run([hydra, "-bind-to", "core", "-n", str(n), os.path.join(TESTS, "coll_pieces")],
+                env=dict(os.environ, OXMPI_DEBUG="1"))
+        want = f"{n} ranks on {min(n, cpus)} cores of this host"
+        check(f"Hydra -bind-to core, {n} ranks: {min(n, cpus)} cores, long collectives agree",
+              r.returncode == 0 and "No Errors" in r.stdout and r.stderr.count(want) == n, r.stdout + r.stderr)
     r = run([hydra, "-n", "2", os.path.join(TESTS, "fault_segv")])
     check("under Hydra a crashing rank ends the job", r.returncode != 0, str(r.returncode))
 
