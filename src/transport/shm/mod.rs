@@ -600,3 +600,26 @@ pub fn prefetch_write(_p: *const u8) {
         std::arch::asm!("prefetchw [{0}]", in(reg) _p, options(nostack, preserves_flags, readonly));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_dozing_rank_is_not_awake_for_a_moment() {
+        let name = format!("/oxmpi-test-doze-{}", std::process::id());
+        let g = Geometry { nslots: 4, payload: 1024 };
+        let a = Segment::create(&name, 2, 0, &g).expect("segment");
+        let b = Segment::attach(&name, 1).expect("attach");
+        Segment::unlink(&name);
+        assert_eq!(a.awake(), 2);
+        // the two calls may lie more than DOZE_FRESH_NS apart on a loaded
+        // machine: seeing it once is enough
+        assert!((0..1000).any(|_| {
+            b.doze();
+            a.awake() == 1
+        }));
+        std::thread::sleep(std::time::Duration::from_nanos(2 * DOZE_FRESH_NS));
+        assert_eq!(a.awake(), 2, "awake again once its doze is stale");
+    }
+}
