@@ -59,6 +59,14 @@ def round_order(rnd, impls):
     return impls[k:] + impls[:k]
 
 
+def median_ratio(runs):
+    """oxmpi's median over the rounds divided by the better peer's median,
+    or None: `runs` maps each implementation to its list of times."""
+    meds = {i: statistics.median(ts) for i, ts in runs.items() if ts}
+    peers = [v for i, v in meds.items() if i != "oxmpi"]
+    return meds["oxmpi"] / min(peers) if meds.get("oxmpi") and peers else None
+
+
 def floor(n):
     """The machine's floors under oversubscribed waiting (no MPI): {case: us}."""
     r = subprocess.run([os.path.join(BENCH, "bin", "floor"), str(n)], capture_output=True, text=True, timeout=TIMEOUT)
@@ -158,10 +166,8 @@ def main():
             vals = {i: (best.get((prog, n, i, tcp)) or {}).get(s) for i in IMPLS}
             peers = [v for i, v in vals.items() if i != "oxmpi" and v is not None]
             ratio = f"{vals['oxmpi'] / min(peers):.2f}" if vals["oxmpi"] and peers else "n/a"
-            meds = {i: statistics.median(every[(prog, n, i, tcp)][s]) for i in IMPLS
-                    if s in every.get((prog, n, i, tcp), {})}
-            peer_meds = [v for i, v in meds.items() if i != "oxmpi"]
-            med_ratio = f"{meds['oxmpi'] / min(peer_meds):.2f}" if meds.get("oxmpi") and peer_meds else "n/a"
+            m = median_ratio({i: every.get((prog, n, i, tcp), {}).get(s) for i in IMPLS})
+            med_ratio = f"{m:.2f}" if m else "n/a"
             cells = [f"{v:.2f}" if v is not None else "timeout" for v in vals.values()]
             lines.append(f"| {human(s)} | " + " | ".join(cells) + f" | {ratio} | {med_ratio} |")
         lines.append("")

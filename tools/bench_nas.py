@@ -13,11 +13,10 @@
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 
-from bench import round_order
+from bench import median_ratio, round_order
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAS = os.path.join(ROOT, "c-tests", "bench", "nas")
@@ -101,9 +100,8 @@ def bench(rounds, cls, out_path):
             peers = [rate[i] for i in ("MPICH", "Open MPI") if i in rate]
             # time ratio, from the rates (more digits than the times)
             ratio = f"{max(peers) / rate['oxmpi']:.3f}" if "oxmpi" in rate and peers else "-"
-            med = {i: statistics.median(ts) for i in IMPLS if (ts := times.get((k, n, i)))}
-            peer_med = [med[i] for i in ("MPICH", "Open MPI") if i in med]
-            med_ratio = f"{med['oxmpi'] / min(peer_med):.3f}" if "oxmpi" in med and peer_med else "-"
+            m = median_ratio({i: times.get((k, n, i)) for i in IMPLS})
+            med_ratio = f"{m:.3f}" if m else "-"
             spread = " / ".join(f"{max(ts) / min(ts):.2f}" if (ts := times.get((k, n, impl))) else "-" for impl in IMPLS)
             lines.append(f"| {k.upper()} | {n} | {' | '.join(cells)} | {ratio} | {med_ratio} | {spread} |\n")
     lines.append(END)
