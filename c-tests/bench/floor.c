@@ -6,6 +6,13 @@
  *                    shared counter, waiting by sched_yield; per barrier
  *   futex_barrier_P: the same, waiting asleep on a futex that the last
  *                    one to arrive wakes
+ *   alltoall_copy_P: P processes (not pinned) each copy the 1 MiB block
+ *                    meant for them out of every process's P MiB send
+ *                    area (shared memory) into their own P MiB receive
+ *                    area, between yield barriers: an alltoall of 1 MiB
+ *                    blocks with one memcpy per byte and no messages;
+ *                    per round
+ *   allgather_copy_P: the same from every process's one 1 MiB block
  * Prints RESULT <case> <case> <microseconds>, like the MPI benchmarks.
  *   floor [P]   (default 4) */
 #define _GNU_SOURCE
@@ -13,6 +20,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -26,14 +34,19 @@ static double now(void)
     return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
-static void *shared_page(void)
+static void *shared(size_t len)
 {
-    void *p = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(0, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         perror("mmap");
         exit(1);
     }
     return p;
+}
+
+static void *shared_page(void)
+{
+    return shared(4096);
 }
 
 /* fork p - 1 children; each process gets its index */
@@ -73,6 +86,13 @@ static double hand_over(int n)
     return t / (2.0 * n);
 }
 
+/* a barrier on `count` by sched_yield: round k of p processes */
+static void meet(long *count, long k, int p)
+{
+    __atomic_fetch_add(count, 1, __ATOMIC_SEQ_CST);
+    while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < (k + 1) * p) sched_yield();
+}
+
 static double yield_barrier(int p, int n)
 {
     long *count = shared_page();
@@ -81,9 +101,38 @@ static double yield_barrier(int p, int n)
     for (long k = 0; k <= n; k++) {
         if (k == 1)
             t = now(); /* round 0 only lines everyone up */
-        __atomic_fetch_add(count, 1, __ATOMIC_SEQ_CST);
-        while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < (k + 1) * p) sched_yield();
+        meet(count, k, p);
     }
+    t = now() - t;
+    if (id)
+        exit(0);
+    reap(p);
+    return t / n;
+}
+
+/* each process copies `blocks` 1 MiB blocks of the others' areas in
+ * shared memory into its own receive area: block me of each (alltoall,
+ * blocks = p) or the only one (allgather, blocks = 1) */
+static double copy_rounds(int p, int blocks, int n)
+{
+    const size_t mib = 1 << 20;
+    long *count = shared_page();
+    char *sends = shared((size_t)p * blocks * mib);
+    for (size_t i = 0; i < (size_t)p * blocks * mib; i++) sends[i] = (char)i;
+    int id = spawn(p);
+    char *recvs = malloc((size_t)p * mib);
+    for (size_t i = 0; i < (size_t)p * mib; i++) recvs[i] = 0;
+    double t = 0;
+    for (long k = 0; k <= n; k++) {
+        if (k == 1)
+            t = now();
+        meet(count, k, p);
+        for (int r = 0; r < p; r++) {
+            char *from = sends + ((size_t)r * blocks + (blocks > 1 ? id : 0)) * mib;
+            memcpy(recvs + (size_t)r * mib, from, mib);
+        }
+    }
+    meet(count, n + 1, p);
     t = now() - t;
     if (id)
         exit(0);
@@ -125,5 +174,7 @@ int main(int argc, char **argv)
     printf("RESULT switch switch %.3f\n", hand_over(100000) * 1e6);
     printf("RESULT yield_barrier_%d yield_barrier_%d %.3f\n", p, p, yield_barrier(p, 100000) * 1e6);
     printf("RESULT futex_barrier_%d futex_barrier_%d %.3f\n", p, p, futex_barrier(p, 20000) * 1e6);
+    printf("RESULT alltoall_copy_%d alltoall_copy_%d %.3f\n", p, p, copy_rounds(p, p, 200) * 1e6);
+    printf("RESULT allgather_copy_%d allgather_copy_%d %.3f\n", p, p, copy_rounds(p, 1, 200) * 1e6);
     return 0;
 }
