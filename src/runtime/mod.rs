@@ -103,24 +103,16 @@ pub fn init(required: i32) -> MpiResult<i32> {
     }
     let payload = eager.clamp(1024, 64 << 20).div_ceil(64) * 64;
     let geometry = Geometry { nslots: slots, payload };
-    let publish = |pmi: &mut Pmi| {
-        if rank == 0 {
-            pmi.put("coll-tuning", &crate::coll::tuning::fingerprint())?;
-        }
-        Ok(())
-    };
     // ranks that chose collective algorithms differently would wait for
     // each other forever: refuse to start instead
-    let check = |pmi: &mut Pmi| {
-        if rank != 0 && pmi.get("coll-tuning")? != crate::coll::tuning::fingerprint() {
-            return err!(
-                Arg,
-                "the collective settings (OXMPI_COLL_*, OXMPI_*_LONG, OXMPI_*_SHORT, OXMPI_SHM_COLL_MAX, OXMPI_CHECK_COLLECTIVES) differ from rank 0's; set them alike for the whole job (in mpiexec's environment)"
-            );
-        }
-        Ok(())
+    let coll = wireup::Alike {
+        key: "coll-tuning",
+        value: crate::coll::tuning::fingerprint(),
+        differs: |_, _| {
+            "the collective settings (OXMPI_COLL_*, OXMPI_*_LONG, OXMPI_*_SHORT, OXMPI_SHM_COLL_MAX, OXMPI_CHECK_COLLECTIVES) differ from rank 0's; set them alike for the whole job (in mpiexec's environment)".into()
+        },
     };
-    let w = wireup::wire_up(&mut pmi, &geometry, publish, check)?;
+    let w = wireup::wire_up(&mut pmi, &geometry, vec![coll])?;
     let on_host = w.host_of.iter().filter(|&&h| h == w.host_of[rank]).count();
     let cores = w.cores;
     // A pipelined push stalls whenever one of its two ranks is descheduled:

@@ -125,39 +125,47 @@ fn unhex(s: &str) -> Option<[u8; KEY_BYTES]> {
     Some(k)
 }
 
-/// Publish what others need, then map the segment and open the sockets.
-/// `publish` adds the caller's own keys before the first barrier;
-/// `check` runs after it (rank 0's keys are readable then).
-pub fn wire_up(
-    pmi: &mut Pmi,
-    geometry: &Geometry,
-    publish: impl FnOnce(&mut Pmi) -> MpiResult<()>,
-    check: impl FnOnce(&mut Pmi) -> MpiResult<()>,
-) -> MpiResult<Wired> {
+/// A setting every rank of the job must share, or they would wait for
+/// each other forever: rank 0 publishes its `value` under `key`, and
+/// every other rank whose own differs refuses to start, saying
+/// `differs(its value, rank 0's)`.
+pub struct Alike {
+    pub key: &'static str,
+    pub value: String,
+    pub differs: fn(&str, &str) -> String,
+}
+
+/// Publish what others need, then map the segment and open the sockets;
+/// every setting of `alike` (and the transport) is checked across the job.
+pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> MpiResult<Wired> {
     let (rank, size) = (pmi.rank, pmi.size);
     let transport = tunables::value("OXMPI_TRANSPORT");
     if !["auto", "shm", "tcp"].contains(&transport.as_str()) {
         return err!(Arg, "OXMPI_TRANSPORT={transport} is not one of auto, shm, tcp");
     }
+    // ranks that disagree on who is reached how would wait for each other
+    alike.push(Alike {
+        key: "transport",
+        value: transport.clone(),
+        differs: |mine, first| {
+            format!("OXMPI_TRANSPORT is {mine} here but {first} on rank 0; set it alike for the whole job (in mpiexec's environment)")
+        },
+    });
     pmi.put(&format!("host-{rank}"), &host_id())?;
     pmi.put(&format!("pid-{rank}"), &std::process::id().to_string())?;
     let card = cpu_card();
     pmi.put(&format!("cpus-{rank}"), &write_card(&card))?;
     if rank == 0 && size > 1 {
         pmi.put("tcp-key", &hex(&new_key()))?;
-        pmi.put("transport", &transport)?;
+        for a in &alike {
+            pmi.put(a.key, &a.value)?;
+        }
     }
-    publish(pmi)?;
     pmi.barrier()?;
-    check(pmi)?;
-    // ranks that disagree on who is reached how would wait for each other
-    if rank != 0 {
-        let first = pmi.get("transport")?;
-        if first != transport {
-            return err!(
-                Arg,
-                "OXMPI_TRANSPORT is {transport} here but {first} on rank 0; set it alike for the whole job (in mpiexec's environment)"
-            );
+    for a in alike.iter().filter(|_| rank != 0) {
+        let first = pmi.get(a.key)?;
+        if first != a.value {
+            return err!(Arg, "{}", (a.differs)(&a.value, &first));
         }
     }
 
