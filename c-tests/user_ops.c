@@ -2,7 +2,9 @@
  * MPI_Op_create, MPI_Op_commutative, MPI_Op_free: a commutative user sum,
  * a non-commutative 2x2 matrix product (Reduce at every root, Allreduce,
  * Scan, Exscan must all multiply in rank order), a user op on a strided
- * derived type, Reduce_local, and the errors of freed and predefined ops. */
+ * derived type, Reduce_local, the large-count MPI_Op_create_c (its function
+ * gets an MPI_Count length) with Allreduce_c and Reduce_c, and the errors of
+ * freed and predefined ops. */
 #include "common.h"
 
 static MPI_Datatype mat_type;
@@ -36,6 +38,15 @@ static void strided_max(void *in, void *inout, int *len, MPI_Datatype *dt)
             int *x = a + k * 4 + 3 * j, *y = b + k * 4 + 3 * j;
             if (*x > *y) *y = *x;
         }
+}
+
+/* matmul with an MPI_Count length (MPI_Op_create_c) */
+static MPI_Count counted_items = 0;
+static void matmul_c(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt)
+{
+    int n = (int)*len;
+    counted_items += *len;
+    matmul(in, inout, &n, dt);
 }
 
 static void mat_of(int r, int *m) { m[0] = 1; m[1] = r + 1; m[2] = r % 2; m[3] = 1 + r % 3; }
@@ -115,6 +126,24 @@ int main(int argc, char **argv)
     CHECK(bad == 0, "strided user max: %d wrong", bad);
     MPI_Type_free(&vec);
     MPI_Type_free(&vec4);
+
+    /* the same product through a large-count user function */
+    MPI_Op mul_c;
+    MPI_Op_create_c(matmul_c, 0, &mul_c);
+    MPI_Op_commutative(mul_c, &c);
+    CHECK(c == 0, "matmul_c commutative: %d", c);
+    product(0, size, e);
+    MPI_Allreduce_c(m, r, (MPI_Count)3, mat_type, mul_c, MPI_COMM_WORLD);
+    for (int k = 0; k < 3; k++) CHECK(memcmp(r + 4 * k, e, sizeof e) == 0, "allreduce_c matmul_c item %d", k);
+    memset(r, 0, sizeof r);
+    MPI_Reduce_c(m, r, (MPI_Count)2, mat_type, mul_c, size - 1, MPI_COMM_WORLD);
+    CHECK(rank != size - 1 || memcmp(r + 4, e, sizeof e) == 0, "reduce_c matmul_c");
+    /* some rank folds: which depends on the algorithm */
+    MPI_Count all_items = 0;
+    MPI_Allreduce(&counted_items, &all_items, 1, MPI_COUNT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(size == 1 || all_items > 0, "the MPI_Count function was never called");
+    MPI_Op_free(&mul_c);
+    CHECK(mul_c == MPI_OP_NULL, "freed matmul_c is MPI_OP_NULL");
 
     int a[4] = {1, 2, 3, 4}, b[4] = {0, 1, 1, 0};
     MPI_Reduce_local(a, b, 1, mat_type, mul); /* b = a x b */

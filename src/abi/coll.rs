@@ -17,7 +17,7 @@ use crate::coll::{self, algo, shm, Block, Plan, Scratch};
 use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
-use crate::op::{Op, UserFn, UserOp};
+use crate::op::{Op, UserCountFn, UserFn, UserFunc, UserOp};
 use crate::p2p::request::Template;
 use crate::runtime::State;
 use std::os::raw::{c_int, c_void};
@@ -1537,16 +1537,28 @@ mpi_fn! {
     }
 }
 
+/// A new user-defined operation of `f` (None: the caller passed a null
+/// function) into `*op`.
+fn op_create(f: Option<UserFunc>, commute: c_int, op: *mut c_int) -> MpiResult<()> {
+    let Some(f) = f else { return err!(Arg, "user_fn is a null pointer") };
+    if op.is_null() {
+        return err!(Arg, "op is a null pointer");
+    }
+    let h = handles::new_op(UserOp { f, commute: commute != 0, datatype: 0 })?;
+    // SAFETY: checked non-null; the caller passes a writable MPI_Op.
+    unsafe { *op = h };
+    Ok(())
+}
+
 mpi_fn! {
     Initialized fn MPI_Op_create / PMPI_Op_create(user_fn: Option<UserFn>, commute: c_int, op: *mut c_int) errors(None) {
-        let Some(f) = user_fn else { return err!(Arg, "user_fn is a null pointer") };
-        if op.is_null() {
-            return err!(Arg, "op is a null pointer");
-        }
-        let h = handles::new_op(UserOp { f, commute: commute != 0, datatype: 0 })?;
-        // SAFETY: checked non-null; the caller passes a writable MPI_Op.
-        unsafe { *op = h };
-        Ok(())
+        op_create(user_fn.map(UserFunc::Int), commute, op)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Op_create_c / PMPI_Op_create_c(user_fn: Option<UserCountFn>, commute: c_int, op: *mut c_int) errors(None) {
+        op_create(user_fn.map(UserFunc::Count), commute, op)
     }
 }
 

@@ -30,9 +30,20 @@ pub enum Op {
 /// `MPI_User_function`: inoutvec[i] = invec[i] op inoutvec[i].
 pub type UserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut c_int);
 
+/// `MPI_User_function_c` (MPI_Op_create_c): the same with an `MPI_Count`
+/// length.
+pub type UserCountFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut i64, *mut c_int);
+
+/// A user function, as `MPI_Op_create` or `MPI_Op_create_c` gave it.
+#[derive(Clone, Copy, Debug)]
+pub enum UserFunc {
+    Int(UserFn),
+    Count(UserCountFn),
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct UserOp {
-    pub f: UserFn,
+    pub f: UserFunc,
     pub commute: bool,
     /// The datatype handle the function is given (set per call).
     pub datatype: c_int,
@@ -40,7 +51,17 @@ pub struct UserOp {
 
 impl PartialEq for UserOp {
     fn eq(&self, o: &UserOp) -> bool {
-        self.f as usize == o.f as usize && self.commute == o.commute && self.datatype == o.datatype
+        self.f.address() == o.f.address() && self.commute == o.commute && self.datatype == o.datatype
+    }
+}
+
+impl UserFunc {
+    /// The function's address and which kind it is.
+    fn address(self) -> (usize, bool) {
+        match self {
+            UserFunc::Int(f) => (f as usize, false),
+            UserFunc::Count(f) => (f as usize, true),
+        }
     }
 }
 
@@ -402,15 +423,22 @@ fn apply_user(u: UserOp, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) {
     if ty.size == 0 || inp.is_empty() {
         return;
     }
-    let chunk = (i32::MAX as usize) * ty.size;
+    // an int length tells at most i32::MAX items at a time
+    let most = if let UserFunc::Int(_) = u.f { i32::MAX as usize } else { i64::MAX as usize };
+    let chunk = most.saturating_mul(ty.size);
     for (i, o) in inp.chunks(chunk).zip(inout.chunks_mut(chunk)) {
         let count = i.len() / ty.size;
         let a = Image::of(ty, count, i);
         let b = Image::of(ty, count, o);
-        let (mut len, mut dt) = (count as c_int, u.datatype);
+        let (x, y, mut dt) = (a.base as *mut c_void, b.base as *mut c_void, u.datatype);
         // SAFETY: both images hold `count` items of the datatype the
         // function is told about.
-        unsafe { (u.f)(a.base as *mut c_void, b.base as *mut c_void, &mut len, &mut dt) };
+        unsafe {
+            match u.f {
+                UserFunc::Int(f) => f(x, y, &mut (count as c_int), &mut dt),
+                UserFunc::Count(f) => f(x, y, &mut (count as i64), &mut dt),
+            }
+        };
         // SAFETY: as above; the result is read back out of the image.
         unsafe { crate::datatype::pack::pack(ty, count, b.base, o) };
         drop((a.store, b.store));
