@@ -14,6 +14,22 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def called(path):
+    """The MPI functions a C test calls in its own text, its macros
+    expanded (a test may build names as MPI_##op): the preprocessor's
+    output, but the lines that came from the headers it includes."""
+    pre = subprocess.run(["cc", "-E", "-I", os.path.join(ROOT, "include"), "-I", os.path.dirname(path), path],
+                         capture_output=True, text=True, check=True).stdout
+    own, mine = [], True
+    for line in pre.splitlines():
+        marker = re.match(r'# \d+ "(.*)"', line)
+        if marker:
+            mine = os.path.realpath(marker.group(1)) == os.path.realpath(path)
+        elif mine:
+            own.append(line)
+    return set(re.findall(r"\b(MPI_\w+)\s*\(", "\n".join(own)))
+
+
 def main():
     lib = sys.argv[1]
     out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True, check=True).stdout
@@ -24,8 +40,7 @@ def main():
     declared = sorted(set(re.findall(r"^\S.*?\b(MPI_\w+)\(", header, re.M)))
     tests = {}
     for path in sorted(glob.glob(os.path.join(ROOT, "c-tests", "*.c")) + glob.glob(os.path.join(ROOT, "examples", "*.c"))):
-        text = open(path).read()
-        for f in set(re.findall(r"\b(MPI_\w+)\s*\(", text)):
+        for f in called(path):
             tests.setdefault(f, []).append(os.path.relpath(path, ROOT))
     fort_lib = os.path.join(os.path.dirname(lib), "libmpifort.so.12")
     fout = subprocess.run(["nm", "-D", "--defined-only", fort_lib], capture_output=True, text=True, check=True).stdout
