@@ -50,6 +50,15 @@ fn emit(newtype: *mut c_int, t: TypeInfo) -> MpiResult<()> {
     Ok(())
 }
 
+/// Register a type made by a large-count constructor (MPI_Type_..._c),
+/// which keeps its arguments as MPI_Count ones, and write its handle.
+fn emit_large(newtype: *mut c_int, mut t: TypeInfo) -> MpiResult<()> {
+    if let Some(c) = &mut t.contents {
+        c.to_large();
+    }
+    emit(newtype, t)
+}
+
 fn old(h: c_int) -> MpiResult<TypeRef> {
     handles::datatype(h)
 }
@@ -61,7 +70,7 @@ mpi_fn! {
 }
 mpi_fn! {
     Initialized fn MPI_Type_contiguous_c / PMPI_Type_contiguous_c(count: i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
-        emit(newtype, build::contiguous(count, &old(oldtype)?)?)
+        emit_large(newtype, build::contiguous(count, &old(oldtype)?)?)
     }
 }
 mpi_fn! {
@@ -71,7 +80,7 @@ mpi_fn! {
 }
 mpi_fn! {
     Initialized fn MPI_Type_vector_c / PMPI_Type_vector_c(count: i64, blocklength: i64, stride: i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
-        emit(newtype, build::vector(count, blocklength, stride as isize, false, &old(oldtype)?)?)
+        emit_large(newtype, build::vector(count, blocklength, stride as isize, false, &old(oldtype)?)?)
     }
 }
 mpi_fn! {
@@ -86,7 +95,7 @@ mpi_fn! {
 }
 mpi_fn! {
     Initialized fn MPI_Type_create_hvector_c / PMPI_Type_create_hvector_c(count: i64, blocklength: i64, stride: i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
-        emit(newtype, build::vector(count, blocklength, stride as isize, true, &old(oldtype)?)?)
+        emit_large(newtype, build::vector(count, blocklength, stride as isize, true, &old(oldtype)?)?)
     }
 }
 
@@ -100,42 +109,41 @@ unsafe fn indexed<B: Copy + Into<i64>, D: Copy + Into<i64>>(
     d: *const D,
     bytes: bool,
     oldtype: c_int,
-    newtype: *mut c_int,
-) -> MpiResult<()> {
+) -> MpiResult<TypeInfo> {
     let n = count_of(count)?;
     // SAFETY: per the caller's contract.
     let (bl, d) = unsafe { (arr(bl, n, "array_of_blocklengths")?, arr(d, n, "array_of_displacements")?) };
-    emit(newtype, build::indexed(&bl, &as_isize(d), bytes, &old(oldtype)?)?)
+    build::indexed(&bl, &as_isize(d), bytes, &old(oldtype)?)
 }
 
 mpi_fn! {
     Initialized fn MPI_Type_indexed / PMPI_Type_indexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: arrays of `count` per the standard.
-        unsafe { indexed(count as i64, array_of_blocklengths, array_of_displacements, false, oldtype, newtype) }
+        emit(newtype, unsafe { indexed(count as i64, array_of_blocklengths, array_of_displacements, false, oldtype) }?)
     }
 }
 mpi_fn! {
     Initialized fn MPI_Type_indexed_c / PMPI_Type_indexed_c(count: i64, array_of_blocklengths: *const i64, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: as above.
-        unsafe { indexed(count, array_of_blocklengths, array_of_displacements, false, oldtype, newtype) }
+        emit_large(newtype, unsafe { indexed(count, array_of_blocklengths, array_of_displacements, false, oldtype) }?)
     }
 }
 mpi_fn! {
     Initialized fn MPI_Type_create_hindexed / PMPI_Type_create_hindexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: as above.
-        unsafe { indexed(count as i64, array_of_blocklengths, array_of_displacements, true, oldtype, newtype) }
+        emit(newtype, unsafe { indexed(count as i64, array_of_blocklengths, array_of_displacements, true, oldtype) }?)
     }
 }
 mpi_fn! {
     Initialized fn MPI_Type_hindexed / PMPI_Type_hindexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: as above.
-        unsafe { indexed(count as i64, array_of_blocklengths, array_of_displacements, true, oldtype, newtype) }
+        emit(newtype, unsafe { indexed(count as i64, array_of_blocklengths, array_of_displacements, true, oldtype) }?)
     }
 }
 mpi_fn! {
     Initialized fn MPI_Type_create_hindexed_c / PMPI_Type_create_hindexed_c(count: i64, array_of_blocklengths: *const i64, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: as above.
-        unsafe { indexed(count, array_of_blocklengths, array_of_displacements, true, oldtype, newtype) }
+        emit_large(newtype, unsafe { indexed(count, array_of_blocklengths, array_of_displacements, true, oldtype) }?)
     }
 }
 
@@ -147,36 +155,35 @@ unsafe fn indexed_block<D: Copy + Into<i64>>(
     d: *const D,
     bytes: bool,
     oldtype: c_int,
-    newtype: *mut c_int,
-) -> MpiResult<()> {
+) -> MpiResult<TypeInfo> {
     let n = count_of(count)?;
     // SAFETY: per the caller's contract.
     let d = unsafe { arr(d, n, "array_of_displacements")? };
-    emit(newtype, build::indexed_block(blocklength, &as_isize(d), bytes, &old(oldtype)?)?)
+    build::indexed_block(blocklength, &as_isize(d), bytes, &old(oldtype)?)
 }
 
 mpi_fn! {
     Initialized fn MPI_Type_create_indexed_block / PMPI_Type_create_indexed_block(count: c_int, blocklength: c_int, array_of_displacements: *const c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: arrays of `count` per the standard.
-        unsafe { indexed_block(count as i64, blocklength as i64, array_of_displacements, false, oldtype, newtype) }
+        emit(newtype, unsafe { indexed_block(count as i64, blocklength as i64, array_of_displacements, false, oldtype) }?)
     }
 }
 mpi_fn! {
     Initialized fn MPI_Type_create_indexed_block_c / PMPI_Type_create_indexed_block_c(count: i64, blocklength: i64, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: as above.
-        unsafe { indexed_block(count, blocklength, array_of_displacements, false, oldtype, newtype) }
+        emit_large(newtype, unsafe { indexed_block(count, blocklength, array_of_displacements, false, oldtype) }?)
     }
 }
 mpi_fn! {
     Initialized fn MPI_Type_create_hindexed_block / PMPI_Type_create_hindexed_block(count: c_int, blocklength: c_int, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: as above.
-        unsafe { indexed_block(count as i64, blocklength as i64, array_of_displacements, true, oldtype, newtype) }
+        emit(newtype, unsafe { indexed_block(count as i64, blocklength as i64, array_of_displacements, true, oldtype) }?)
     }
 }
 mpi_fn! {
     Initialized fn MPI_Type_create_hindexed_block_c / PMPI_Type_create_hindexed_block_c(count: i64, blocklength: i64, array_of_displacements: *const i64, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: as above.
-        unsafe { indexed_block(count, blocklength, array_of_displacements, true, oldtype, newtype) }
+        emit_large(newtype, unsafe { indexed_block(count, blocklength, array_of_displacements, true, oldtype) }?)
     }
 }
 
@@ -187,33 +194,32 @@ unsafe fn structure<B: Copy + Into<i64>>(
     bl: *const B,
     d: *const i64,
     types: *const c_int,
-    newtype: *mut c_int,
-) -> MpiResult<()> {
+) -> MpiResult<TypeInfo> {
     let n = count_of(count)?;
     // SAFETY: per the caller's contract.
     let (bl, d, ts) = unsafe {
         (arr(bl, n, "array_of_blocklengths")?, arr(d, n, "array_of_displacements")?, arr(types, n, "array_of_types")?)
     };
     let ts: Vec<TypeRef> = ts.iter().map(|&h| old(h as c_int)).collect::<MpiResult<_>>()?;
-    emit(newtype, build::structure(&bl, &as_isize(d), &ts)?)
+    build::structure(&bl, &as_isize(d), &ts)
 }
 
 mpi_fn! {
     Initialized fn MPI_Type_create_struct / PMPI_Type_create_struct(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const i64, array_of_types: *const c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: arrays of `count` per the standard.
-        unsafe { structure(count as i64, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
+        emit(newtype, unsafe { structure(count as i64, array_of_blocklengths, array_of_displacements, array_of_types) }?)
     }
 }
 mpi_fn! {
     Initialized fn MPI_Type_struct / PMPI_Type_struct(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const i64, array_of_types: *const c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: as above.
-        unsafe { structure(count as i64, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
+        emit(newtype, unsafe { structure(count as i64, array_of_blocklengths, array_of_displacements, array_of_types) }?)
     }
 }
 mpi_fn! {
     Initialized fn MPI_Type_create_struct_c / PMPI_Type_create_struct_c(count: i64, array_of_blocklengths: *const i64, array_of_displacements: *const i64, array_of_types: *const c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: as above.
-        unsafe { structure(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype) }
+        emit_large(newtype, unsafe { structure(count, array_of_blocklengths, array_of_displacements, array_of_types) }?)
     }
 }
 
@@ -226,8 +232,7 @@ unsafe fn subarray<T: Copy + Into<i64>>(
     starts: *const T,
     order: c_int,
     oldtype: c_int,
-    newtype: *mut c_int,
-) -> MpiResult<()> {
+) -> MpiResult<TypeInfo> {
     if ndims < 1 {
         return err!(Arg, "ndims {ndims} must be at least 1");
     }
@@ -236,19 +241,19 @@ unsafe fn subarray<T: Copy + Into<i64>>(
     let (a, b, c) = unsafe {
         (arr(sizes, n, "array_of_sizes")?, arr(subsizes, n, "array_of_subsizes")?, arr(starts, n, "array_of_starts")?)
     };
-    emit(newtype, build::subarray(&a, &b, &c, order, &old(oldtype)?)?)
+    build::subarray(&a, &b, &c, order, &old(oldtype)?)
 }
 
 mpi_fn! {
     Initialized fn MPI_Type_create_subarray / PMPI_Type_create_subarray(ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int, array_of_starts: *const c_int, order: c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: arrays of `ndims` per the standard.
-        unsafe { subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype) }
+        emit(newtype, unsafe { subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype) }?)
     }
 }
 mpi_fn! {
     Initialized fn MPI_Type_create_subarray_c / PMPI_Type_create_subarray_c(ndims: c_int, array_of_sizes: *const i64, array_of_subsizes: *const i64, array_of_starts: *const i64, order: c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: as above.
-        unsafe { subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype) }
+        emit_large(newtype, unsafe { subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype) }?)
     }
 }
 
@@ -265,8 +270,7 @@ unsafe fn darray<G: Copy + Into<i64>>(
     psizes: *const c_int,
     order: c_int,
     oldtype: c_int,
-    newtype: *mut c_int,
-) -> MpiResult<()> {
+) -> MpiResult<TypeInfo> {
     if ndims < 1 {
         return err!(Arg, "ndims {ndims} must be at least 1");
     }
@@ -282,19 +286,19 @@ unsafe fn darray<G: Copy + Into<i64>>(
     };
     let di: Vec<i32> = di.into_iter().map(|x| x as i32).collect();
     let da: Vec<i32> = da.into_iter().map(|x| x as i32).collect();
-    emit(newtype, build::darray(size as i64, rank as i64, &g, &di, &da, &p, order, &old(oldtype)?)?)
+    build::darray(size as i64, rank as i64, &g, &di, &da, &p, order, &old(oldtype)?)
 }
 
 mpi_fn! {
     Initialized fn MPI_Type_create_darray / PMPI_Type_create_darray(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: arrays of `ndims` per the standard.
-        unsafe { darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype) }
+        emit(newtype, unsafe { darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype) }?)
     }
 }
 mpi_fn! {
     Initialized fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const i64, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: c_int, newtype: *mut c_int) errors(None) {
         // SAFETY: as above.
-        unsafe { darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype) }
+        emit_large(newtype, unsafe { darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype) }?)
     }
 }
 
@@ -305,7 +309,7 @@ mpi_fn! {
 }
 mpi_fn! {
     Initialized fn MPI_Type_create_resized_c / PMPI_Type_create_resized_c(oldtype: c_int, lb: i64, extent: i64, newtype: *mut c_int) errors(None) {
-        emit(newtype, build::resized(&old(oldtype)?, lb as isize, extent as isize)?)
+        emit_large(newtype, build::resized(&old(oldtype)?, lb as isize, extent as isize)?)
     }
 }
 
@@ -403,52 +407,76 @@ query2!(MPI_Type_get_true_extent / PMPI_Type_get_true_extent, isize, |t| (t.true
 query2!(MPI_Type_get_true_extent_x / PMPI_Type_get_true_extent_x, i64, |t| (t.true_lb, t.true_extent));
 query2!(MPI_Type_get_true_extent_c / PMPI_Type_get_true_extent_c, i64, |t| (t.true_lb, t.true_extent));
 
-/// (integers, addresses, datatypes, combiner) of a type.
-fn envelope(t: &TypeInfo) -> (usize, usize, usize, c_int) {
+/// How many integers, addresses, large counts and datatypes a type was
+/// made from, and its combiner.
+struct Envelope {
+    ints: usize,
+    addresses: usize,
+    large: usize,
+    types: usize,
+    combiner: c_int,
+}
+
+fn envelope(t: &TypeInfo) -> Envelope {
     match &t.contents {
-        None => (0, 0, 0, build::combiner::NAMED),
-        Some(c) => (c.ints.len(), c.addresses.len(), c.types.len(), c.combiner),
+        None => Envelope { ints: 0, addresses: 0, large: 0, types: 0, combiner: build::combiner::NAMED },
+        Some(c) => Envelope {
+            ints: c.ints.len(),
+            addresses: c.addresses.len(),
+            large: c.large.len(),
+            types: c.types.len(),
+            combiner: c.combiner,
+        },
     }
+}
+
+/// The int variants cannot tell a large-count constructor's arguments.
+fn no_large(e: &Envelope, f: &str) -> MpiResult<()> {
+    if e.large > 0 {
+        return err!(Type, "this datatype was made by a large-count constructor (MPI_Type_..._c): query it with {f}_c");
+    }
+    Ok(())
 }
 
 mpi_fn! {
     Initialized fn MPI_Type_get_envelope / PMPI_Type_get_envelope(datatype: c_int, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) errors(None) {
-        let (i, a, d, c) = envelope(&*handles::datatype(datatype)?);
+        let e = envelope(&*handles::datatype(datatype)?);
+        no_large(&e, "MPI_Type_get_envelope")?;
         // SAFETY: valid per the standard (checked non-null).
         unsafe {
-            out(num_integers, "num_integers", i as c_int)?;
-            out(num_addresses, "num_addresses", a as c_int)?;
-            out(num_datatypes, "num_datatypes", d as c_int)?;
-            out(combiner, "combiner", c)
+            out(num_integers, "num_integers", e.ints as c_int)?;
+            out(num_addresses, "num_addresses", e.addresses as c_int)?;
+            out(num_datatypes, "num_datatypes", e.types as c_int)?;
+            out(combiner, "combiner", e.combiner)
         }
     }
 }
 
 mpi_fn! {
     Initialized fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c(datatype: c_int, num_integers: *mut i64, num_addresses: *mut i64, num_large_counts: *mut i64, num_datatypes: *mut i64, combiner: *mut c_int) errors(None) {
-        let (i, a, d, c) = envelope(&*handles::datatype(datatype)?);
+        let e = envelope(&*handles::datatype(datatype)?);
         // SAFETY: valid per the standard (checked non-null).
         unsafe {
-            out(num_integers, "num_integers", i as i64)?;
-            out(num_addresses, "num_addresses", a as i64)?;
-            out(num_large_counts, "num_large_counts", 0)?;
-            out(num_datatypes, "num_datatypes", d as i64)?;
-            out(combiner, "combiner", c)
+            out(num_integers, "num_integers", e.ints as i64)?;
+            out(num_addresses, "num_addresses", e.addresses as i64)?;
+            out(num_large_counts, "num_large_counts", e.large as i64)?;
+            out(num_datatypes, "num_datatypes", e.types as i64)?;
+            out(combiner, "combiner", e.combiner)
         }
     }
 }
 
+/// Where MPI_Type_get_contents(_c) writes, and how much room each array has.
+struct Arrays {
+    ints: (*mut c_int, i64),
+    addresses: (*mut isize, i64),
+    large: (*mut i64, i64),
+    types: (*mut c_int, i64),
+}
+
 /// # Safety
-/// Arrays hold their max_ counts.
-unsafe fn contents(
-    datatype: c_int,
-    max_i: i64,
-    max_a: i64,
-    max_d: i64,
-    ints: *mut c_int,
-    addrs: *mut isize,
-    types: *mut c_int,
-) -> MpiResult<()> {
+/// Each array holds as many values as its room says.
+unsafe fn contents(datatype: c_int, out: Arrays) -> MpiResult<()> {
     let t = handles::datatype(datatype)?;
     let Some(c) = &t.contents else {
         return err!(
@@ -456,31 +484,34 @@ unsafe fn contents(
             "MPI_Type_get_contents on a predefined (named) datatype; check MPI_Type_get_envelope's combiner first"
         );
     };
-    if (max_i as usize) < c.ints.len()
-        || (max_a as usize) < c.addresses.len()
-        || (max_d as usize) < c.types.len()
-        || max_i < 0
-        || max_a < 0
-        || max_d < 0
+    let fits = |n: usize, room: i64| room >= 0 && room as usize >= n;
+    if !fits(c.ints.len(), out.ints.1)
+        || !fits(c.addresses.len(), out.addresses.1)
+        || !fits(c.large.len(), out.large.1)
+        || !fits(c.types.len(), out.types.1)
     {
         return err!(
             Arg,
-            "arrays too small: the type has {} integers, {} addresses, {} datatypes (see MPI_Type_get_envelope)",
+            "arrays too small: the type has {} integers, {} addresses, {} large counts, {} datatypes (see MPI_Type_get_envelope)",
             c.ints.len(),
             c.addresses.len(),
+            c.large.len(),
             c.types.len()
         );
     }
-    // SAFETY: sizes checked against the caller's max_ counts.
+    // SAFETY: sizes checked against the caller's room.
     unsafe {
         for (k, &v) in c.ints.iter().enumerate() {
-            *ints.add(k) = v as c_int;
+            *out.ints.0.add(k) = v as c_int;
         }
         for (k, &v) in c.addresses.iter().enumerate() {
-            *addrs.add(k) = v;
+            *out.addresses.0.add(k) = v;
+        }
+        for (k, &v) in c.large.iter().enumerate() {
+            *out.large.0.add(k) = v;
         }
         for (k, ty) in c.types.iter().enumerate() {
-            *types.add(k) = handles::handle_of(ty);
+            *out.types.0.add(k) = handles::handle_of(ty);
         }
     }
     Ok(())
@@ -488,15 +519,28 @@ unsafe fn contents(
 
 mpi_fn! {
     Initialized fn MPI_Type_get_contents / PMPI_Type_get_contents(datatype: c_int, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut isize, array_of_datatypes: *mut c_int) errors(None) {
+        no_large(&envelope(&*handles::datatype(datatype)?), "MPI_Type_get_contents")?;
+        let out = Arrays {
+            ints: (array_of_integers, max_integers.into()),
+            addresses: (array_of_addresses, max_addresses.into()),
+            large: (std::ptr::null_mut(), 0),
+            types: (array_of_datatypes, max_datatypes.into()),
+        };
         // SAFETY: arrays as the standard requires.
-        unsafe { contents(datatype, max_integers as i64, max_addresses as i64, max_datatypes as i64, array_of_integers, array_of_addresses, array_of_datatypes) }
+        unsafe { contents(datatype, out) }
     }
 }
 
 mpi_fn! {
-    Initialized fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c(datatype: c_int, max_integers: i64, max_addresses: i64, _max_large_counts: i64, max_datatypes: i64, array_of_integers: *mut c_int, array_of_addresses: *mut isize, _array_of_large_counts: *mut i64, array_of_datatypes: *mut c_int) errors(None) {
+    Initialized fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c(datatype: c_int, max_integers: i64, max_addresses: i64, max_large_counts: i64, max_datatypes: i64, array_of_integers: *mut c_int, array_of_addresses: *mut isize, array_of_large_counts: *mut i64, array_of_datatypes: *mut c_int) errors(None) {
+        let out = Arrays {
+            ints: (array_of_integers, max_integers),
+            addresses: (array_of_addresses, max_addresses),
+            large: (array_of_large_counts, max_large_counts),
+            types: (array_of_datatypes, max_datatypes),
+        };
         // SAFETY: arrays as the standard requires.
-        unsafe { contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes) }
+        unsafe { contents(datatype, out) }
     }
 }
 
@@ -567,7 +611,13 @@ fn f90(key: (c_int, c_int, c_int), base: c_int, combiner: i32, ints: Vec<i64>, n
     let h = *cache.get_or_insert_with(HashMap::new).entry(key).or_insert_with(|| {
         let b = handles::datatype(base).expect("predefined");
         let mut t = build::dup(&b);
-        t.contents = Some(Box::new(crate::datatype::Contents { combiner, ints, addresses: vec![], types: vec![] }));
+        t.contents = Some(Box::new(crate::datatype::Contents {
+            combiner,
+            ints,
+            addresses: vec![],
+            large: vec![],
+            types: vec![],
+        }));
         t.committed = true;
         handles::new_datatype(t)
     });

@@ -135,7 +135,7 @@ impl Layout {
             blocks: self.blocks,
             basic: Basic::Derived,
             elems: self.elems,
-            contents: Some(Box::new(Contents { combiner, ints, addresses, types })),
+            contents: Some(Box::new(Contents { combiner, ints, addresses, large: vec![], types })),
             committed: false,
             class: Class::Irregular,
         };
@@ -243,8 +243,13 @@ pub fn resized(old: &TypeRef, lb: isize, extent: isize) -> MpiResult<TypeInfo> {
 pub fn dup(old: &TypeRef) -> TypeInfo {
     let mut t = (**old).clone();
     t.name = String::new();
-    t.contents =
-        Some(Box::new(Contents { combiner: combiner::DUP, ints: vec![], addresses: vec![], types: vec![old.clone()] }));
+    t.contents = Some(Box::new(Contents {
+        combiner: combiner::DUP,
+        ints: vec![],
+        addresses: vec![],
+        large: vec![],
+        types: vec![old.clone()],
+    }));
     t
 }
 

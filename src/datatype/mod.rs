@@ -105,7 +105,36 @@ pub struct Contents {
     pub combiner: i32,
     pub ints: Vec<i64>,
     pub addresses: Vec<isize>,
+    /// The MPI_Count arguments of a large-count constructor (MPI_Type_..._c).
+    pub large: Vec<i64>,
     pub types: Vec<TypeRef>,
+}
+
+impl Contents {
+    /// The arguments as a large-count constructor took them: every count
+    /// and displacement an MPI_Count, in the order of the int variant
+    /// (integers, then addresses), but for a subarray's ndims and order
+    /// and a darray's ints but its global sizes, which stay ints (MPI 4.0
+    /// section 5.1.13).
+    pub fn to_large(&mut self) {
+        let ints = std::mem::take(&mut self.ints);
+        let addresses = std::mem::take(&mut self.addresses);
+        match self.combiner {
+            build::combiner::SUBARRAY => {
+                // ndims, sizes, subsizes, starts, order
+                let n = ints.len() - 2;
+                self.ints = vec![ints[0], ints[n + 1]];
+                self.large = ints[1..=n].to_vec();
+            }
+            build::combiner::DARRAY => {
+                // size, rank, ndims, gsizes, distribs, dargs, psizes, order
+                let nd = ints[2] as usize;
+                self.large = ints[3..3 + nd].to_vec();
+                self.ints = [&ints[..3], &ints[3 + nd..]].concat();
+            }
+            _ => self.large = ints.into_iter().chain(addresses.into_iter().map(|a| a as i64)).collect(),
+        }
+    }
 }
 
 /// Everything the library knows about a type.
