@@ -8,28 +8,8 @@
  * ("Invalid communicator" from MPI_Wait; pmodels/mpich#7550). */
 #include "common.h"
 
-enum { BLOCKING, NONBLOCKING, PERSISTENT };
-static const char *mode_name[] = {"blocking", "nonblocking", "persistent"};
-
-/* MPI_<x>_c(args), MPI_<ix>_c(args, &req) + wait, or MPI_<x>_init_c(args,
- * info, &req) + start + wait, twice, + free */
-#define COLL(mode, x, ix, ...)                                                      \
-    do {                                                                            \
-        MPI_Request r_;                                                             \
-        if ((mode) == BLOCKING) {                                                   \
-            CHECK(MPI_##x##_c(__VA_ARGS__) == MPI_SUCCESS, #x "_c");                \
-        } else if ((mode) == NONBLOCKING) {                                         \
-            CHECK(MPI_##ix##_c(__VA_ARGS__, &r_) == MPI_SUCCESS, #ix "_c");         \
-            CHECK(MPI_Wait(&r_, MPI_STATUS_IGNORE) == MPI_SUCCESS, #ix "_c");       \
-        } else {                                                                    \
-            CHECK(MPI_##x##_init_c(__VA_ARGS__, MPI_INFO_NULL, &r_) == MPI_SUCCESS, #x "_init_c"); \
-            for (int k_ = 0; k_ < 2; k_++) {                                        \
-                MPI_Start(&r_);                                                     \
-                MPI_Wait(&r_, MPI_STATUS_IGNORE);                                   \
-            }                                                                       \
-            MPI_Request_free(&r_);                                                  \
-        }                                                                           \
-    } while (0)
+/* MPI_<x>_c, MPI_<ix>_c or MPI_<x>_init_c (THREE_WAYS) */
+#define COLL(mode, x, ix, ...) THREE_WAYS(mode, MPI_##x##_c, MPI_##ix##_c, MPI_##x##_init_c, __VA_ARGS__)
 
 #define K 3 /* items per rank */
 static int val(int r, int i) { return 1000 * r + i + 1; }
@@ -51,7 +31,7 @@ int main(int argc, char **argv)
     }
 #define FILL(a, f) for (int i = 0; i < n; i++) (a)[i] = (f)
 #define SAME(a, b, what) do { bad = 0; for (int i = 0; i < n; i++) bad += (a)[i] != (b)[i]; \
-        CHECK(bad == 0, "%s %s: %d wrong", mode_name[mode], what, bad); } while (0)
+        CHECK(bad == 0, "%s %s: %d wrong", way_name(mode), what, bad); } while (0)
 
     int loc[K] = {1, 2, 3}, acc[K] = {10, 20, 30};
     MPI_Reduce_local_c(loc, acc, K, MPI_INT, MPI_SUM);
@@ -92,45 +72,45 @@ int main(int argc, char **argv)
         COLL(mode, Scatter, Iscatter, exp, K, MPI_INT, got, K, MPI_INT, 0, w);
         bad = 0;
         for (int i = 0; i < K; i++) bad += got[i] != val(rank, i);
-        CHECK(bad == 0, "%s Scatter_c", mode_name[mode]);
+        CHECK(bad == 0, "%s Scatter_c", way_name(mode));
         memset(got, 0, sizeof got);
         COLL(mode, Scatterv, Iscatterv, exp, cnt, dsp, MPI_INT, got, K, MPI_INT, size - 1, w);
         bad = 0;
         for (int i = 0; i < K; i++) bad += got[i] != val(rank, i);
-        CHECK(bad == 0, "%s Scatterv_c", mode_name[mode]);
+        CHECK(bad == 0, "%s Scatterv_c", way_name(mode));
 
         /* all-to-all: block r of rank s is val(s, 10 * r + i) */
         for (int r = 0; r < size; r++) for (int i = 0; i < K; i++) {
             mine[r * K + i] = val(rank, 10 * r + i);
             exp[r * K + i] = val(r, 10 * rank + i);
-    }
-    FILL(all, -1);
-    COLL(mode, Alltoall, Ialltoall, mine, K, MPI_INT, all, K, MPI_INT, w);
-    SAME(all, exp, "Alltoall_c");
-    FILL(all, -1);
-    COLL(mode, Alltoallv, Ialltoallv, mine, cnt, dsp, MPI_INT, all, cnt, dsp, MPI_INT, w);
-    SAME(all, exp, "Alltoallv_c");
-    FILL(all, -1);
-    COLL(mode, Alltoallw, Ialltoallw, mine, cnt, bdsp, tys, all, cnt, bdsp, tys, w);
-    SAME(all, exp, "Alltoallw_c");
+        }
+        FILL(all, -1);
+        COLL(mode, Alltoall, Ialltoall, mine, K, MPI_INT, all, K, MPI_INT, w);
+        SAME(all, exp, "Alltoall_c");
+        FILL(all, -1);
+        COLL(mode, Alltoallv, Ialltoallv, mine, cnt, dsp, MPI_INT, all, cnt, dsp, MPI_INT, w);
+        SAME(all, exp, "Alltoallv_c");
+        FILL(all, -1);
+        COLL(mode, Alltoallw, Ialltoallw, mine, cnt, bdsp, tys, all, cnt, bdsp, tys, w);
+        SAME(all, exp, "Alltoallw_c");
 
-    /* prefix and reduce-scatter with MAX over val(r, i): rank-increasing */
-    FILL(mine, val(rank, i));
-    COLL(mode, Scan, Iscan, mine, all, n, MPI_INT, MPI_MAX, w);
-    FILL(exp, val(rank, i));
-    SAME(all, exp, "Scan_c");
-    COLL(mode, Exscan, Iexscan, mine, all, n, MPI_INT, MPI_MAX, w);
-    FILL(exp, val(rank - 1, i));
-    if (rank > 0) SAME(all, exp, "Exscan_c");
-    COLL(mode, Reduce_scatter_block, Ireduce_scatter_block, mine, got, K, MPI_INT, MPI_MAX, w);
-    bad = 0;
-    for (int i = 0; i < K; i++) bad += got[i] != val(size - 1, rank * K + i);
-    CHECK(bad == 0, "%s Reduce_scatter_block_c", mode_name[mode]);
-    memset(got, 0, sizeof got);
-    COLL(mode, Reduce_scatter, Ireduce_scatter, mine, got, cnt, MPI_INT, MPI_MAX, w);
-    bad = 0;
-    for (int i = 0; i < K; i++) bad += got[i] != val(size - 1, rank * K + i);
-    CHECK(bad == 0, "%s Reduce_scatter_c", mode_name[mode]);
+        /* prefix and reduce-scatter with MAX over val(r, i): rank-increasing */
+        FILL(mine, val(rank, i));
+        COLL(mode, Scan, Iscan, mine, all, n, MPI_INT, MPI_MAX, w);
+        FILL(exp, val(rank, i));
+        SAME(all, exp, "Scan_c");
+        COLL(mode, Exscan, Iexscan, mine, all, n, MPI_INT, MPI_MAX, w);
+        FILL(exp, val(rank - 1, i));
+        if (rank > 0) SAME(all, exp, "Exscan_c");
+        COLL(mode, Reduce_scatter_block, Ireduce_scatter_block, mine, got, K, MPI_INT, MPI_MAX, w);
+        bad = 0;
+        for (int i = 0; i < K; i++) bad += got[i] != val(size - 1, rank * K + i);
+        CHECK(bad == 0, "%s Reduce_scatter_block_c", way_name(mode));
+        memset(got, 0, sizeof got);
+        COLL(mode, Reduce_scatter, Ireduce_scatter, mine, got, cnt, MPI_INT, MPI_MAX, w);
+        bad = 0;
+        for (int i = 0; i < K; i++) bad += got[i] != val(size - 1, rank * K + i);
+        CHECK(bad == 0, "%s Reduce_scatter_c", way_name(mode));
     }
 
     /* a negative MPI_Count is MPI_ERR_COUNT */

@@ -16,30 +16,11 @@
  * cases are left out. */
 #include "common.h"
 
-/* MPI_<x><c>(args), MPI_<ix><c>(args, &q) + wait, or MPI_<x>_init<c>(args,
- * info, &q) + start + wait, twice, + free; <c> is empty or _c */
-#define WAY(mode, x, ix, c, ...)                                                     \
-    do {                                                                             \
-        MPI_Request q_;                                                              \
-        if ((mode) == 0) {                                                           \
-            CHECK(MPI_##x##c(__VA_ARGS__) == MPI_SUCCESS, #x #c);                    \
-        } else if ((mode) == 1) {                                                    \
-            CHECK(MPI_##ix##c(__VA_ARGS__, &q_) == MPI_SUCCESS, #ix #c);             \
-            CHECK(MPI_Wait(&q_, MPI_STATUS_IGNORE) == MPI_SUCCESS, #ix #c);          \
-        } else {                                                                     \
-            CHECK(MPI_##x##_init##c(__VA_ARGS__, MPI_INFO_NULL, &q_) == MPI_SUCCESS, \
-                  #x "_init" #c);                                                    \
-            for (int k_ = 0; k_ < 2; k_++) {                                         \
-                MPI_Start(&q_);                                                      \
-                MPI_Wait(&q_, MPI_STATUS_IGNORE);                                    \
-            }                                                                        \
-            MPI_Request_free(&q_);                                                   \
-        }                                                                            \
-    } while (0)
+/* MPI_<x><c>, MPI_<ix><c> or MPI_<x>_init<c> (THREE_WAYS); <c> is empty or _c */
+#define WAY(mode, x, ix, c, ...) THREE_WAYS(mode, MPI_##x##c, MPI_##ix##c, MPI_##x##_init##c, __VA_ARGS__)
 
 #define MAXN 4 /* neighbours: two per dimension */
 static int rank;
-static const char *way_name[] = {"blocking", "nonblocking", "persistent"};
 
 /* what rank `from` sends to its k-th neighbour, item i */
 static int code(int from, int k, int i) { return 1000 * from + 10 * k + i + 1; }
@@ -77,10 +58,10 @@ static void every_way(MPI_Comm c, int n, const int *nb, const char *what)
         for (int k = 0; k < n; k++)                                                          \
             for (int i = 0; i < (items); i++)                                                \
                 bad += r[(at) + i] != (nb[k] == MPI_PROC_NULL ? -1 : (want));                \
-        CHECK(bad == 0, "%s %s %s%s: %d wrong", what, way_name[mode], op, wide ? "_c" : "", bad); \
+        CHECK(bad == 0, "%s %s %s%s: %d wrong", what, way_name(mode), op, wide ? "_c" : "", bad); \
     } while (0)
 
-    for (int mode = 0; mode < 3; mode++)
+    for (int mode = BLOCKING; mode <= PERSISTENT; mode++)
         for (int wide = 0; wide < 2; wide++) {
             RESET();
             if (wide)
@@ -123,38 +104,30 @@ static void every_way(MPI_Comm c, int n, const int *nb, const char *what)
         }
 }
 
+/* every_way on a new Cartesian communicator of `ndims` (at most 2) */
+static void on_cart(int ndims, int *dims, int *periods, const char *what)
+{
+    MPI_Comm c;
+    int nb[MAXN];
+    MPI_Cart_create(MPI_COMM_WORLD, ndims, dims, periods, 0, &c);
+    for (int d = 0; d < ndims; d++) MPI_Cart_shift(c, d, 1, &nb[2 * d], &nb[2 * d + 1]);
+    every_way(c, 2 * ndims, nb, what);
+    MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     int size;
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int nb[MAXN];
 
-    int dims[2] = {size, 0}, periods[2] = {1, 0};
-    MPI_Comm ring;
-    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
-    MPI_Cart_shift(ring, 0, 1, &nb[0], &nb[1]);
-    every_way(ring, 2, nb, "ring");
-    MPI_Comm_free(&ring);
-
-    dims[0] = dims[1] = 0;
-    periods[0] = 0;
-    MPI_Dims_create(size, 2, dims);
-    MPI_Comm grid;
-    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &grid);
-    MPI_Cart_shift(grid, 0, 1, &nb[0], &nb[1]);
-    MPI_Cart_shift(grid, 1, 1, &nb[2], &nb[3]);
-    every_way(grid, 4, nb, "grid");
-    MPI_Comm_free(&grid);
-
-    dims[0] = size, dims[1] = 1;
-    periods[0] = 0, periods[1] = 1;
-    MPI_Comm slab;
-    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &slab);
-    MPI_Cart_shift(slab, 0, 1, &nb[0], &nb[1]);
-    MPI_Cart_shift(slab, 1, 1, &nb[2], &nb[3]);
-    every_way(slab, 4, nb, "slab");
-    MPI_Comm_free(&slab);
+    int ring[] = {size}, ring_periods[] = {1};
+    on_cart(1, ring, ring_periods, "ring");
+    int grid[2] = {0, 0}, grid_periods[] = {0, 0};
+    MPI_Dims_create(size, 2, grid);
+    on_cart(2, grid, grid_periods, "grid");
+    int slab[] = {size, 1}, slab_periods[] = {0, 1};
+    on_cart(2, slab, slab_periods, "slab");
     return finish();
 }

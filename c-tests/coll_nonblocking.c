@@ -10,30 +10,8 @@
 #include "common.h"
 #include <unistd.h>
 
-enum { BLOCKING, NONBLOCKING, PERSISTENT };
-static const char *mode_name[] = {"blocking", "nonblocking", "persistent"};
-
-/* One collective three ways: MPI_<b>(args), MPI_<i>(args, &req) + wait, or
- * MPI_<b>_init(args, info, &req) + start + wait (twice) + free. */
-#define COLL(mode, b, i, ...)                                            \
-    do {                                                                 \
-        MPI_Request r_;                                                  \
-        if ((mode) == BLOCKING) {                                        \
-            CHECK(MPI_##b(__VA_ARGS__) == MPI_SUCCESS, #b);              \
-        } else if ((mode) == NONBLOCKING) {                              \
-            CHECK(MPI_##i(__VA_ARGS__, &r_) == MPI_SUCCESS, #i);         \
-            CHECK(MPI_Wait(&r_, MPI_STATUS_IGNORE) == MPI_SUCCESS, #i);  \
-            CHECK(r_ == MPI_REQUEST_NULL, #i " request not freed");      \
-        } else {                                                         \
-            CHECK(MPI_##b##_init(__VA_ARGS__, MPI_INFO_NULL, &r_) == MPI_SUCCESS, #b "_init"); \
-            for (int k_ = 0; k_ < 2; k_++) {                             \
-                MPI_Start(&r_);                                          \
-                MPI_Wait(&r_, MPI_STATUS_IGNORE);                        \
-            }                                                            \
-            CHECK(r_ != MPI_REQUEST_NULL, #b "_init request lost");      \
-            MPI_Request_free(&r_);                                       \
-        }                                                                \
-    } while (0)
+/* One collective three ways: MPI_<b>, MPI_<i> or MPI_<b>_init (THREE_WAYS) */
+#define COLL(mode, b, i, ...) THREE_WAYS(mode, MPI_##b, MPI_##i, MPI_##b##_init, __VA_ARGS__)
 
 static int val(int r, int i) { return r * 10007 + i * 3 + 1; }
 
@@ -69,7 +47,7 @@ static void where_wrong(const char *what, const int *got, int n)
 
 static void every_operation(int mode, int n)
 {
-    const char *m = mode_name[mode];
+    const char *m = way_name(mode);
     size_t total = (size_t)n * size + 1;
     int *mine = malloc((n + 1) * sizeof(int)), *out = malloc((n + 1) * sizeof(int));
     int *all = malloc(total * sizeof(int)), *all2 = malloc(total * sizeof(int));
@@ -203,7 +181,7 @@ static void every_operation(int mode, int n)
  * read when the operation starts (each start, for a persistent one). */
 static void in_place(int mode, int n)
 {
-    const char *m = mode_name[mode];
+    const char *m = way_name(mode);
     size_t total = (size_t)n * size + 1;
     int *buf = malloc((n + 1) * sizeof(int)), *all = malloc(total * sizeof(int));
     int bad = 0;

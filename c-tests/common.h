@@ -36,6 +36,37 @@ static inline void mat2_product(void *in, void *inout, int *len, MPI_Datatype *t
         }                                                                  \
     } while (0)
 
+/* The ways the collective tests run each operation. */
+enum { BLOCKING, NONBLOCKING, PERSISTENT };
+
+static inline const char *way_name(int way)
+{
+    return way == BLOCKING ? "blocking" : way == NONBLOCKING ? "nonblocking" : "persistent";
+}
+
+/* One collective `way`: blocking(args); nonblocking(args, &req) + wait; or
+ * init(args, info, &req) + start + wait, twice, + free; the request freed
+ * by the wait, or kept by a persistent one. */
+#define THREE_WAYS(way, blocking, nonblocking, init, ...)                               \
+    do {                                                                                \
+        MPI_Request r_;                                                                 \
+        if ((way) == BLOCKING) {                                                        \
+            CHECK(blocking(__VA_ARGS__) == MPI_SUCCESS, #blocking);                     \
+        } else if ((way) == NONBLOCKING) {                                              \
+            CHECK(nonblocking(__VA_ARGS__, &r_) == MPI_SUCCESS, #nonblocking);          \
+            CHECK(MPI_Wait(&r_, MPI_STATUS_IGNORE) == MPI_SUCCESS, #nonblocking);       \
+            CHECK(r_ == MPI_REQUEST_NULL, #nonblocking " request not freed");           \
+        } else {                                                                        \
+            CHECK(init(__VA_ARGS__, MPI_INFO_NULL, &r_) == MPI_SUCCESS, #init);         \
+            for (int k_ = 0; k_ < 2; k_++) {                                            \
+                MPI_Start(&r_);                                                         \
+                MPI_Wait(&r_, MPI_STATUS_IGNORE);                                       \
+            }                                                                           \
+            CHECK(r_ != MPI_REQUEST_NULL, #init " request lost");                       \
+            MPI_Request_free(&r_);                                                      \
+        }                                                                               \
+    } while (0)
+
 /* The library must be oxmpi, and MPICH's own library must not be mapped
  * (this matters when the test was built with MPICH's mpicc). */
 static void check_library(void)
