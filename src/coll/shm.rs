@@ -149,14 +149,25 @@ const AHEAD: usize = Boxes::Long.slots() / 2;
 
 /// Items 0..items, which every rank publishes and reads alike, in
 /// lockstep: item t + AHEAD is published before item t is read.
-fn pipeline(e: &mut Engine, items: usize, mut step: impl FnMut(&mut Engine, Step) -> MpiResult<()>) -> MpiResult<()> {
-    for t in 0..items.min(AHEAD) {
+fn pipeline(e: &mut Engine, items: usize, step: impl FnMut(&mut Engine, Step) -> MpiResult<()>) -> MpiResult<()> {
+    pipeline_by(e, items, AHEAD, step)
+}
+
+/// `pipeline` of items that take `ahead` / AHEAD of the slots each:
+/// item t + `ahead` is published before item t is read.
+fn pipeline_by(
+    e: &mut Engine,
+    items: usize,
+    ahead: usize,
+    mut step: impl FnMut(&mut Engine, Step) -> MpiResult<()>,
+) -> MpiResult<()> {
+    for t in 0..items.min(ahead) {
         step(e, Step::Publish(t))?;
     }
     for t in 0..items {
         step(e, Step::Read(t))?;
-        if t + AHEAD < items {
-            step(e, Step::Publish(t + AHEAD))?;
+        if t + ahead < items {
+            step(e, Step::Publish(t + ahead))?;
         }
     }
     Ok(())
@@ -474,24 +485,111 @@ fn alltoall_cut(
 }
 
 /// Allreduce of a vector too long to publish whole, in pieces: rank r
-/// gets segment r of everyone's `data` as in an alltoall and folds them
-/// in rank order (the result every other algorithm computes), then the
-/// folded segments go to everyone as in an allgather.
+/// gets segment r of everyone's `data` and folds them in rank order (the
+/// result every other algorithm computes), then the folded segments go
+/// to everyone as in an allgather. Each piece of the segment is folded
+/// straight from the others' mailboxes, the pieces for all of them
+/// published together; unless a piece for each other rank takes more
+/// slots than `pipeline` keeps ahead: then the segments are gathered as
+/// in an alltoall first.
 fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Reduction) -> MpiResult<()> {
     let (n, me, len) = (m.group.size(), m.me, data.len());
     let seg = (len / red.ty.size).div_ceil(n) * red.ty.size;
     let part = |r: usize| (r * seg).min(len)..((r + 1) * seg).min(len);
-    let (cut, mine) = (Cut::new(seg, red.ty.size), part(me).len());
+    let cut = Cut::new(seg, red.ty.size);
+    if n - 1 > AHEAD {
+        return allreduce_gathered(e, m, stamp, data, red, seg, cut);
+    }
+    // piece g of the segment of the rank i after this one (1 <= i < n)
+    let at = |g: usize, i: usize| piece(stamp, g * (n - 1) + i - 1);
+    let mut fold = Fold::new(cut.size);
+    pipeline_by(e, cut.pieces, AHEAD / (n - 1), |e, step| match step {
+        Step::Publish(g) => (1..n).try_for_each(|i| {
+            let (to, last) = ((me + i) % n, g + 1 == cut.pieces && i + 1 == n);
+            e.publish_piece(at(g, i), &data[cut.piece(part(to), g)], len, last, [m.world(to)])
+        }),
+        Step::Read(g) => {
+            let mine = cut.piece(part(me), g);
+            let want = (len, mine.len());
+            for r in 0..n {
+                let done = if r == me {
+                    fold.take(r == 0, red, &data[mine.clone()])
+                } else {
+                    let (done, seen) = e.use_mailbox(Boxes::Long, m.world(r), at(g, (me + n - r) % n), |c, seen| {
+                        let fits = !seen.astray && (seen.stream, seen.len) == want;
+                        (if fits { fold.take(r == 0, red, c) } else { Ok(()) }, seen)
+                    })?;
+                    if seen.astray {
+                        e.give_up_mailboxes(stamp);
+                    }
+                    in_step(e, stamp, r, (seen.stream, seen.len), want)?;
+                    done
+                };
+                // the others wait for this rank's folded segment: a fold
+                // failing here alone would leave them waiting
+                done.inspect_err(|_| e.give_up_mailboxes(stamp))?;
+            }
+            data[mine.clone()].copy_from_slice(&fold.acc[..mine.len()]);
+            Ok(())
+        }
+    })?;
+    allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut, len)
+}
+
+/// `allreduce_cut` with segments of `seg` bytes gathered whole as in an
+/// alltoall before they are folded.
+fn allreduce_gathered(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    data: &mut [u8],
+    red: Reduction,
+    seg: usize,
+    cut: Cut,
+) -> MpiResult<()> {
+    let (n, me, len) = (m.group.size(), m.me, data.len());
+    let part = |r: usize| (r * seg).min(len)..((r + 1) * seg).min(len);
+    let mine = part(me).len();
     let mut got = Scratch::for_overwrite(seg * n);
     alltoall_cut(e, m, stamp, data, part, &mut got, |r| r * seg..r * seg + mine, cut, len)?;
     let (acc, rest) = got.split_at_mut(seg);
     for theirs in rest.chunks_mut(seg) {
-        // the others wait for this rank's folded segment: a fold failing
-        // here alone would leave them waiting
         fold(red, &mut acc[..mine], &mut theirs[..mine]).inspect_err(|_| e.give_up_mailboxes(stamp))?;
     }
     data[part(me)].copy_from_slice(&acc[..mine]);
     allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut, len)
+}
+
+/// A piece of a reduction folded in rank order from where each part lies
+/// (another rank's mailbox, or this rank's own data).
+struct Fold {
+    acc: Scratch,
+    /// A copy of the next part, for an op that does not commute (`fold`
+    /// writes its result there).
+    theirs: Scratch,
+}
+
+impl Fold {
+    fn new(size: usize) -> Fold {
+        Fold { acc: Scratch::for_overwrite(size), theirs: Scratch::for_overwrite(size) }
+    }
+
+    /// The next rank's part `c` folded into the first `c.len()` bytes of
+    /// `acc` (`first`: it is rank 0's, which starts them); in place when the
+    /// op commutes (it only reads `c`).
+    fn take(&mut self, first: bool, red: Reduction, c: &[u8]) -> MpiResult<()> {
+        let acc = &mut self.acc[..c.len()];
+        if first {
+            acc.copy_from_slice(c);
+            Ok(())
+        } else if red.op.symmetric() {
+            op::apply(red.op, red.ty, c, acc)
+        } else {
+            let theirs = &mut self.theirs[..c.len()];
+            theirs.copy_from_slice(c);
+            fold(red, acc, theirs)
+        }
+    }
 }
 
 /// Reduce of a vector too long to publish whole to `root`, in pieces:
@@ -509,7 +607,7 @@ fn reduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Red
         }
         return Ok(());
     }
-    let (mut acc, mut theirs) = (Scratch::for_overwrite(cut.size), Scratch::for_overwrite(cut.size));
+    let mut fold = Fold::new(cut.size);
     // every piece is read even after a failure: its writer waits for it
     let mut failed = FirstError::default();
     // per rank: its stream was read to its last piece
@@ -517,24 +615,11 @@ fn reduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Red
     ended[root] = true;
     for p in 0..cut.pieces {
         let at = cut.piece(whole.clone(), p);
-        let (acc, theirs) = (&mut acc[..at.len()], &mut theirs[..at.len()]);
         // rank 0's piece, then each next one folded in
         for r in 0..n {
-            // folded where it lies when the op commutes (it only reads it)
-            let mut take = |c: &[u8]| -> MpiResult<()> {
-                if r == 0 {
-                    acc.copy_from_slice(c);
-                    Ok(())
-                } else if red.op.symmetric() {
-                    op::apply(red.op, red.ty, c, acc)
-                } else {
-                    theirs.copy_from_slice(c);
-                    fold(red, acc, theirs)
-                }
-            };
             if r == root {
                 if failed.ok() {
-                    failed.keep(take(&data[at.clone()]));
+                    failed.keep(fold.take(r == 0, red, &data[at.clone()]));
                 }
                 continue;
             }
@@ -544,7 +629,7 @@ fn reduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Red
             let ok = failed.ok();
             let (done, seen) = e.use_mailbox(Boxes::Long, m.world(r), piece(stamp, p), |c, seen| {
                 let fits = !seen.astray && seen.stream == len && c.len() == at.len();
-                (if ok && fits { take(c) } else { Ok(()) }, seen)
+                (if ok && fits { fold.take(r == 0, red, c) } else { Ok(()) }, seen)
             })?;
             if seen.astray {
                 // its part was short enough to go whole
@@ -561,7 +646,7 @@ fn reduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Red
             ended[r] = seen.last;
         }
         if failed.ok() {
-            data[at].copy_from_slice(acc);
+            data[at.clone()].copy_from_slice(&fold.acc[..at.len()]);
         }
     }
     // a longer stream than the root's is read to its end
