@@ -306,19 +306,16 @@ fn packed(buf: usize, ty: &TypeInfo, count: usize) -> Scratch {
     v
 }
 
-/// A reduction's result buffer `recv` of `len` bytes, holding this
-/// rank's contribution (copied from `src` unless in place) for the
-/// reduction to fold into.
+/// A reduction's contribution at `src` (None: in place, `src` is `recv`)
+/// and its result buffer `recv`, `len` bytes each.
 ///
 /// # Safety
 /// Both buffers hold `len` bytes and do not overlap unless they are one.
-unsafe fn contribution_in<'a>(src: usize, recv: usize, len: usize) -> &'a mut [u8] {
+unsafe fn part_and_result<'a>(src: usize, recv: usize, len: usize) -> (Option<&'a [u8]>, &'a mut [u8]) {
     // SAFETY: per the caller's contract.
     unsafe {
-        if src != recv {
-            Block { addr: src, len }.copy_to(Block { addr: recv, len });
-        }
-        Block { addr: recv, len }.bytes_mut()
+        let from = (src != recv).then(|| Block { addr: src, len }.bytes());
+        (from, Block { addr: recv, len }.bytes_mut())
     }
 }
 
@@ -527,17 +524,11 @@ fn reduce_any(
             let at = root_rank(role, me);
             if me == at && ty.is_contiguous() {
                 // SAFETY: the user's buffers hold `count` contiguous items.
-                return shm::reduce(
-                    e,
-                    m,
-                    s,
-                    unsafe { contribution_in(src, recv, ty.size * count) },
-                    shm::Reduction { ty: &u, op },
-                    at,
-                );
+                let (from, data) = unsafe { part_and_result(src, recv, ty.size * count) };
+                return shm::reduce(e, m, s, from, data, shm::Reduction { ty: &u, op }, at);
             }
             let mut data = packed(src, &ty, count);
-            shm::reduce(e, m, s, &mut data, shm::Reduction { ty: &u, op }, at)?;
+            shm::reduce(e, m, s, None, &mut data, shm::Reduction { ty: &u, op }, at)?;
             if me == at {
                 unpacked(recv, &ty, &data);
             }
@@ -624,16 +615,11 @@ fn all_reduction(
             let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
                 if ty.is_contiguous() {
                     // SAFETY: the user's buffers hold `count` contiguous items.
-                    return shm::allreduce(
-                        e,
-                        m,
-                        s,
-                        unsafe { contribution_in(src, recv, ty.size * count) },
-                        shm::Reduction { ty: &u, op },
-                    );
+                    let (from, data) = unsafe { part_and_result(src, recv, ty.size * count) };
+                    return shm::allreduce(e, m, s, from, data, shm::Reduction { ty: &u, op });
                 }
                 let mut data = packed(src, &ty, count);
-                shm::allreduce(e, m, s, &mut data, shm::Reduction { ty: &u, op })?;
+                shm::allreduce(e, m, s, None, &mut data, shm::Reduction { ty: &u, op })?;
                 unpacked(recv, &ty, &data);
                 Ok(())
             };

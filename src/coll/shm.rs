@@ -309,10 +309,28 @@ fn gather_reduce(
     failed.result()
 }
 
-/// Reduce `data` to `root` (its `data` holds the result).
-pub fn reduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Reduction, root: usize) -> MpiResult<()> {
+/// This rank's part of a reduction, where it lies: in `from`, or (None)
+/// in the buffer its result goes to.
+fn own<'a>(from: Option<&'a [u8]>, data: &'a [u8]) -> &'a [u8] {
+    from.unwrap_or(data)
+}
+
+/// Reduce to `root` this rank's part, `from` or (None) `data`; the
+/// root's `data` receives the result.
+pub fn reduce(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    from: Option<&[u8]>,
+    data: &mut [u8],
+    red: Reduction,
+    root: usize,
+) -> MpiResult<()> {
     if !whole(data.len()) {
-        return reduce_cut(e, m, stamp, data, red, root);
+        return reduce_cut(e, m, stamp, from, data, red, root);
+    }
+    if let Some(from) = from {
+        data.copy_from_slice(from);
     }
     gather_reduce(e, m, stamp, data, red, root, true)
 }
@@ -323,11 +341,21 @@ pub fn reduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Red
 /// hand-overs, n - 1 reads in all at each step).
 const ALL_READ_ALL: usize = 8;
 
-/// Allreduce of `data`.
-pub fn allreduce(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Reduction) -> MpiResult<()> {
+/// Allreduce of this rank's part, `from` or (None) `data`, into `data`.
+pub fn allreduce(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    from: Option<&[u8]>,
+    data: &mut [u8],
+    red: Reduction,
+) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     if !whole(data.len()) {
-        return allreduce_cut(e, m, stamp, data, red);
+        return allreduce_cut(e, m, stamp, from, data, red);
+    }
+    if let Some(from) = from {
+        data.copy_from_slice(from);
     }
     if n > ALL_READ_ALL {
         let done = gather_reduce(e, m, stamp, data, red, 0, false);
@@ -491,14 +519,22 @@ fn alltoall_cut(
 /// straight from the others' mailboxes, the pieces for all of them
 /// published together; unless a piece for each other rank takes more
 /// slots than `pipeline` keeps ahead: then the segments are gathered as
-/// in an alltoall first.
-fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Reduction) -> MpiResult<()> {
+/// in an alltoall first. This rank's part is `from` or (None) `data`,
+/// which is read before the result is written over it.
+fn allreduce_cut(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    from: Option<&[u8]>,
+    data: &mut [u8],
+    red: Reduction,
+) -> MpiResult<()> {
     let (n, me, len) = (m.group.size(), m.me, data.len());
     let seg = (len / red.ty.size).div_ceil(n) * red.ty.size;
     let part = |r: usize| (r * seg).min(len)..((r + 1) * seg).min(len);
     let cut = Cut::new(seg, red.ty.size);
     if n - 1 > AHEAD {
-        return allreduce_gathered(e, m, stamp, data, red, seg, cut);
+        return allreduce_gathered(e, m, stamp, from, data, red, seg, cut);
     }
     // piece g of the segment of the rank i after this one (1 <= i < n)
     let at = |g: usize, i: usize| piece(stamp, g * (n - 1) + i - 1);
@@ -506,14 +542,14 @@ fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: 
     pipeline_by(e, cut.pieces, AHEAD / (n - 1), |e, step| match step {
         Step::Publish(g) => (1..n).try_for_each(|i| {
             let (to, last) = ((me + i) % n, g + 1 == cut.pieces && i + 1 == n);
-            e.publish_piece(at(g, i), &data[cut.piece(part(to), g)], len, last, [m.world(to)])
+            e.publish_piece(at(g, i), &own(from, data)[cut.piece(part(to), g)], len, last, [m.world(to)])
         }),
         Step::Read(g) => {
             let mine = cut.piece(part(me), g);
             let want = (len, mine.len());
             for r in 0..n {
                 let done = if r == me {
-                    fold.take(r == 0, red, &data[mine.clone()])
+                    fold.take(r == 0, red, &own(from, data)[mine.clone()])
                 } else {
                     let (done, seen) = e.use_mailbox(Boxes::Long, m.world(r), at(g, (me + n - r) % n), |c, seen| {
                         let fits = !seen.astray && (seen.stream, seen.len) == want;
@@ -538,10 +574,12 @@ fn allreduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: 
 
 /// `allreduce_cut` with segments of `seg` bytes gathered whole as in an
 /// alltoall before they are folded.
+#[allow(clippy::too_many_arguments)]
 fn allreduce_gathered(
     e: &mut Engine,
     m: &Members,
     stamp: u64,
+    from: Option<&[u8]>,
     data: &mut [u8],
     red: Reduction,
     seg: usize,
@@ -551,7 +589,7 @@ fn allreduce_gathered(
     let part = |r: usize| (r * seg).min(len)..((r + 1) * seg).min(len);
     let mine = part(me).len();
     let mut got = Scratch::for_overwrite(seg * n);
-    alltoall_cut(e, m, stamp, data, part, &mut got, |r| r * seg..r * seg + mine, cut, len)?;
+    alltoall_cut(e, m, stamp, own(from, data), part, &mut got, |r| r * seg..r * seg + mine, cut, len)?;
     let (acc, rest) = got.split_at_mut(seg);
     for theirs in rest.chunks_mut(seg) {
         fold(red, &mut acc[..mine], &mut theirs[..mine]).inspect_err(|_| e.give_up_mailboxes(stamp))?;
@@ -595,15 +633,24 @@ impl Fold {
 /// Reduce of a vector too long to publish whole to `root`, in pieces:
 /// every other rank publishes its vector for the root, which folds each
 /// piece in rank order straight from the mailboxes (v0 op v1 op ...: the
-/// result every other algorithm computes).
-fn reduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Reduction, root: usize) -> MpiResult<()> {
+/// result every other algorithm computes). This rank's part is `from` or
+/// (None) `data`.
+fn reduce_cut(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    from: Option<&[u8]>,
+    data: &mut [u8],
+    red: Reduction,
+    root: usize,
+) -> MpiResult<()> {
     let (n, me, len) = (m.group.size(), m.me, data.len());
     let cut = Cut::new(len, red.ty.size);
     let whole = 0..len;
     if me != root {
         for p in 0..cut.pieces {
             let at = cut.piece(whole.clone(), p);
-            e.publish_piece(piece(stamp, p), &data[at], len, p + 1 == cut.pieces, [m.world(root)])?;
+            e.publish_piece(piece(stamp, p), &own(from, data)[at], len, p + 1 == cut.pieces, [m.world(root)])?;
         }
         return Ok(());
     }
@@ -619,7 +666,7 @@ fn reduce_cut(e: &mut Engine, m: &Members, stamp: u64, data: &mut [u8], red: Red
         for r in 0..n {
             if r == root {
                 if failed.ok() {
-                    failed.keep(fold.take(r == 0, red, &data[at.clone()]));
+                    failed.keep(fold.take(r == 0, red, &own(from, data)[at.clone()]));
                 }
                 continue;
             }
