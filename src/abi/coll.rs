@@ -527,6 +527,11 @@ fn reduce_any(
                 let (from, data) = unsafe { part_and_result(src, recv, ty.size * count) };
                 return shm::reduce(e, m, s, from, data, shm::Reduction { ty: &u, op }, at);
             }
+            if ty.is_contiguous() {
+                // SAFETY: the send buffer holds `count` contiguous items.
+                let from = unsafe { Block { addr: src, len: ty.size * count }.bytes() };
+                return shm::reduce(e, m, s, Some(from), &mut [], shm::Reduction { ty: &u, op }, at);
+            }
             let mut data = packed(src, &ty, count);
             shm::reduce(e, m, s, None, &mut data, shm::Reduction { ty: &u, op }, at)?;
             if me == at {

@@ -153,8 +153,8 @@ fn pipeline(e: &mut Engine, items: usize, step: impl FnMut(&mut Engine, Step) ->
     pipeline_by(e, items, AHEAD, step)
 }
 
-/// `pipeline` of items that take `ahead` / AHEAD of the slots each:
-/// item t + `ahead` is published before item t is read.
+/// `pipeline` with item t + `ahead` published before item t is read
+/// (items of several publications each keep fewer of them ahead).
 fn pipeline_by(
     e: &mut Engine,
     items: usize,
@@ -316,7 +316,8 @@ fn own<'a>(from: Option<&'a [u8]>, data: &'a [u8]) -> &'a [u8] {
 }
 
 /// Reduce to `root` this rank's part, `from` or (None) `data`; the
-/// root's `data` receives the result.
+/// root's `data` receives the result (another rank's may be empty when
+/// `from` holds its part).
 pub fn reduce(
     e: &mut Engine,
     m: &Members,
@@ -326,8 +327,11 @@ pub fn reduce(
     red: Reduction,
     root: usize,
 ) -> MpiResult<()> {
-    if !whole(data.len()) {
+    if !whole(own(from, data).len()) {
         return reduce_cut(e, m, stamp, from, data, red, root);
+    }
+    if m.me != root {
+        return e.publish(Boxes::Short, stamp, own(from, data), [m.world(root)]);
     }
     if let Some(from) = from {
         data.copy_from_slice(from);
@@ -548,12 +552,18 @@ fn allreduce_cut(
             let mine = cut.piece(part(me), g);
             let want = (len, mine.len());
             for r in 0..n {
+                // folded straight into `data` unless it holds this rank's part
+                let (acc, spare) = (&mut fold.acc[..mine.len()], &mut fold.spare[..mine.len()]);
+                let (acc, ours): (&mut [u8], &[u8]) = match from {
+                    Some(from) => (&mut data[mine.clone()], &from[mine.clone()]),
+                    None => (acc, &data[mine.clone()]),
+                };
                 let done = if r == me {
-                    fold.take(r == 0, red, &own(from, data)[mine.clone()])
+                    fold_into(acc, spare, r == 0, red, ours)
                 } else {
                     let (done, seen) = e.use_mailbox(Boxes::Long, m.world(r), at(g, (me + n - r) % n), |c, seen| {
                         let fits = !seen.astray && (seen.stream, seen.len) == want;
-                        (if fits { fold.take(r == 0, red, c) } else { Ok(()) }, seen)
+                        (if fits { fold_into(acc, spare, r == 0, red, c) } else { Ok(()) }, seen)
                     })?;
                     if seen.astray {
                         e.give_up_mailboxes(stamp);
@@ -565,7 +575,9 @@ fn allreduce_cut(
                 // failing here alone would leave them waiting
                 done.inspect_err(|_| e.give_up_mailboxes(stamp))?;
             }
-            data[mine.clone()].copy_from_slice(&fold.acc[..mine.len()]);
+            if from.is_none() {
+                data[mine.clone()].copy_from_slice(&fold.acc[..mine.len()]);
+            }
             Ok(())
         }
     })?;
@@ -604,29 +616,34 @@ struct Fold {
     acc: Scratch,
     /// A copy of the next part, for an op that does not commute (`fold`
     /// writes its result there).
-    theirs: Scratch,
+    spare: Scratch,
 }
 
 impl Fold {
     fn new(size: usize) -> Fold {
-        Fold { acc: Scratch::for_overwrite(size), theirs: Scratch::for_overwrite(size) }
+        Fold { acc: Scratch::for_overwrite(size), spare: Scratch::for_overwrite(size) }
     }
 
     /// The next rank's part `c` folded into the first `c.len()` bytes of
-    /// `acc` (`first`: it is rank 0's, which starts them); in place when the
-    /// op commutes (it only reads `c`).
+    /// `acc` (`first`: it is rank 0's, which starts them).
     fn take(&mut self, first: bool, red: Reduction, c: &[u8]) -> MpiResult<()> {
-        let acc = &mut self.acc[..c.len()];
-        if first {
-            acc.copy_from_slice(c);
-            Ok(())
-        } else if red.op.symmetric() {
-            op::apply(red.op, red.ty, c, acc)
-        } else {
-            let theirs = &mut self.theirs[..c.len()];
-            theirs.copy_from_slice(c);
-            fold(red, acc, theirs)
-        }
+        let n = c.len();
+        fold_into(&mut self.acc[..n], &mut self.spare[..n], first, red, c)
+    }
+}
+
+/// The next rank's part `c` folded into `acc` (`first`: it is rank 0's,
+/// which starts it); in place when the op commutes (it only reads `c`),
+/// through `spare` (as long) when not.
+fn fold_into(acc: &mut [u8], spare: &mut [u8], first: bool, red: Reduction, c: &[u8]) -> MpiResult<()> {
+    if first {
+        acc.copy_from_slice(c);
+        Ok(())
+    } else if red.op.symmetric() {
+        op::apply(red.op, red.ty, c, acc)
+    } else {
+        spare.copy_from_slice(c);
+        fold(red, acc, spare)
     }
 }
 
@@ -644,7 +661,7 @@ fn reduce_cut(
     red: Reduction,
     root: usize,
 ) -> MpiResult<()> {
-    let (n, me, len) = (m.group.size(), m.me, data.len());
+    let (n, me, len) = (m.group.size(), m.me, own(from, data).len());
     let cut = Cut::new(len, red.ty.size);
     let whole = 0..len;
     if me != root {
