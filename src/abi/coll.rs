@@ -1423,6 +1423,36 @@ fn reduce_scatter_any(
         let src = if is_in_place(sendbuf) { recvbuf as usize } else { sendbuf as usize };
         check_buf(src as *const c_void, total, &ty, "sendbuf")?;
         let (rbuf, u) = (recvbuf as usize, u);
+        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
+            // where each rank's part lies in the vector, in bytes
+            let starts: Vec<usize> =
+                layout.iter().scan(0, |at, l| Some(std::mem::replace(at, *at + l.bytes()))).collect();
+            let part = |r: usize| starts[r]..starts[r] + layout[r].bytes();
+            let red = shm::Reduction { ty: &u, op };
+            let staged;
+            let input = if ty.is_contiguous() && src != rbuf {
+                // SAFETY: the send buffer holds `total` contiguous items.
+                unsafe { Block { addr: src, len: ty.size * total }.bytes() }
+            } else {
+                // in place, the result is written over the input
+                staged = packed(src, &ty, total);
+                &staged[..]
+            };
+            if ty.is_contiguous() {
+                // SAFETY: the receive buffer holds this rank's part, apart
+                // from `input` (staged when in place).
+                let out = unsafe { Block { addr: rbuf, len: layout[me].bytes() }.bytes_mut() };
+                return shm::reduce_scatter(e, m, s, input, part, out, red);
+            }
+            let mut out = Scratch::for_overwrite(layout[me].bytes());
+            shm::reduce_scatter(e, m, s, input, part, &mut out, red)?;
+            unpacked(rbuf, &ty, &out);
+            Ok(())
+        };
+        let fits = shm::fits(ty.size * total, Some((Pieces::ReduceScatter, n, u.size)));
+        if let Some(r) = mailbox_path(st, comm, how, fits, short) {
+            return r;
+        }
         launch(st, comm, how, Agree::new("MPI_Reduce_scatter", 0, op_h), move |p| {
             let data = p.keep(packed(src, &ty, total));
             // where each rank's part lies in the reduced vector

@@ -11,10 +11,11 @@
 //! ahead of its reads: each byte is copied in once and out once by
 //! memcpy, and ranks sharing a core pass it on while it is in the cache
 //! (`tuning::in_pieces` says when that beats a single cross-memory copy).
-//! A long allreduce among more than two ranks is an alltoall of
-//! segments, each rank folding its segment, then an allgather of the
-//! folded segments; a long reduce has the root fold every piece straight
-//! from the others' mailboxes. The path is chosen from the operation, the
+//! A long reduce-scatter among more than two ranks has every rank fold
+//! its segment piece by piece straight from the others' mailboxes; a
+//! long allreduce is that, then an allgather of the folded segments; a
+//! long reduce has the root fold every piece straight from the others'
+//! mailboxes. The path is chosen from the operation, the
 //! byte count and the host, which every member knows alike, so all take
 //! it together.
 
@@ -517,14 +518,10 @@ fn alltoall_cut(
 }
 
 /// Allreduce of a vector too long to publish whole, in pieces: rank r
-/// gets segment r of everyone's `data` and folds them in rank order (the
-/// result every other algorithm computes), then the folded segments go
-/// to everyone as in an allgather. Each piece of the segment is folded
-/// straight from the others' mailboxes, the pieces for all of them
-/// published together; unless a piece for each other rank takes more
-/// slots than `pipeline` keeps ahead: then the segments are gathered as
-/// in an alltoall first. This rank's part is `from` or (None) `data`,
-/// which is read before the result is written over it.
+/// gets segment r of everyone's part and folds them in rank order (the
+/// result every other algorithm computes, `fold_segments`), then the
+/// folded segments go to everyone as in an allgather. This rank's part
+/// is `from` or (None) `data`.
 fn allreduce_cut(
     e: &mut Engine,
     m: &Members,
@@ -537,29 +534,88 @@ fn allreduce_cut(
     let seg = (len / red.ty.size).div_ceil(n) * red.ty.size;
     let part = |r: usize| (r * seg).min(len)..((r + 1) * seg).min(len);
     let cut = Cut::new(seg, red.ty.size);
+    match from {
+        Some(from) => fold_segments(e, m, stamp, from, part, cut, &mut data[part(me)], red)?,
+        None => {
+            // `data` is read while the segments fold
+            let mut folded = Scratch::for_overwrite(part(me).len());
+            fold_segments(e, m, stamp, data, part, cut, &mut folded, red)?;
+            data[part(me)].copy_from_slice(&folded);
+        }
+    }
+    allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut, len)
+}
+
+/// Reduce-scatter: segment `part(r)` of everyone's `input` folded in rank
+/// order (the result every other algorithm computes) for rank r, this
+/// rank's into `out`.
+pub fn reduce_scatter(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    input: &[u8],
+    part: impl Fn(usize) -> Range<usize>,
+    out: &mut [u8],
+    red: Reduction,
+) -> MpiResult<()> {
+    if whole(input.len()) {
+        let mut all = Scratch::for_overwrite(input.len());
+        allreduce(e, m, stamp, Some(input), &mut all, red)?;
+        out.copy_from_slice(&all[part(m.me)]);
+        return Ok(());
+    }
+    let most = (0..m.group.size()).map(|r| part(r).len()).max().unwrap_or(0);
+    fold_segments(e, m, stamp, input, part, Cut::new(most, red.ty.size), out, red)
+}
+
+/// Segment `part(r)` of everyone's `input`, cut alike into pieces by
+/// `cut`, folded in rank order for rank r; this rank's into `out`. Each
+/// piece is folded straight from the others' mailboxes, the pieces for
+/// all of them published together; unless a piece for each other rank
+/// takes more slots than `pipeline` keeps ahead: then the segments are
+/// gathered as in an alltoall first. The pieces' stamps are the first
+/// (n - 1) * `cut.pieces`.
+#[allow(clippy::too_many_arguments)]
+fn fold_segments(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    input: &[u8],
+    part: impl Fn(usize) -> Range<usize>,
+    cut: Cut,
+    out: &mut [u8],
+    red: Reduction,
+) -> MpiResult<()> {
+    let (n, me, len) = (m.group.size(), m.me, input.len());
+    let mine = part(me);
     if n - 1 > AHEAD {
-        return allreduce_gathered(e, m, stamp, from, data, red, seg, cut);
+        let most = cut.size * cut.pieces;
+        let mut got = Scratch::for_overwrite(most * n);
+        alltoall_cut(e, m, stamp, input, &part, &mut got, |r| r * most..r * most + mine.len(), cut, len)?;
+        let (first, rest) = got.split_at_mut(most);
+        out.copy_from_slice(&first[..mine.len()]);
+        for theirs in rest.chunks_mut(most) {
+            // the others wait for this rank's folded segment
+            fold(red, out, &mut theirs[..mine.len()]).inspect_err(|_| e.give_up_mailboxes(stamp))?;
+        }
+        return Ok(());
     }
     // piece g of the segment of the rank i after this one (1 <= i < n)
     let at = |g: usize, i: usize| piece(stamp, g * (n - 1) + i - 1);
-    let mut fold = Fold::new(cut.size);
+    let mut spare = Scratch::for_overwrite(cut.size);
     pipeline_by(e, cut.pieces, AHEAD / (n - 1), |e, step| match step {
         Step::Publish(g) => (1..n).try_for_each(|i| {
             let (to, last) = ((me + i) % n, g + 1 == cut.pieces && i + 1 == n);
-            e.publish_piece(at(g, i), &own(from, data)[cut.piece(part(to), g)], len, last, [m.world(to)])
+            e.publish_piece(at(g, i), &input[cut.piece(part(to), g)], len, last, [m.world(to)])
         }),
         Step::Read(g) => {
-            let mine = cut.piece(part(me), g);
-            let want = (len, mine.len());
+            let here = cut.piece(mine.clone(), g);
+            let want = (len, here.len());
             for r in 0..n {
-                // folded straight into `data` unless it holds this rank's part
-                let (acc, spare) = (&mut fold.acc[..mine.len()], &mut fold.spare[..mine.len()]);
-                let (acc, ours): (&mut [u8], &[u8]) = match from {
-                    Some(from) => (&mut data[mine.clone()], &from[mine.clone()]),
-                    None => (acc, &data[mine.clone()]),
-                };
+                let acc = &mut out[here.start - mine.start..here.end - mine.start];
+                let spare = &mut spare[..here.len()];
                 let done = if r == me {
-                    fold_into(acc, spare, r == 0, red, ours)
+                    fold_into(acc, spare, r == 0, red, &input[here.clone()])
                 } else {
                     let (done, seen) = e.use_mailbox(Boxes::Long, m.world(r), at(g, (me + n - r) % n), |c, seen| {
                         let fits = !seen.astray && (seen.stream, seen.len) == want;
@@ -575,39 +631,9 @@ fn allreduce_cut(
                 // failing here alone would leave them waiting
                 done.inspect_err(|_| e.give_up_mailboxes(stamp))?;
             }
-            if from.is_none() {
-                data[mine.clone()].copy_from_slice(&fold.acc[..mine.len()]);
-            }
             Ok(())
         }
-    })?;
-    allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut, len)
-}
-
-/// `allreduce_cut` with segments of `seg` bytes gathered whole as in an
-/// alltoall before they are folded.
-#[allow(clippy::too_many_arguments)]
-fn allreduce_gathered(
-    e: &mut Engine,
-    m: &Members,
-    stamp: u64,
-    from: Option<&[u8]>,
-    data: &mut [u8],
-    red: Reduction,
-    seg: usize,
-    cut: Cut,
-) -> MpiResult<()> {
-    let (n, me, len) = (m.group.size(), m.me, data.len());
-    let part = |r: usize| (r * seg).min(len)..((r + 1) * seg).min(len);
-    let mine = part(me).len();
-    let mut got = Scratch::for_overwrite(seg * n);
-    alltoall_cut(e, m, stamp, own(from, data), part, &mut got, |r| r * seg..r * seg + mine, cut, len)?;
-    let (acc, rest) = got.split_at_mut(seg);
-    for theirs in rest.chunks_mut(seg) {
-        fold(red, &mut acc[..mine], &mut theirs[..mine]).inspect_err(|_| e.give_up_mailboxes(stamp))?;
-    }
-    data[part(me)].copy_from_slice(&acc[..mine]);
-    allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut, len)
+    })
 }
 
 /// A piece of a reduction folded in rank order from where each part lies

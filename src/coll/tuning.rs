@@ -238,6 +238,7 @@ pub enum Pieces {
     Alltoall,
     Allreduce,
     Reduce,
+    ReduceScatter,
 }
 
 /// Whether a blocking `op` moving `bytes` in all among `n` ranks may go
@@ -265,8 +266,9 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
         Pieces::Bcast => t.bcast.is_none(),
         Pieces::Allgather => t.allgather.is_none(),
         Pieces::Alltoall => t.alltoall.is_none(),
-        // a reduce's algorithm follows OXMPI_COLL_ALLREDUCE's forcing
-        Pieces::Allreduce | Pieces::Reduce => {
+        // a reduce's and a reduce-scatter's algorithms follow
+        // OXMPI_COLL_ALLREDUCE's forcing
+        Pieces::Allreduce | Pieces::Reduce | Pieces::ReduceScatter => {
             t.allreduce.is_none() && n > 2 && item <= crate::transport::shm::Boxes::Long.bytes()
         }
     };

@@ -108,12 +108,12 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_SHM_COLL_MAX",
         default: "4096",
-        meaning: "blocking Barrier, Bcast, Reduce, Allreduce, Allgather and Alltoall of at most this many bytes in all go through per-rank shared-memory mailboxes instead of messages (0: never; at most 4096)",
+        meaning: "blocking Barrier, Bcast, Reduce, Allreduce, Reduce_scatter(_block), Allgather and Alltoall of at most this many bytes in all go through per-rank shared-memory mailboxes instead of messages (0: never; at most 4096)",
     },
     Tunable {
         name: "OXMPI_SHM_COLL_LONG_MAX",
         default: "16777216",
-        meaning: "blocking Bcast, Allgather, Alltoall and (on 3 or more ranks) Allreduce and Reduce of more than 4096 and at most this many bytes in all (equal blocks, no OXMPI_COLL_* algorithm forced for the operation) go in 32 KiB pieces through per-rank shared-memory mailboxes: below OXMPI_SINGLE_COPY_MIN bytes in all, and at any size (but Alltoall) when the host has more ranks than cores (0: never)",
+        meaning: "blocking Bcast, Allgather, Alltoall and (on 3 or more ranks) Allreduce, Reduce and Reduce_scatter(_block) of more than 4096 and at most this many bytes in all (equal blocks, no OXMPI_COLL_* algorithm forced for the operation) go in 32 KiB pieces through per-rank shared-memory mailboxes: below OXMPI_SINGLE_COPY_MIN bytes in all, and at any size (but Alltoall) when the host has more ranks than cores (0: never)",
     },
     Tunable {
         name: "OXMPI_DEBUG",
