@@ -105,6 +105,15 @@ int main(int argc, char **argv)
             bad += snd[i] != e;
         }
         CHECK(bad == 0, "exscan %d: %d wrong", n, bad);
+        for (int i = 0; i < n; i++) snd[i] = -7;
+        MPI_Exscan(mine, snd, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        bad = 0;
+        for (int i = 0; i < n; i++) {
+            int e = rank ? 0 : -7; /* rank 0's recvbuf is left alone */
+            for (int r = 0; r < rank; r++) e += val(r, i);
+            bad += snd[i] != e;
+        }
+        CHECK(bad == 0, "exscan %d not in place: %d wrong", n, bad);
         for (int i = 0; i < n * size; i++) snd[i] = val(rank, i);
         MPI_Reduce_scatter_block(snd, all, n, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         bad = 0;

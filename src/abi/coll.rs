@@ -651,7 +651,7 @@ fn all_reduction(
                 return Ok(());
             }
             // Exscan leaves rank 0's recvbuf alone, so it never works there
-            let dst = (what != Combine::ExclusivePrefix).then_some(recv);
+            let dst = (what != Combine::ExclusivePrefix || me > 0).then_some(recv);
             let data = reduction_data(p, src, dst, &ty, count);
             match what {
                 Combine::All => algo::allreduce(p, data, data, &u, op),

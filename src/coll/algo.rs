@@ -645,32 +645,31 @@ fn allgather_ring_from(p: &mut Plan, blocks: &[Block], first: usize) {
 
 /// Inclusive (or exclusive) prefix reduction along the ranks: rank r ends
 /// with v0 op ... op vr in `data` (exclusive: up to v(r-1); rank 0's is
-/// left as is).
+/// left as is). Each rank folds the prefix from the one before into its
+/// own part where it lies and passes the result on; the last rank of an
+/// exclusive scan only takes the prefix.
 pub fn scan(p: &mut Plan, data: Block, ty: &TypeRef, op: Op, exclusive: bool) {
     let (n, me) = (p.n, p.me);
-    let prefix = p.scratch(data.len);
-    let onward = p.scratch(data.len);
+    let last = me + 1 == n;
+    if exclusive && last && me > 0 {
+        let t = vec![p.recv(data, me - 1)];
+        p.step(t);
+        return;
+    }
+    let prefix = if me > 0 { p.scratch(data.len) } else { Block::EMPTY };
     if me > 0 {
         let t = vec![p.recv(prefix, me - 1)];
         p.step(t);
+        combine_into_higher(p, op, ty, prefix, data);
     }
-    // SAFETY: the plan's own buffers and `data`, idle during computes.
-    p.compute(move || unsafe {
-        data.copy_to(onward);
-        Ok(())
-    });
-    if me > 0 {
-        combine_into_higher(p, op, ty, prefix, onward);
-    }
-    if me + 1 < n {
-        let t = vec![p.send(onward, me + 1)];
+    if !last {
+        let t = vec![p.send(data, me + 1)];
         p.step(t);
     }
-    let result = if exclusive { prefix } else { onward };
-    if !exclusive || me > 0 {
-        // SAFETY: as above.
+    if exclusive && me > 0 {
+        // SAFETY: the plan's own buffer and `data`, idle during computes.
         p.compute(move || unsafe {
-            result.copy_to(data);
+            prefix.copy_to(data);
             Ok(())
         });
     }
