@@ -4,8 +4,9 @@
  * shared-memory mailboxes in 32 KiB pieces, at every size with
  * OXMPI_SINGLE_COPY_MIN=1G; the reductions from 3 ranks on, with a sum,
  * a user operator that does not commute (Reduce_scatter with parts of
- * different sizes, one empty) and, for Allreduce, MAXLOC on (double,
- * int) pairs, 12 bytes packed): sizes on
+ * different sizes, one empty), a user sum over every other int
+ * (Reduce_scatter_block) and, for Allreduce, MAXLOC on (double, int)
+ * pairs, 12 bytes packed): sizes on
  * both sides of a piece, of the pieces a rank publishes ahead (8) and of
  * the mailbox's slots (16), up to 1 MiB and odd; every root; in place and not; many
  * operations back to back before any result is checked (ranks run
@@ -71,6 +72,13 @@ static int round_of(MPI_Comm comm, size_t b, int k, unsigned char *x, unsigned c
         bad += w >= 0;
     }
     return bad;
+}
+
+/* inout += in, items of one int every two (the layout of `every2`) */
+static void every2_add(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    for (int j = 0; j < *len; j++) ((int *)inout)[2 * j] += ((int *)in)[2 * j];
 }
 
 /* Allreduce over about `b` bytes on `comm`, operation number k: a sum of
@@ -165,6 +173,29 @@ static int reduce_round(MPI_Comm comm, size_t b, int k, MPI_Op mat_op, MPI_Datat
     for (int i = 0; i < blk; i++) w += yi[i] != n * (me * blk + i + k) + 3 * n * (n - 1) / 2;
     CHECK(w == 0, "reduce_scatter_block sum of %d ints a rank: %d wrong", blk, w);
     bad += w;
+
+    /* the same through a strided type (every other int: packed around
+     * the exchange) and a user sum (predefined operators take predefined
+     * types only), in place when k is odd */
+    MPI_Datatype every2;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &every2);
+    MPI_Type_commit(&every2);
+    MPI_Op every2_sum;
+    MPI_Op_create(every2_add, 1, &every2_sum);
+    int blk2 = cnt / (2 * n);
+    memset(k % 2 ? y : x, 0xee, (size_t)blk2 * n * 2 * sizeof(int));
+    for (int i = 0; i < blk2 * n; i++) (k % 2 ? yi : xi)[2 * i] = me * 3 + i + k;
+    if (k % 2 == 0) memset(y, 0xee, (size_t)blk2 * 2 * sizeof(int));
+    MPI_Reduce_scatter_block(k % 2 ? MPI_IN_PLACE : x, y, blk2, every2, every2_sum, comm);
+    w = 0;
+    for (int i = 0; i < blk2; i++) {
+        w += yi[2 * i] != n * (me * blk2 + i + k) + 3 * n * (n - 1) / 2;
+        w += (unsigned)yi[2 * i + 1] != 0xeeeeeeeeu; /* the gaps untouched */
+    }
+    CHECK(w == 0, "reduce_scatter_block of %d strided ints a rank: %d wrong", blk2, w);
+    bad += w;
+    MPI_Type_free(&every2);
+    MPI_Op_free(&every2_sum);
 
     /* the products scattered in parts of different sizes (rank 1's empty
      * from 3 ranks on, the rest to rank 0) */
