@@ -82,6 +82,7 @@ pub fn check_tag(tag: c_int, receiving: bool) -> MpiResult<Option<i32>> {
 }
 
 /// What a send will do, checked.
+#[allow(clippy::too_many_arguments)]
 fn send_template(
     st: &State,
     buf: *const c_void,
@@ -188,6 +189,7 @@ unsafe fn send_blocking(
 ///
 /// # Safety
 /// `buf` valid until the request completes (MPI's rule).
+#[allow(clippy::too_many_arguments)]
 unsafe fn send_nonblocking(
     buf: *const c_void,
     count: i64,

@@ -710,14 +710,14 @@ fn reduce_cut(
     for p in 0..cut.pieces {
         let at = cut.piece(whole.clone(), p);
         // rank 0's piece, then each next one folded in
-        for r in 0..n {
+        for (r, ended) in ended.iter_mut().enumerate() {
             if r == root {
                 if failed.ok() {
                     failed.keep(fold.take(r == 0, red, &own(from, data)[at.clone()]));
                 }
                 continue;
             }
-            if ended[r] {
+            if *ended {
                 continue;
             }
             let ok = failed.ok();
@@ -737,7 +737,7 @@ fn reduce_cut(
                 ));
             }
             failed.keep(done);
-            ended[r] = seen.last;
+            *ended = seen.last;
         }
         if failed.ok() {
             data[at.clone()].copy_from_slice(&fold.acc[..at.len()]);

@@ -197,16 +197,16 @@ fn main() {
 
     let mut children: Vec<Child> = Vec::with_capacity(o.n);
     let mut pids = Vec::with_capacity(o.n);
-    for rank in 0..o.n {
+    for (rank, &is_remote) in remote.iter().enumerate() {
         // a local rank inherits its end of a socket pair as PMI_FD; a remote
         // one connects to PMI_PORT
-        let pair = (!remote[rank]).then(|| UnixStream::pair().unwrap_or_else(|e| die(&format!("socketpair: {e}"))));
+        let pair = (!is_remote).then(|| UnixStream::pair().unwrap_or_else(|e| die(&format!("socketpair: {e}"))));
         let (ours, fd) = match pair {
             Some((ours, theirs)) => (Some(ours), theirs.into_raw_fd()),
             None => (None, -1),
         };
         let mut cmd;
-        if remote[rank] {
+        if is_remote {
             let mut extra: std::collections::BTreeMap<String, String> = o.env.iter().cloned().collect();
             extra.insert("PMI_PORT".into(), pmi_port.clone().expect("listening for remote ranks"));
             extra.insert("PMI_ID".into(), rank.to_string());
@@ -250,7 +250,7 @@ fn main() {
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
-                let what = if remote[rank] { &o.launcher[0] } else { &o.program[0] };
+                let what = if is_remote { &o.launcher[0] } else { &o.program[0] };
                 say!("mpiexec: cannot start {what}: {e}");
                 kill_all(&pids);
                 sweep_shm(&shm_prefix);
