@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5
  * Ranks that pass a collective counts of different sizes (here the last
  * rank passes half the count of the others) get an error, never a hang
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
@@ -76,18 +76,20 @@ static void rooted(int n, int with_reduce, int split)
     free(a), free(b);
 }
 
-/* Allgather (op 0), Alltoall (1) or Allreduce (2) of `n` doubles, the
- * last rank `n / 2`: everyone reads everyone, so every rank fails. Whole,
- * the last rank's buffer is too small and the others get too little. */
+/* Allgather (op 0), Alltoall (1), Allreduce (2) or Reduce_scatter_block
+ * (3) of `n` doubles a rank, the last rank `n / 2`: everyone reads
+ * everyone, so every rank fails. Whole, the last rank's buffer is too
+ * small and the others get too little. */
 static void everyone(int op, int n, int whole)
 {
-    const char *names[] = {"allgather", "alltoall", "allreduce"};
+    const char *names[] = {"allgather", "alltoall", "allreduce", "reduce_scatter_block"};
     int last = size - 1, mine = rank == last ? n / 2 : n;
     double *a = calloc((size_t)n * size, sizeof(double)), *b = calloc((size_t)n * size, sizeof(double));
     int *all = malloc(size * sizeof(int));
     int e = op == 0   ? MPI_Allgather(a, mine, MPI_DOUBLE, b, mine, MPI_DOUBLE, MPI_COMM_WORLD)
             : op == 1 ? MPI_Alltoall(a, mine, MPI_DOUBLE, b, mine, MPI_DOUBLE, MPI_COMM_WORLD)
-                      : MPI_Allreduce(a, b, mine, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            : op == 2 ? MPI_Allreduce(a, b, mine, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+                      : MPI_Reduce_scatter_block(a, b, mine, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     gather_classes(e, all);
     for (int r = 0; r < size; r++) {
         int want = r == last ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT;
@@ -116,7 +118,7 @@ int main(int argc, char **argv)
     rooted(40000, 1, 0);
     rooted(768, size > 2, 0);
     rooted(100000, 1, size == 2);
-    for (int op = 0; op < 3; op++) everyone(op, 100, 1);
+    for (int op = 0; op < 4; op++) everyone(op, 100, 1);
     /* Out of step in pieces, the members give the mailboxes up and later
      * collectives go point to point, where mismatched sizes can pick
      * different algorithms: one such case per run (the variants). Blocks
@@ -133,6 +135,10 @@ int main(int argc, char **argv)
         break;
     case 4: /* at 2 ranks split between shared memory and messages */
         everyone(2, 768, 0);
+        break;
+    case 5: /* in pieces from 3 ranks on (at 2 point to point) */
+        if (size > 2)
+            everyone(3, 4000, 0);
         break;
     }
     return finish();

@@ -270,20 +270,26 @@ fn fold(r: Reduction, acc: &mut [u8], theirs: &mut [u8]) -> MpiResult<()> {
     }
 }
 
-/// Everyone's `data` reduced into that of `to`, in rank order. A reduce
+/// Everyone's part (`from`, or None: `data`) reduced into the `data` of
+/// `to`, in rank order. A reduce
 /// (`follow`) reads a writer whose part went in pieces (it has another
 /// size) to its end, so that the members stay in step.
+#[allow(clippy::too_many_arguments)]
 fn gather_reduce(
     e: &mut Engine,
     m: &Members,
     stamp: u64,
+    from: Option<&[u8]>,
     data: &mut [u8],
     red: Reduction,
     to: usize,
     follow: bool,
 ) -> MpiResult<()> {
     if m.me != to {
-        return e.publish(Boxes::Short, stamp, data, [m.world(to)]);
+        return e.publish(Boxes::Short, stamp, own(from, data), [m.world(to)]);
+    }
+    if let Some(from) = from {
+        data.copy_from_slice(from);
     }
     let mine = (to != 0).then(|| Scratch::from_slice(data));
     let mut theirs = Scratch::zeroed(data.len());
@@ -331,13 +337,7 @@ pub fn reduce(
     if !whole(own(from, data).len()) {
         return reduce_cut(e, m, stamp, from, data, red, root);
     }
-    if m.me != root {
-        return e.publish(Boxes::Short, stamp, own(from, data), [m.world(root)]);
-    }
-    if let Some(from) = from {
-        data.copy_from_slice(from);
-    }
-    gather_reduce(e, m, stamp, data, red, root, true)
+    gather_reduce(e, m, stamp, from, data, red, root, true)
 }
 
 /// Up to this many ranks, an allreduce or a barrier has every rank
@@ -363,7 +363,7 @@ pub fn allreduce(
         data.copy_from_slice(from);
     }
     if n > ALL_READ_ALL {
-        let done = gather_reduce(e, m, stamp, data, red, 0, false);
+        let done = gather_reduce(e, m, stamp, None, data, red, 0, false);
         // a failed rank 0 publishes nothing: the others fail for the size
         let out: &mut [u8] = if done.is_ok() { data } else { &mut [] };
         let passed = bcast_in(e, m, stamp, out, 0, false);
