@@ -45,6 +45,10 @@ int main(int argc, char **argv)
     EXPECT(MPI_Allreduce(&d, &dr, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD), MPI_ERR_OP);
     EXPECT(MPI_Allreduce(&x, y, 1, MPI_INT, MPI_MAXLOC, MPI_COMM_WORLD), MPI_ERR_OP);
     EXPECT(MPI_Allreduce(&x, y, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD), MPI_ERR_OP);
+    /* for one-sided accumulates only (MPI 4.0 §12.3.4) */
+    EXPECT(MPI_Allreduce(&x, y, 1, MPI_INT, MPI_REPLACE, MPI_COMM_WORLD), MPI_ERR_OP);
+    EXPECT(MPI_Reduce(&x, y, 1, MPI_INT, MPI_NO_OP, 0, MPI_COMM_WORLD), MPI_ERR_OP);
+    EXPECT(MPI_Reduce_local(&x, y, 1, MPI_INT, MPI_REPLACE), MPI_ERR_OP);
     if (size > 1) {
         int root_or_not = rank == 0 ? MPI_SUCCESS : MPI_ERR_BUFFER;
         EXPECT(MPI_Reduce(MPI_IN_PLACE, &x, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD), root_or_not);

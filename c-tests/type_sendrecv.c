@@ -4,11 +4,34 @@
  * (eager and both rendezvous paths); a struct of fields; an irregular
  * indexed type; absolute addresses from MPI_BOTTOM; MPI_Get_elements of a
  * partial receive; MPI_PACKED messages; Pack/Unpack and external32;
- * broadcast and reductions on derived types; a freed type still in use. */
+ * broadcast and reductions on derived types (by user operations: the
+ * predefined ones are defined on predefined types only, MPI 4.0 §6.9.2,
+ * and refuse a derived type with MPI_ERR_OP as MPICH and Open MPI do); a
+ * freed type still in use. */
 #include "common.h"
 #include <stddef.h>
 
 #define N 300 /* the matrix is N x N doubles: a column is long (rendezvous) */
+
+/* on contiguous(2, MPI_DOUBLE): the sum of each double */
+static void sum_pairs(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    for (int i = 0; i < 2 * *len; i++)
+        ((double *)inout)[i] += ((double *)in)[i];
+}
+
+/* on a column of the matrix, in its memory layout: the larger of each double */
+static void max_column(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    MPI_Aint lb, extent;
+    MPI_Type_get_extent(*t, &lb, &extent);
+    for (int k = 0; k < *len; k++)
+        for (int j = 0; j < N; j++) {
+            double *a = (double *)in + k * extent / 8 + j * N, *b = (double *)inout + k * extent / 8 + j * N;
+            if (*a > *b) *b = *a;
+        }
+}
 
 int main(int argc, char **argv)
 {
@@ -162,16 +185,47 @@ int main(int argc, char **argv)
     MPI_Type_contiguous(2, MPI_DOUBLE, &two);
     MPI_Type_commit(&two);
     double v[4] = {rank, 1, 2 * rank, 3}, s[4];
-    MPI_Allreduce(v, s, 2, two, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Op op_pairs, op_column;
+    MPI_Op_create(sum_pairs, 1, &op_pairs);
+    MPI_Op_create(max_column, 1, &op_column);
+    MPI_Allreduce(v, s, 2, two, op_pairs, MPI_COMM_WORLD);
     CHECK(s[0] == size * (size - 1) / 2.0 && s[1] == size && s[3] == 3 * size, "allreduce on contiguous(2, double)");
-    MPI_Reduce(m, r, 1, col, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(m, r, 1, col, op_column, 0, MPI_COMM_WORLD);
     if (rank == 0) CHECK(r[N] == (size - 1) * 1e6 + N, "reduce of a column");
     int rc, cls;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     rc = MPI_Allreduce(out, in, 1, pt, MPI_SUM, MPI_COMM_WORLD);
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_OP, "a reduction on a mixed struct is MPI_ERR_OP, got %d", cls);
+    /* a predefined operation on a derived type, even one of a single
+     * predefined type, even a duplicate of one */
+    MPI_Datatype dup_int;
+    MPI_Type_dup(MPI_INT, &dup_int);
+    int one = 1, got = -1;
+    struct {
+        MPI_Datatype type;
+        MPI_Op op;
+        const char *what;
+    } wrong[] = {{two, MPI_SUM, "MPI_SUM on contiguous(2, double)"},
+                 {col, MPI_MAX, "MPI_MAX on a column"},
+                 {dup_int, MPI_SUM, "MPI_SUM on a duplicate of MPI_INT"}};
+    for (int w = 0; w < 3; w++) {
+        rc = MPI_Allreduce(v, s, 1, wrong[w].type, wrong[w].op, MPI_COMM_WORLD);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_OP, "allreduce, %s: class %d", wrong[w].what, cls);
+        rc = MPI_Reduce_local(v, s, 1, wrong[w].type, wrong[w].op);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_OP, "reduce_local, %s: class %d", wrong[w].what, cls);
+    }
+    /* the parameterized Fortran 90 types are predefined (MPI 4.0 §19.1.9) */
+    MPI_Datatype f90_int;
+    MPI_Type_create_f90_integer(9, &f90_int);
+    rc = MPI_Allreduce(&one, &got, 1, f90_int, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(rc == MPI_SUCCESS && got == size, "MPI_SUM on an f90 integer type: rc %d, %d", rc, got);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Type_free(&dup_int);
+    MPI_Op_free(&op_pairs);
+    MPI_Op_free(&op_column);
 
     /* a type freed while a receive using it is pending still works */
     MPI_Request req;

@@ -2,7 +2,8 @@
 ! Collectives from Fortran 77: bcast, reduce, allreduce with MPI_IN_PLACE,
 ! gather(v), scatter, allgather, alltoall, scan, a user operation
 ! (MPI_OP_CREATE with a Fortran function), MAXLOC on MPI_2INTEGER, and
-! MPI_REDUCE_SCATTER_BLOCK; results against values computed here.
+! MPI_REDUCE_SCATTER_BLOCK, a REAL*16 sum; results against values computed
+! here.
 !     Composition of affine maps x -> M x + C (associative, not
 !     commutative): INOUT becomes INOUT after IN.
       SUBROUTINE MYPROD(INV, INOUT, LEN, DTYPE)
@@ -21,6 +22,7 @@
       INTEGER IERR, RANK, NP, I, J, ERRS, ROOT, OP
       INTEGER IV(64), IR(64), COUNTS(8), DISPLS(8), PAIR(2), PR(2)
       DOUBLE PRECISION X(4), Y(4), EXPECT, F(2, 4), G(2, 4), EM
+      REAL*16 Q(2), QR(2)
       LOGICAL L, LR
       ERRS = 0
       CALL MPI_INIT(IERR)
@@ -49,6 +51,15 @@
       DO I = 1, 4
          IF (X(I) .NE. (NP - 1) * 1.5D0 + I) ERRS = ERRS + 1
       END DO
+!     REAL*16 is IEEE binary128: 2**-80 survives a sum only there
+      Q(1) = (RANK + 1) * 2.0D0**(-80)
+      Q(1) = Q(1) + 1
+      Q(2) = -RANK
+      CALL MPI_ALLREDUCE(Q, QR, 2, MPI_REAL16, MPI_SUM,
+     &     MPI_COMM_WORLD, IERR)
+      IF (QR(1) - NP .NE. NP * (NP + 1) / 2 * 2.0D0**(-80))
+     &     ERRS = ERRS + 1
+      IF (QR(2) .NE. -NP * (NP - 1) / 2) ERRS = ERRS + 1
 !     logical and
       L = RANK .LT. NP
       CALL MPI_ALLREDUCE(L, LR, 1, MPI_LOGICAL, MPI_LAND,

@@ -730,35 +730,38 @@ fn op_for(op: c_int, datatype: c_int) -> MpiResult<Op> {
 }
 
 /// The type a reduction of `ty` works on, checked against `op`: for a
-/// predefined operator, the predefined type `ty` is made of; for a user
-/// function, `ty` itself.
+/// predefined operator, `ty` itself, which must be a predefined type (a
+/// pair type packed); for a user function, `ty` whatever it is. MPI 4.0
+/// §6.9.2 defines the predefined operators on the predefined types only,
+/// unlike one-sided accumulates (§12.3.4): MPICH and Open MPI refuse a
+/// derived type, even a duplicate of MPI_INT, with MPI_ERR_OP.
 fn unit(ty: &TypeRef, op: Op) -> MpiResult<TypeRef> {
-    use crate::datatype::Basic;
+    use crate::datatype::{build::combiner, Basic};
     if let Op::User(_) = op {
         return Ok(ty.clone());
     }
-    if let TypeRef::Builtin(t) = ty {
-        if !matches!(t.basic, Basic::Pair(_) | Basic::Marker | Basic::Derived) {
-            op.check(t)?;
-            return Ok(ty.clone());
-        }
-    }
-    let u = match ty.reduction_unit() {
-        Some(u) => u,
-        None if ty.size == 0 => return Ok(TypeRef::Derived(Arc::new(TypeInfo::basic(&ty.name, Basic::Byte, 1)))),
-        None => return err!(Op, "{} needs a datatype made of one predefined type; this one mixes several", op.name()),
+    let predefined = match ty {
+        TypeRef::Builtin(_) => true,
+        // MPI_Type_create_f90_* return predefined types (§19.1.9)
+        TypeRef::Derived(t) => t
+            .contents
+            .as_ref()
+            .is_some_and(|c| matches!(c.combiner, combiner::F90_INTEGER | combiner::F90_REAL | combiner::F90_COMPLEX)),
     };
-    op.check(&u).map_err(|mut e| {
-        if u.name != ty.name {
-            e.msg = format!(
-                "{} (the elements of datatype {})",
-                e.msg,
-                if ty.name.is_empty() { "<derived>" } else { &ty.name }
-            );
-        }
-        e
-    })?;
-    Ok(TypeRef::Derived(Arc::new(u)))
+    if !predefined && !matches!(op, Op::Replace | Op::NoOp) {
+        return err!(
+            Op,
+            "{} is defined on predefined datatypes only, not on a derived datatype (MPI 4.0 §6.9.2); a user-defined operation (MPI_Op_create) can reduce it",
+            op.name()
+        );
+    }
+    if let Basic::Pair(_) = ty.basic {
+        let u = ty.reduction_unit().expect("a pair type is one element");
+        op.check(&u)?;
+        return Ok(TypeRef::Derived(Arc::new(u)));
+    }
+    op.check(ty)?;
+    Ok(ty.clone())
 }
 
 /// Where one rank's part of a buffer lies: `count` items of `ty` starting

@@ -19,7 +19,9 @@ pub enum Basic {
         bytes: u8,
         signed: bool,
     },
-    /// Fortran INTEGER: allowed for MIN/MAX/SUM/PROD/bitwise, not logical ops.
+    /// Fortran INTEGER, and the multi-language MPI_AINT, MPI_OFFSET and
+    /// MPI_COUNT, which reduce alike (MPI 4.0 §6.9.2): allowed for
+    /// MIN/MAX/SUM/PROD/bitwise, not logical ops.
     FortranInt {
         bytes: u8,
     },
@@ -36,7 +38,8 @@ pub enum Basic {
         bytes: u8,
     },
     Byte,
-    /// Character types: only MPI_REPLACE/NO_OP reduce them.
+    /// Character types (MPI_CHAR, MPI_WCHAR, MPI_CHARACTER): no predefined
+    /// operator reduces them.
     Char,
     Packed,
     /// A value-index pair for MAXLOC/MINLOC.

@@ -95,11 +95,20 @@ impl Op {
         }
     }
 
-    /// Whether the standard defines this operator on this type (MPI 4.0 §6.9.2).
+    /// Whether the standard defines this operator on this type in a
+    /// reduction (MPI 4.0 §6.9.2; MPI_REPLACE and MPI_NO_OP belong to
+    /// one-sided accumulates only, §12.3.4).
     pub fn check(self, ty: &TypeInfo) -> MpiResult<()> {
         use Basic::*;
         let ok = match self {
-            Op::Replace | Op::NoOp | Op::User(_) => true,
+            Op::Replace | Op::NoOp => {
+                return err!(
+                    Op,
+                    "{} is for one-sided accumulate operations only, not for reductions (MPI 4.0 §12.3.4)",
+                    self.name()
+                )
+            }
+            Op::User(_) => true,
             Op::Max | Op::Min => matches!(ty.basic, Int { .. } | FortranInt { .. } | Float { .. } | LongDouble),
             Op::Sum | Op::Prod => {
                 matches!(
@@ -126,6 +135,8 @@ impl Op {
 extern "C" {
     fn oxmpi_long_double_op(op: i32, inp: *const u8, inout: *mut u8, n: usize) -> i32;
     fn oxmpi_long_double_complex_op(op: i32, inp: *const u8, inout: *mut u8, n: usize) -> i32;
+    fn oxmpi_float128_op(op: i32, inp: *const u8, inout: *mut u8, n: usize) -> i32;
+    fn oxmpi_float128_complex_op(op: i32, inp: *const u8, inout: *mut u8, n: usize) -> i32;
     fn oxmpi_long_double_int_loc(op: i32, inp: *const u8, inout: *mut u8, n: usize, stride: usize) -> i32;
 }
 
@@ -229,17 +240,9 @@ fn c_code(op: Op) -> i32 {
 pub fn apply(op: Op, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) -> MpiResult<()> {
     op.check(ty)?;
     debug_assert_eq!(inp.len(), inout.len());
-    match op {
-        Op::NoOp => return Ok(()),
-        Op::Replace => {
-            inout.copy_from_slice(inp);
-            return Ok(());
-        }
-        Op::User(u) => {
-            apply_user(u, ty, inp, inout);
-            return Ok(());
-        }
-        _ => {}
+    if let Op::User(u) = op {
+        apply_user(u, ty, inp, inout);
+        return Ok(());
     }
     use Basic::*;
     match (ty.basic, op) {
@@ -256,6 +259,10 @@ pub fn apply(op: Op, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) -> MpiResult<(
             Int { bytes: 8, signed: false } => arith!(u64, op, inp, inout),
             Float { bytes: 4 } => arith!(f32, op, inp, inout),
             Float { bytes: 8 } => arith!(f64, op, inp, inout),
+            Float { bytes: 16 } => {
+                // SAFETY: both buffers hold whole 16-byte items; the helper copies each.
+                unsafe { oxmpi_float128_op(c_code(op), inp.as_ptr(), inout.as_mut_ptr(), inout.len() / 16) };
+            }
             _ => return err!(Op, "{} is not supported for datatype {}", op.name(), ty.name),
         },
         (Int { .. } | FortranInt { .. } | Byte | CBool | FortranLogical { .. }, _) => {
@@ -271,6 +278,10 @@ pub fn apply(op: Op, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) -> MpiResult<(
             }
         }
         (Complex { bytes: bytes @ (8 | 16) }, Op::Sum | Op::Prod) => complex(op, bytes, inp, inout),
+        (Complex { bytes: 32 }, Op::Sum | Op::Prod) => {
+            // SAFETY: both buffers hold whole 32-byte items; the helper copies each.
+            unsafe { oxmpi_float128_complex_op(c_code(op), inp.as_ptr(), inout.as_mut_ptr(), inout.len() / 32) };
+        }
         (LongDouble, _) => {
             // SAFETY: both buffers hold whole long doubles (16 bytes each).
             unsafe { oxmpi_long_double_op(c_code(op), inp.as_ptr(), inout.as_mut_ptr(), inout.len() / 16) };
@@ -374,6 +385,11 @@ mod tests {
         assert_eq!(e.class, crate::error::ErrorClass::Op);
         assert!(e.msg.contains("MPI_BAND") && e.msg.contains("MPI_DOUBLE"));
         assert!(Op::Maxloc.check(&int()).is_err());
+        for op in [Op::Replace, Op::NoOp] {
+            let e = apply(op, &int(), &[0; 4], &mut [0; 4]).unwrap_err();
+            assert_eq!(e.class, crate::error::ErrorClass::Op);
+            assert!(e.msg.contains(op.name()) && e.msg.contains("accumulate"));
+        }
     }
 
     #[test]
@@ -395,6 +411,34 @@ mod tests {
         let mut b = two;
         apply(Op::Sum, &t, &one, &mut b).unwrap();
         assert_eq!(b[..10], three[..10]);
+    }
+
+    /// A binary128 number from the top 64 bits of its encoding.
+    fn quad(top: u64) -> [u8; 16] {
+        ((top as u128) << 64).to_le_bytes()
+    }
+
+    #[test]
+    fn real16_and_complex32_are_binary128_even_unaligned() {
+        let t = TypeInfo::basic("MPI_REAL16", Basic::Float { bytes: 16 }, 16);
+        // one byte in: the helper must not assume 16-byte alignment
+        let mut a = [0u8; 33];
+        let mut b = [0u8; 33];
+        a[1..17].copy_from_slice(&quad(0x3fff_0000_0000_0000)); // 1
+        a[17..33].copy_from_slice(&quad(0x4000_0000_0000_0000)); // 2
+        b[1..17].copy_from_slice(&quad(0x4000_0000_0000_0000)); // 2
+        b[17..33].copy_from_slice(&quad(0x4000_8000_0000_0000)); // 3
+        apply(Op::Sum, &t, &a[1..], &mut b[1..]).unwrap();
+        assert_eq!(b[1..17], quad(0x4000_8000_0000_0000)); // 3
+        assert_eq!(b[17..33], quad(0x4001_4000_0000_0000)); // 5
+        apply(Op::Max, &t, &a[1..], &mut b[1..]).unwrap();
+        assert_eq!(b[1..17], quad(0x4000_8000_0000_0000));
+        let c = TypeInfo::basic("MPI_COMPLEX32", Basic::Complex { bytes: 32 }, 32);
+        let x = [quad(0x3fff_0000_0000_0000), quad(0x4000_0000_0000_0000)].concat(); // 1+2i
+        let mut y = [quad(0x4000_8000_0000_0000), quad(0x4001_0000_0000_0000)].concat(); // 3+4i
+        apply(Op::Prod, &c, &x, &mut y).unwrap();
+        assert_eq!(y, [quad(0xc001_4000_0000_0000), quad(0x4002_4000_0000_0000)].concat()); // -5+10i
+        assert!(apply(Op::Max, &c, &x, &mut y).is_err());
     }
 }
 
