@@ -4,8 +4,9 @@
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
  * is too small for what arrives gets MPI_ERR_TRUNCATE, a rank that gets
  * less than its count from another MPI_ERR_COUNT, and a rank of a
- * collective in pieces that another rank gave up on MPI_ERR_OTHER.
- * Collectives with matching counts afterwards still work. Sizes: whole
+ * collective in pieces that another rank gave up on MPI_ERR_OTHER (in a
+ * Scan or Exscan only the last rank, which reads the others' larger
+ * parts, fails). Collectives with matching counts afterwards still work. Sizes: whole
  * (up to 4 KiB), in pieces (tens or hundreds of KB), and one rank whole
  * while the others go in pieces (6144 against 3072 bytes), and ranks
  * that the sizes split between shared memory and point-to-point messages
@@ -15,7 +16,11 @@
  * MPI_ERR_COUNT where it would otherwise succeed.
  * Not covered: point-to-point algorithms chosen by size (as in MPICH,
  * ranks that pick different ones wait for each other), nor TCP, where
- * every collective goes point to point.
+ * every collective goes point to point, nor a Scan or Exscan whose sizes
+ * split the ranks between shared memory (up to 4 KiB) and messages: the
+ * ranks before the split finish without reading the others, and only
+ * those after it get an error, so a later collective may find the ranks
+ * on different paths.
  * (MPICH lets some of these pass unnoticed: not run there.) */
 #include "common.h"
 
@@ -76,6 +81,25 @@ static void rooted(int n, int with_reduce, int split)
     free(a), free(b);
 }
 
+/* Scan and Exscan: only the last rank reads parts of another size (the
+ * others read only ranks before them), too large for it. */
+static void prefix(int n)
+{
+    int last = size - 1, mine = rank == last ? n / 2 : n;
+    double *a = calloc(n, sizeof(double)), *b = calloc(n, sizeof(double));
+    for (int ex = 0; ex < 2; ex++) {
+        const char *name = ex ? "exscan" : "scan";
+        int e = ex ? MPI_Exscan(a, b, mine, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+                   : MPI_Scan(a, b, mine, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        if (rank == last)
+            CHECK(class_of(e) == MPI_ERR_TRUNCATE, "%s of %d doubles into %d: class %d", name, n, mine, class_of(e));
+        else
+            CHECK(e == MPI_SUCCESS, "%s of %d doubles, rank %d: error %d", name, n, rank, e);
+        still_works(name);
+    }
+    free(a), free(b);
+}
+
 /* Allgather (op 0), Alltoall (1), Allreduce (2) or Reduce_scatter_block
  * (3) of `n` doubles a rank, the last rank `n / 2`: everyone reads
  * everyone, so every rank fails. Whole, the last rank's buffer is too
@@ -119,6 +143,7 @@ int main(int argc, char **argv)
     rooted(768, size > 2, 0);
     rooted(100000, 1, size == 2);
     for (int op = 0; op < 4; op++) everyone(op, 100, 1);
+    prefix(100);
     /* Out of step in pieces, the members give the mailboxes up and later
      * collectives go point to point, where mismatched sizes can pick
      * different algorithms: one such case per run (the variants). Blocks

@@ -2,7 +2,8 @@
  * MPI_Op_create, MPI_Op_commutative, MPI_Op_free: a commutative user sum,
  * a non-commutative 2x2 matrix product (Reduce at every root, Allreduce,
  * Scan, Exscan must all multiply in rank order), a user op on a strided
- * derived type, Reduce_local, the large-count MPI_Op_create_c (its function
+ * derived type (Allreduce, Scan, Exscan; the holes stay untouched, and all
+ * of rank 0's receive buffer in an Exscan), Reduce_local, the large-count MPI_Op_create_c (its function
  * gets an MPI_Count length) with Allreduce_c and Reduce_c, and the errors of
  * freed and predefined ops. */
 #include "common.h"
@@ -124,6 +125,19 @@ int main(int argc, char **argv)
     bad = 0;
     for (int i = 0; i < 8; i++) bad += rv[i] != ((i % 4 == 0 || i % 4 == 3) ? (size - 1) * 10 + i : -9);
     CHECK(bad == 0, "strided user max: %d wrong", bad);
+    for (int ex = 0; ex < 2; ex++) {
+        for (int i = 0; i < 8; i++) rv[i] = -9;
+        if (ex)
+            MPI_Exscan(sv, rv, 2, vec4, smax, MPI_COMM_WORLD);
+        else
+            MPI_Scan(sv, rv, 2, vec4, smax, MPI_COMM_WORLD);
+        /* the last rank before (or up to) this one holds the largest */
+        int top = ex ? rank - 1 : rank;
+        bad = 0;
+        for (int i = 0; i < 8; i++)
+            bad += rv[i] != ((i % 4 == 0 || i % 4 == 3) && top >= 0 ? top * 10 + i : -9);
+        CHECK(bad == 0, "strided user max, %s: %d wrong", ex ? "exscan" : "scan", bad);
+    }
     MPI_Type_free(&vec);
     MPI_Type_free(&vec4);
 

@@ -632,6 +632,26 @@ fn all_reduction(
             if let Some(r) = mailbox_path(st, comm, how, fits, short) {
                 return r;
             }
+        } else {
+            let exclusive = what == Combine::ExclusivePrefix;
+            let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
+                let red = shm::Reduction { ty: &u, op };
+                if ty.is_contiguous() {
+                    // SAFETY: the user's buffers hold `count` contiguous items.
+                    let (from, data) = unsafe { part_and_result(src, recv, ty.size * count) };
+                    return shm::scan(e, m, s, from, data, red, exclusive);
+                }
+                let mut data = packed(src, &ty, count);
+                shm::scan(e, m, s, None, &mut data, red, exclusive)?;
+                // Exscan leaves rank 0's recvbuf alone
+                if !(exclusive && me == 0) {
+                    unpacked(recv, &ty, &data);
+                }
+                Ok(())
+            };
+            if let Some(r) = mailbox_path(st, comm, how, shm::fits(ty.size * count, None), short) {
+                return r;
+            }
         }
         if c.remote.is_some() {
             // the other group's reduction lands in recvbuf

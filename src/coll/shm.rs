@@ -4,7 +4,9 @@
 //! publication read by everyone; a reduction gathers the contributions
 //! at local rank 0, which folds them in rank order (v0 op v1 op ... so
 //! the result is the one every other algorithm computes) and publishes
-//! the result; a barrier is a reduction of nothing; an allgather or
+//! the result; a scan has each rank publish its part to the ranks after
+//! it and fold those of the ranks before it, so that no rank waits for a
+//! later one; a barrier is a reduction of nothing; an allgather or
 //! alltoall is one publication per rank, each reading its part of
 //! everyone's. Longer broadcasts, allgathers and alltoalls go the same
 //! ways in pieces through the long mailboxes, every rank a few pieces
@@ -380,6 +382,37 @@ pub fn allreduce(
         } else {
             let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs)?;
             failed.keep(check_size(r, seen.len, data.len()));
+        }
+        failed.add(r, red, data, &mut theirs);
+    }
+    failed.result()
+}
+
+/// Scan (Exscan when `exclusive`) of this rank's part, `from` or (None)
+/// `data`, into `data`: each rank publishes its part to the ranks after
+/// it and folds the parts of those before it (and its own, unless
+/// `exclusive`) in rank order. Rank 0 of an Exscan leaves `data` alone.
+pub fn scan(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    from: Option<&[u8]>,
+    data: &mut [u8],
+    red: Reduction,
+    exclusive: bool,
+) -> MpiResult<()> {
+    let (n, me) = (m.group.size(), m.me);
+    e.publish(Boxes::Short, stamp, own(from, data), (me + 1..n).map(|r| m.world(r)))?;
+    let mine = (!exclusive).then(|| Scratch::from_slice(own(from, data)));
+    let mut theirs = Scratch::zeroed(data.len());
+    let mut failed = FirstError::default();
+    for r in 0..if exclusive { me } else { me + 1 } {
+        match &mine {
+            Some(mine) if r == me => theirs.copy_from_slice(mine),
+            _ => {
+                let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs)?;
+                failed.keep(check_size(r, seen.len, data.len()));
+            }
         }
         failed.add(r, red, data, &mut theirs);
     }
