@@ -1,9 +1,9 @@
 /* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SINGLE_COPY_MIN=1G;OXMPI_SHM_COLL_LONG_MAX=0
  * Long blocking Bcast, Allgather, Alltoall, Allreduce, Reduce,
- * Reduce_scatter_block and Reduce_scatter (oxmpi sends them through the
+ * Reduce_scatter_block, Reduce_scatter, Scan and Exscan (oxmpi sends them through the
  * shared-memory mailboxes in 32 KiB pieces, at every size with
  * OXMPI_SINGLE_COPY_MIN=1G; the reductions from 3 ranks on, with a sum,
- * a user operator that does not commute (Reduce_scatter with parts of
+ * a user operator that does not commute (Scan and Exscan too; Reduce_scatter with parts of
  * different sizes, one empty), a user sum over every other int
  * (Reduce_scatter_block) and, for Allreduce, MAXLOC on (double, int)
  * pairs, 12 bytes packed): sizes on
@@ -114,6 +114,33 @@ static int reduce_round(MPI_Comm comm, size_t b, int k, MPI_Op mat_op, MPI_Datat
     }
     CHECK(w == 0, "allreduce of %d matrices: %d wrong", items, w);
     bad += w;
+    /* the prefixes m0 ... m_me (Scan) and m0 ... m_(me-1) (Exscan, which
+     * leaves rank 0's receive buffer alone), in place when k is odd */
+    for (int ex = 0; ex < 2; ex++) {
+        memset(y, 0xee, (size_t)items * 16);
+        if (k % 2) memcpy(y, x, (size_t)items * 16);
+        const void *in = k % 2 ? MPI_IN_PLACE : x;
+        if (ex)
+            MPI_Exscan(in, y, items, mat, mat_op, comm);
+        else
+            MPI_Scan(in, y, items, mat, mat_op, comm);
+        w = 0;
+        for (int i = 0; i < items; i++) {
+            int want[4] = {1, 0, 0, 1}, one = 1, upto = ex ? me : me + 1;
+            for (int r = 0; r < upto; r++) {
+                int m[4] = {1, (r + i) % 5 + k, 0, 2};
+                mat2_product(want, m, &one, NULL);
+                memcpy(want, m, sizeof m);
+            }
+            if (upto == 0 && k % 2) /* what rank 0's buffer held */
+                memcpy(want, xi + 4 * i, sizeof want);
+            else if (upto == 0)
+                memset(want, 0xee, sizeof want);
+            w += memcmp(yi + 4 * i, want, sizeof want) != 0;
+        }
+        CHECK(w == 0, "%s of %d matrices: %d wrong", ex ? "exscan" : "scan", items, w);
+        bad += w;
+    }
 
     struct pair {
         double v;

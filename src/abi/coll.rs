@@ -649,7 +649,8 @@ fn all_reduction(
                 }
                 Ok(())
             };
-            if let Some(r) = mailbox_path(st, comm, how, shm::fits(ty.size * count, None), short) {
+            let fits = shm::fits(ty.size * count, Some((Pieces::Scan, c.size(), u.size)));
+            if let Some(r) = mailbox_path(st, comm, how, fits, short) {
                 return r;
             }
         }

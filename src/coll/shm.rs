@@ -13,11 +13,12 @@
 //! ahead of its reads: each byte is copied in once and out once by
 //! memcpy, and ranks sharing a core pass it on while it is in the cache
 //! (`tuning::in_pieces` says when that beats a single cross-memory copy).
-//! A long reduce-scatter among more than two ranks has every rank fold
-//! its segment piece by piece straight from the others' mailboxes; a
-//! long allreduce is that, then an allgather of the folded segments; a
-//! long reduce has the root fold every piece straight from the others'
-//! mailboxes. The path is chosen from the operation, the
+//! A scan of up to two pieces has each rank fold the pieces of the ranks
+//! before it as they come. A long reduce-scatter among more than two
+//! ranks has every rank fold its segment piece by piece straight from the
+//! others' mailboxes; a long allreduce is that, then an allgather of the
+//! folded segments; a long reduce has the root fold every piece straight
+//! from the others' mailboxes. The path is chosen from the operation, the
 //! byte count and the host, which every member knows alike, so all take
 //! it together.
 
@@ -402,6 +403,9 @@ pub fn scan(
     exclusive: bool,
 ) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
+    if !whole(own(from, data).len()) {
+        return scan_cut(e, m, stamp, from, data, red, exclusive);
+    }
     e.publish(Boxes::Short, stamp, own(from, data), (me + 1..n).map(|r| m.world(r)))?;
     let mine = (!exclusive).then(|| Scratch::from_slice(own(from, data)));
     let mut theirs = Scratch::zeroed(data.len());
@@ -416,6 +420,52 @@ pub fn scan(
         }
         failed.add(r, red, data, &mut theirs);
     }
+    failed.result()
+}
+
+/// `scan` in pieces: each rank publishes its part's pieces to the ranks
+/// after it and folds piece p of every rank before it (and its own) into
+/// piece p of `data`, in rank order. A piece of this rank's part in `data`
+/// is published before it is folded over.
+#[allow(clippy::too_many_arguments)]
+fn scan_cut(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    from: Option<&[u8]>,
+    data: &mut [u8],
+    red: Reduction,
+    exclusive: bool,
+) -> MpiResult<()> {
+    let (n, me, len) = (m.group.size(), m.me, data.len());
+    let cut = Cut::new(len, red.ty.size);
+    let mut mine = Scratch::for_overwrite(if exclusive { 0 } else { cut.size });
+    let mut theirs = Scratch::for_overwrite(cut.size);
+    let mut failed = FirstError::default();
+    pipeline(e, cut.pieces, |e, step| match step {
+        Step::Publish(p) => {
+            let last = p + 1 == cut.pieces;
+            let part = &own(from, data)[cut.piece(0..len, p)];
+            e.publish_piece(piece(stamp, p), part, len, last, (me + 1..n).map(|r| m.world(r)))
+        }
+        Step::Read(p) => {
+            let at = cut.piece(0..len, p);
+            let k = at.len();
+            if !exclusive {
+                mine[..k].copy_from_slice(&own(from, data)[at.clone()]);
+            }
+            for r in 0..if exclusive { me } else { me + 1 } {
+                if r == me {
+                    theirs[..k].copy_from_slice(&mine[..k]);
+                } else {
+                    let seen = e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, p), 0, &mut theirs[..k])?;
+                    in_step(e, stamp, r, (seen.stream, seen.len), (len, k))?;
+                }
+                failed.add(r, red, &mut data[at.clone()], &mut theirs[..k]);
+            }
+            Ok(())
+        }
+    })?;
     failed.result()
 }
 

@@ -239,6 +239,7 @@ pub enum Pieces {
     Allreduce,
     Reduce,
     ReduceScatter,
+    Scan,
 }
 
 /// Whether a blocking `op` moving `bytes` in all among `n` ranks may go
@@ -259,7 +260,8 @@ pub enum Pieces {
 /// a shared cache and 323 against 135 without; allreduce of 1 MiB at 2
 /// ranks 161 against Rabenseifner's 121 us (at 3 ranks 337 against 293,
 /// but 64 KiB 24 against 49); reduce at 3 and 4 ranks, 64 KiB and 1 MiB,
-/// 0.5-0.9 of the binomial tree's time (at 2 ranks even).
+/// 0.5-0.9 of the binomial tree's time (at 2 ranks even). A scan or
+/// exscan goes in pieces only up to two pieces in all (see below).
 pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
     let t = get();
     let auto = match op {
@@ -271,8 +273,15 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
         Pieces::Allreduce | Pieces::Reduce | Pieces::ReduceScatter => {
             t.allreduce.is_none() && n > 2 && item <= crate::transport::shm::Boxes::Long.bytes()
         }
+        // measured at 2 and 4 ranks on 2 cores: 32 and 64 KiB 0.5-0.75 of
+        // the point-to-point chain's time (an Exscan of 64 KiB 0.25), but
+        // 128 KiB 2-3.5 times it and 1 MiB at 4 ranks 3.6 times
+        Pieces::Scan => {
+            item <= crate::transport::shm::Boxes::Long.bytes()
+                && bytes <= 2 * crate::transport::shm::Boxes::Long.bytes()
+        }
     };
-    auto && ((crowded() && op != Pieces::Alltoall) || bytes < t.single_copy_min)
+    auto && ((crowded() && !matches!(op, Pieces::Alltoall | Pieces::Scan)) || bytes < t.single_copy_min)
 }
 
 /// The settings every rank must share, as one word for the PMI
