@@ -424,9 +424,10 @@ pub fn scan(
 }
 
 /// `scan` in pieces: each rank publishes its part's pieces to the ranks
-/// after it and folds piece p of every rank before it (and its own) into
-/// piece p of `data`, in rank order. A piece of this rank's part in `data`
-/// is published before it is folded over.
+/// after it and folds piece p of every rank before it (and its own),
+/// straight from their mailboxes, in rank order, into piece p of `data`.
+/// A piece of this rank's part in `data` is published and folded before
+/// the result overwrites it.
 #[allow(clippy::too_many_arguments)]
 fn scan_cut(
     e: &mut Engine,
@@ -439,9 +440,7 @@ fn scan_cut(
 ) -> MpiResult<()> {
     let (n, me, len) = (m.group.size(), m.me, data.len());
     let cut = Cut::new(len, red.ty.size);
-    let mut mine = Scratch::for_overwrite(if exclusive { 0 } else { cut.size });
-    let mut theirs = Scratch::for_overwrite(cut.size);
-    let mut failed = FirstError::default();
+    let mut fold = Fold::new(cut.size);
     pipeline(e, cut.pieces, |e, step| match step {
         Step::Publish(p) => {
             let last = p + 1 == cut.pieces;
@@ -450,23 +449,22 @@ fn scan_cut(
         }
         Step::Read(p) => {
             let at = cut.piece(0..len, p);
-            let k = at.len();
-            if !exclusive {
-                mine[..k].copy_from_slice(&own(from, data)[at.clone()]);
-            }
-            for r in 0..if exclusive { me } else { me + 1 } {
+            let upto = if exclusive { me } else { me + 1 };
+            for r in 0..upto {
                 if r == me {
-                    theirs[..k].copy_from_slice(&mine[..k]);
-                } else {
-                    let seen = e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, p), 0, &mut theirs[..k])?;
-                    in_step(e, stamp, r, (seen.stream, seen.len), (len, k))?;
+                    fold.take(r == 0, red, &own(from, data)[at.clone()])?;
+                    continue;
                 }
-                failed.add(r, red, &mut data[at.clone()], &mut theirs[..k]);
+                let (done, seen) = fold.take_from(e, m.world(r), piece(stamp, p), r == 0, red, (len, at.len()))?;
+                in_step(e, stamp, r, (seen.stream, seen.len), (len, at.len()))?;
+                done?;
+            }
+            if upto > 0 {
+                data[at.clone()].copy_from_slice(&fold.acc[..at.len()]);
             }
             Ok(())
         }
-    })?;
-    failed.result()
+    })
 }
 
 /// Nobody leaves before everyone has come: with few ranks, each reports
@@ -743,6 +741,25 @@ impl Fold {
         let n = c.len();
         fold_into(&mut self.acc[..n], &mut self.spare[..n], first, red, c)
     }
+
+    /// World rank `from`'s piece `stamp` folded in straight from its long
+    /// mailbox (`first`: as `take`) when it is what is expected (`want`:
+    /// its stream's size and the piece's length); the fold's outcome and
+    /// what the read saw.
+    fn take_from(
+        &mut self,
+        e: &mut Engine,
+        from: usize,
+        stamp: u64,
+        first: bool,
+        red: Reduction,
+        want: (usize, usize),
+    ) -> MpiResult<(MpiResult<()>, Seen)> {
+        e.use_mailbox(Boxes::Long, from, stamp, |c, seen| {
+            let fits = !seen.astray && (seen.stream, c.len()) == want;
+            (if fits { self.take(first, red, c) } else { Ok(()) }, seen)
+        })
+    }
 }
 
 /// The next rank's part `c` folded into `acc` (`first`: it is rank 0's,
@@ -803,11 +820,8 @@ fn reduce_cut(
             if *ended {
                 continue;
             }
-            let ok = failed.ok();
-            let (done, seen) = e.use_mailbox(Boxes::Long, m.world(r), piece(stamp, p), |c, seen| {
-                let fits = !seen.astray && seen.stream == len && c.len() == at.len();
-                (if ok && fits { fold.take(r == 0, red, c) } else { Ok(()) }, seen)
-            })?;
+            // after a failure the pieces are still read, and folded in vain
+            let (done, seen) = fold.take_from(e, m.world(r), piece(stamp, p), r == 0, red, (len, at.len()))?;
             if seen.astray {
                 // its part was short enough to go whole
                 e.read_following(Boxes::Short, m.world(r), stamp, 0, &mut [])?;

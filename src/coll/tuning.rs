@@ -273,9 +273,9 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
         Pieces::Allreduce | Pieces::Reduce | Pieces::ReduceScatter => {
             t.allreduce.is_none() && n > 2 && item <= crate::transport::shm::Boxes::Long.bytes()
         }
-        // measured at 2 and 4 ranks on 2 cores: 32 and 64 KiB 0.5-0.75 of
-        // the point-to-point chain's time (an Exscan of 64 KiB 0.25), but
-        // 128 KiB 2-3.5 times it and 1 MiB at 4 ranks 3.6 times
+        // measured at 2 and 4 ranks on 2 cores: 64 KiB 0.25-0.35 of the
+        // point-to-point chain's time, but 128 KiB to 1 MiB 0.8-1.2 of it
+        // (the chain's one cross-memory copy catches up)
         Pieces::Scan => {
             item <= crate::transport::shm::Boxes::Long.bytes()
                 && bytes <= 2 * crate::transport::shm::Boxes::Long.bytes()
