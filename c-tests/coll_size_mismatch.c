@@ -17,10 +17,10 @@
  * Not covered: point-to-point algorithms chosen by size (as in MPICH,
  * ranks that pick different ones wait for each other), nor TCP, where
  * every collective goes point to point, nor a Scan or Exscan whose sizes
- * split the ranks between shared memory (up to 4 KiB) and messages: the
- * ranks before the split finish without reading the others, and only
- * those after it get an error, so a later collective may find the ranks
- * on different paths.
+ * split the ranks between ways (whole up to 4 KiB, in pieces up to 64
+ * KiB, messages beyond): the ranks before the split finish without
+ * reading the others, and only those after it get an error, so a later
+ * collective may find the ranks on different paths and wait for ever.
  * (MPICH lets some of these pass unnoticed: not run there.) */
 #include "common.h"
 
