@@ -40,6 +40,8 @@ rows=[
  row("Allreduce 1 KiB / 64 KiB / 1 MiB, 4 ranks on 2 cores",[(C4,"allreduce 1 KiB"),(C4,"allreduce 64 KiB"),(C4,"allreduce 1 MiB")]),
  row("Bcast 8 B / 64 KiB / 1 MiB, 4 ranks on 2 cores",[(C4,"bcast 8 B"),(C4,"bcast 64 KiB"),(C4,"bcast 1 MiB")]),
  row("Allgather / Alltoall 1 MiB, 4 ranks on 2 cores",[(C4,"allgather 1 MiB"),(C4,"alltoall 1 MiB")]),
+ row("Scan 8 B / 64 KiB, 2 ranks",[(C2,"scan 8 B"),(C2,"scan 64 KiB")]),
+ row("Scan 8 B / 64 KiB, 4 ranks on 2 cores",[(C4,"scan 8 B"),(C4,"scan 64 KiB")]),
  row("TCP ping-pong latency, 4 B (loopback)",[(TCP,"4 B")]),
  row("TCP ping-pong, 64 KiB / 256 KiB",[(TCP,"64 KiB"),(TCP,"256 KiB")]),
  row("TCP ping-pong, 1 MiB / 4 MiB / 16 MiB",[(TCP,"1 MiB"),(TCP,"4 MiB"),(TCP,"16 MiB")]),

@@ -1,6 +1,6 @@
 /* The common collectives at 8 B, 1 KiB, 64 KiB and 1 MiB: Barrier, Bcast
  * (the whole buffer), Allreduce (doubles, MPI_SUM), Alltoall and
- * Allgather (the size is one rank's block). Each case runs for about
+ * Allgather (the size is one rank's block), and Scan (doubles, MPI_SUM). Each case runs for about
  * 0.1 s (the iteration count comes from one timed call, agreed by all
  * ranks), three times; the best counts. Prints
  *   RESULT <op>_<size> <label> <microseconds per call> */
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BARRIER, BCAST, ALLREDUCE, ALLTOALL, ALLGATHER };
-static const char *names[] = {"barrier", "bcast", "allreduce", "alltoall", "allgather"};
+enum { BARRIER, BCAST, ALLREDUCE, ALLTOALL, ALLGATHER, SCAN };
+static const char *names[] = {"barrier", "bcast", "allreduce", "alltoall", "allgather", "scan"};
 static char *sbuf, *rbuf;
 static int nranks;
 
@@ -22,6 +22,7 @@ static void once(int op, int bytes)
     case ALLREDUCE: MPI_Allreduce(sbuf, rbuf, bytes / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
     case ALLTOALL: MPI_Alltoall(sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, MPI_COMM_WORLD); break;
     case ALLGATHER: MPI_Allgather(sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, MPI_COMM_WORLD); break;
+    case SCAN: MPI_Scan(sbuf, rbuf, bytes / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
     }
 }
 
@@ -42,7 +43,7 @@ int main(int argc, char **argv)
         ((double *)sbuf)[i] = (double)(i % 1000) * 0.5 + rank;
         ((double *)rbuf)[i] = 0;
     }
-    for (int op = BARRIER; op <= ALLGATHER; op++)
+    for (int op = BARRIER; op <= SCAN; op++)
         for (int s = 0; s < (op == BARRIER ? 1 : 4); s++) {
             int bytes = sizes[s];
             MPI_Barrier(MPI_COMM_WORLD);
