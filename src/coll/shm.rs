@@ -406,7 +406,10 @@ pub fn scan(
     if !whole(own(from, data).len()) {
         return scan_cut(e, m, stamp, from, data, red, exclusive);
     }
-    e.publish(Boxes::Short, stamp, own(from, data), (me + 1..n).map(|r| m.world(r)))?;
+    // the last rank's part is read by no one
+    if me + 1 < n {
+        e.publish(Boxes::Short, stamp, own(from, data), (me + 1..n).map(|r| m.world(r)))?;
+    }
     let mine = (!exclusive).then(|| Scratch::from_slice(own(from, data)));
     let mut theirs = Scratch::zeroed(data.len());
     let mut failed = FirstError::default();
@@ -442,6 +445,7 @@ fn scan_cut(
     let cut = Cut::new(len, red.ty.size);
     let mut fold = Fold::new(cut.size);
     pipeline(e, cut.pieces, |e, step| match step {
+        Step::Publish(_) if me + 1 == n => Ok(()),
         Step::Publish(p) => {
             let last = p + 1 == cut.pieces;
             let part = &own(from, data)[cut.piece(0..len, p)];
