@@ -616,43 +616,34 @@ fn all_reduction(
         let src = if is_in_place(sendbuf) { recvbuf as usize } else { sendbuf as usize };
         check_buf(src as *const c_void, count, &ty, "sendbuf")?;
         let (recv, u, me) = (recvbuf as usize, u, c.rank);
-        if what == Combine::All {
-            let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
-                if ty.is_contiguous() {
-                    // SAFETY: the user's buffers hold `count` contiguous items.
-                    let (from, data) = unsafe { part_and_result(src, recv, ty.size * count) };
-                    return shm::allreduce(e, m, s, from, data, shm::Reduction { ty: &u, op });
-                }
-                let mut data = packed(src, &ty, count);
-                shm::allreduce(e, m, s, None, &mut data, shm::Reduction { ty: &u, op })?;
+        // through the mailboxes: an allreduce, a scan or an exscan of this
+        // rank's part where it lies (`from`, or None: in `data`)
+        let exclusive = what == Combine::ExclusivePrefix;
+        let combine = |e: &mut crate::p2p::Engine, m: &shm::Members, s, from, data: &mut [u8]| {
+            let red = shm::Reduction { ty: &u, op };
+            match what {
+                Combine::All => shm::allreduce(e, m, s, from, data, red),
+                _ => shm::scan(e, m, s, from, data, red, exclusive),
+            }
+        };
+        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
+            if ty.is_contiguous() {
+                // SAFETY: the user's buffers hold `count` contiguous items.
+                let (from, data) = unsafe { part_and_result(src, recv, ty.size * count) };
+                return combine(e, m, s, from, data);
+            }
+            let mut data = packed(src, &ty, count);
+            combine(e, m, s, None, &mut data)?;
+            // Exscan leaves rank 0's recvbuf alone
+            if !(exclusive && me == 0) {
                 unpacked(recv, &ty, &data);
-                Ok(())
-            };
-            let fits = shm::fits(ty.size * count, Some((Pieces::Allreduce, c.size(), u.size)));
-            if let Some(r) = mailbox_path(st, comm, how, fits, short) {
-                return r;
             }
-        } else {
-            let exclusive = what == Combine::ExclusivePrefix;
-            let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
-                let red = shm::Reduction { ty: &u, op };
-                if ty.is_contiguous() {
-                    // SAFETY: the user's buffers hold `count` contiguous items.
-                    let (from, data) = unsafe { part_and_result(src, recv, ty.size * count) };
-                    return shm::scan(e, m, s, from, data, red, exclusive);
-                }
-                let mut data = packed(src, &ty, count);
-                shm::scan(e, m, s, None, &mut data, red, exclusive)?;
-                // Exscan leaves rank 0's recvbuf alone
-                if !(exclusive && me == 0) {
-                    unpacked(recv, &ty, &data);
-                }
-                Ok(())
-            };
-            let fits = shm::fits(ty.size * count, Some((Pieces::Scan, c.size(), u.size)));
-            if let Some(r) = mailbox_path(st, comm, how, fits, short) {
-                return r;
-            }
+            Ok(())
+        };
+        let pieces = if what == Combine::All { Pieces::Allreduce } else { Pieces::Scan };
+        let fits = shm::fits(ty.size * count, Some((pieces, c.size(), u.size)));
+        if let Some(r) = mailbox_path(st, comm, how, fits, short) {
+            return r;
         }
         if c.remote.is_some() {
             // the other group's reduction lands in recvbuf

@@ -373,13 +373,28 @@ pub fn allreduce(
         return done.and(passed);
     }
     e.publish(Boxes::Short, stamp, data, m.others(me))?;
-    // v0 op v1 op ... in rank order, this rank's own part from `data`
     let mine = Scratch::from_slice(data);
+    fold_short(e, m, stamp, &mine, n, data, red)
+}
+
+/// The parts of ranks `0..upto` folded into `data` in rank order (v0 op
+/// v1 op ...): this rank's from `mine`, the others' read from their short
+/// mailboxes.
+#[allow(clippy::too_many_arguments)]
+fn fold_short(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    mine: &[u8],
+    upto: usize,
+    data: &mut [u8],
+    red: Reduction,
+) -> MpiResult<()> {
     let mut theirs = Scratch::zeroed(data.len());
     let mut failed = FirstError::default();
-    for r in 0..n {
-        if r == me {
-            theirs.copy_from_slice(&mine);
+    for r in 0..upto {
+        if r == m.me {
+            theirs.copy_from_slice(mine);
         } else {
             let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs)?;
             failed.keep(check_size(r, seen.len, data.len()));
@@ -410,20 +425,9 @@ pub fn scan(
     if me + 1 < n {
         e.publish(Boxes::Short, stamp, own(from, data), (me + 1..n).map(|r| m.world(r)))?;
     }
-    let mine = (!exclusive).then(|| Scratch::from_slice(own(from, data)));
-    let mut theirs = Scratch::zeroed(data.len());
-    let mut failed = FirstError::default();
-    for r in 0..if exclusive { me } else { me + 1 } {
-        match &mine {
-            Some(mine) if r == me => theirs.copy_from_slice(mine),
-            _ => {
-                let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs)?;
-                failed.keep(check_size(r, seen.len, data.len()));
-            }
-        }
-        failed.add(r, red, data, &mut theirs);
-    }
-    failed.result()
+    // an exscan never folds its own part
+    let mine = Scratch::from_slice(if exclusive { &[] } else { own(from, data) });
+    fold_short(e, m, stamp, &mine, if exclusive { me } else { me + 1 }, data, red)
 }
 
 /// `scan` in pieces: each rank publishes its part's pieces to the ranks
