@@ -539,7 +539,7 @@ impl Engine {
 
     #[inline]
     fn idle(&mut self, backoff: &mut Backoff) {
-        self.idle_unless(backoff, || None, |_| false);
+        self.idle_unless(backoff, || None, |_| false, None);
     }
 
     /// A poll found nothing to do: spin, yield or sleep as `backoff` says,
@@ -551,9 +551,16 @@ impl Engine {
         backoff: &mut Backoff,
         waiting_for: impl FnOnce() -> Option<String>,
         done: impl Fn(&Segment) -> bool,
+        parked: Option<(usize, u64)>,
     ) {
         self.dump_if_requested(waiting_for);
-        backoff.idle(|| self.seg.awake(), |timeout| self.sleep(timeout, || done(&self.seg)), || self.seg.doze());
+        let seg = &self.seg;
+        backoff.idle(
+            || seg.awake(),
+            |timeout| self.sleep(timeout, || done(seg)),
+            || seg.doze(),
+            || parked.is_some_and(|(writer, op)| seg.core_spare(writer, op)),
+        );
     }
 
     /// One line per pending request and unexpected message (hang diagnosis).

@@ -13,6 +13,16 @@
 //! far off, not for a partner's next step: it stops counting as awake, so
 //! that ranks still exchanging messages spin while others wait in a
 //! barrier.
+//!
+//! A rank waiting in a short collective on such a host also spins on
+//! while its core is spare (`Segment::core_spare`): every other rank
+//! last seen on that core has published its part of this collective (or
+//! a later one) and waits too, so the ranks it still needs run on other
+//! cores, and a yield would only hand the core to a rank that hands it
+//! back. It yields after `SPARE_SPIN` anyway, as ranks move between
+//! cores. Measured (4 ranks on 2 cores, medians of 10 alternating runs):
+//! barrier 4.9 -> 3.8 us, allreduce, alltoall and allgather of 8 B 5.5,
+//! 5.2, 4.9 -> 4.3, 4.2, 3.9.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
@@ -23,6 +33,11 @@ const SPIN_POLLS: u32 = 256;
 const SPIN_POLLS_CROWDED: u32 = 4;
 /// This host's cores, when it runs more ranks than that (0: it does not).
 static CORES_IF_OVERSUBSCRIBED: AtomicU32 = AtomicU32::new(0);
+
+/// Whether this host runs more ranks than it has cores.
+pub fn oversubscribed() -> bool {
+    CORES_IF_OVERSUBSCRIBED.load(Ordering::Relaxed) != 0
+}
 
 /// Called at init: this host runs `ranks` ranks and has `cores` cores.
 pub fn set_host(ranks: usize, cores: usize) {
@@ -38,7 +53,13 @@ const SLEEP_US: u64 = 1000;
 pub struct Backoff {
     polls: u32,
     since: Option<Instant>,
+    /// When this crowded wait began to spin on a spare core.
+    spare_since: Option<Instant>,
 }
+
+/// How long a crowded wait spins at most on a core no one else needs
+/// (`idle`'s `spare`): what it waits for may be on a rank that moved.
+const SPARE_SPIN: Duration = Duration::from_micros(20);
 
 impl Default for Backoff {
     fn default() -> Self {
@@ -48,13 +69,19 @@ impl Default for Backoff {
 
 impl Backoff {
     pub fn new() -> Backoff {
-        Backoff { polls: 0, since: None }
+        Backoff { polls: 0, since: None, spare_since: None }
     }
 
     /// Called after a poll found nothing to do. `sleep(timeout_us)` blocks
     /// on the doorbell; `awake()` counts this host's ranks not asleep;
     /// `doze()` says this rank has yielded for a while.
-    pub fn idle(&mut self, awake: impl FnOnce() -> usize, sleep: impl FnOnce(u64), doze: impl FnOnce()) {
+    pub fn idle(
+        &mut self,
+        awake: impl FnOnce() -> usize,
+        sleep: impl FnOnce(u64),
+        doze: impl FnOnce(),
+        spare: impl FnOnce() -> bool,
+    ) {
         self.polls = self.polls.saturating_add(1);
         let cores = CORES_IF_OVERSUBSCRIBED.load(Ordering::Relaxed) as usize;
         let crowded = || cores > 0 && awake() > cores;
@@ -64,6 +91,12 @@ impl Backoff {
             // recent x86) only delays noticing the reply (measured: ping-pong
             // 0.230 -> 0.224 us median of eight alternating runs)
             return;
+        }
+        if cores > 0 && self.since.is_none() {
+            let t = *self.spare_since.get_or_insert_with(Instant::now);
+            if t.elapsed() < SPARE_SPIN && spare() {
+                return;
+            }
         }
         let since = *self.since.get_or_insert_with(Instant::now);
         let waited = since.elapsed();
@@ -87,7 +120,7 @@ mod tests {
         let mut b = Backoff::new();
         let mut slept = 0;
         for _ in 0..SPIN_POLLS {
-            b.idle(|| 1, |_| slept += 1, || {});
+            b.idle(|| 1, |_| slept += 1, || {}, || false);
         }
         assert_eq!(slept, 0, "no sleep while spinning or yielding");
         std::thread::sleep(YIELD_FOR + Duration::from_micros(50));
@@ -98,6 +131,7 @@ mod tests {
                 slept += 1
             },
             || {},
+            || false,
         );
         assert_eq!(slept, 1);
     }
@@ -108,14 +142,14 @@ mod tests {
         let mut b = Backoff::new();
         let mut dozed = 0;
         for _ in 0..SPIN_POLLS_CROWDED + 2 {
-            b.idle(|| 4, |_| panic!("no sleep"), || dozed += 1);
+            b.idle(|| 4, |_| panic!("no sleep"), || dozed += 1, || false);
         }
         // not dozing yet, unless a loaded machine kept a yield away that long
         let since = b.since.expect("yielding");
         assert!(dozed == 0 || since.elapsed() >= DOZE_AFTER, "dozing before it has yielded for DOZE_AFTER");
         std::thread::sleep(DOZE_AFTER);
         let (mut dozed, mut slept) = (0, 0);
-        b.idle(|| 4, |_| slept += 1, || dozed += 1);
+        b.idle(|| 4, |_| slept += 1, || dozed += 1, || false);
         // dozing, or (a loaded machine overslept past YIELD_FOR) asleep
         assert_eq!(dozed + slept, 1, "dozing once it has yielded for DOZE_AFTER");
     }
@@ -125,13 +159,33 @@ mod tests {
         set_host(4, 2);
         let mut b = Backoff::new();
         for _ in 0..100 {
-            b.idle(|| 2, |_| panic!("no sleep"), || {});
+            b.idle(|| 2, |_| panic!("no sleep"), || {}, || false);
         }
         assert!(b.since.is_none(), "two ranks awake on two cores: still spinning");
         let mut b = Backoff::new();
         for _ in 0..SPIN_POLLS_CROWDED {
-            b.idle(|| 4, |_| panic!("no sleep"), || {});
+            b.idle(|| 4, |_| panic!("no sleep"), || {}, || false);
         }
         assert!(b.since.is_some(), "four ranks awake on two cores: yielding");
+    }
+
+    #[test]
+    fn spins_on_a_spare_core_for_a_while_then_yields() {
+        set_host(4, 2);
+        let mut b = Backoff::new();
+        for _ in 0..SPIN_POLLS_CROWDED + 100 {
+            b.idle(|| 4, |_| panic!("no sleep"), || {}, || true);
+        }
+        // still spinning, unless a loaded machine kept this long
+        let spun = b.spare_since.expect("spinning on a spare core").elapsed();
+        assert!(b.since.is_none() || spun >= SPARE_SPIN, "yielding though its core is spare");
+        std::thread::sleep(SPARE_SPIN);
+        b.idle(|| 4, |_| panic!("no sleep"), || {}, || true);
+        assert!(b.since.is_some(), "yielding after spinning SPARE_SPIN: what it waits for may have moved");
+        let mut b = Backoff::new();
+        for _ in 0..SPIN_POLLS_CROWDED {
+            b.idle(|| 4, |_| panic!("no sleep"), || {}, || false);
+        }
+        assert!(b.since.is_some(), "yielding at once to a rank on its core that may need it");
     }
 }

@@ -44,11 +44,23 @@ pub struct Doorbell {
     /// When the rank last yielded its core in a long wait (`doze`), in
     /// nanoseconds of CLOCK_MONOTONIC.
     pub dozed_at: AtomicU64,
+    /// The operation (`coll::shm::stamp` without piece) of the short
+    /// publication this rank waits for, or 0 (`park`).
+    pub parked: AtomicU64,
+    /// The core this rank ran on when it last parked or looked at its
+    /// core's other ranks (`core_spare`), plus 1 (0: not yet known).
+    pub cpu: AtomicU32,
 }
 
 /// A rank that yielded in a long wait this recently does not count as
 /// wanting a core (`awake`).
 const DOZE_FRESH_NS: u64 = 20_000;
+
+/// The core this thread runs on, plus 1.
+fn this_cpu() -> u32 {
+    // SAFETY: no arguments; a vDSO call on Linux.
+    (unsafe { libc::sched_getcpu() }).max(-1) as u32 + 1
+}
 
 /// CLOCK_MONOTONIC in nanoseconds (one clock for every process).
 fn now_ns() -> u64 {
@@ -59,6 +71,13 @@ fn now_ns() -> u64 {
 }
 
 impl Doorbell {
+    /// Whether its rank may want a core (`Segment::awake`) at `now`.
+    fn wants_core(&self, now: u64) -> bool {
+        self.sleeping.load(Ordering::Relaxed) == 0
+            && self.finalizing.load(Ordering::Relaxed) == 0
+            && now.saturating_sub(self.dozed_at.load(Ordering::Relaxed)) >= DOZE_FRESH_NS
+    }
+
     /// Wake the rank sleeping on this bell (the caller saw it asleep).
     fn wake(&self) {
         self.bell.fetch_add(1, Ordering::Relaxed);
@@ -432,14 +451,7 @@ impl Segment {
     /// MPI_Finalize's barrier.
     pub fn awake(&self) -> usize {
         let now = now_ns();
-        (0..self.nranks)
-            .map(|r| self.doorbell(r))
-            .filter(|d| {
-                d.sleeping.load(Ordering::Relaxed) == 0
-                    && d.finalizing.load(Ordering::Relaxed) == 0
-                    && now.saturating_sub(d.dozed_at.load(Ordering::Relaxed)) >= DOZE_FRESH_NS
-            })
-            .count()
+        (0..self.nranks).filter(|&r| self.doorbell(r).wants_core(now)).count()
     }
 
     /// This rank yields its core in a long wait: for a moment it does not
@@ -447,6 +459,37 @@ impl Segment {
     /// yielding to it).
     pub fn doze(&self) {
         self.doorbell(self.me).dozed_at.store(now_ns(), Ordering::Relaxed);
+    }
+
+    /// This rank waits for a short publication of operation `op` (a
+    /// stamp without piece number; 0: it waits no more), having published
+    /// its own part of it (`core_spare`).
+    pub fn park(&self, op: u64) {
+        let d = self.doorbell(self.me);
+        if op != 0 {
+            d.cpu.store(this_cpu(), Ordering::Relaxed);
+        }
+        d.parked.store(op, Ordering::Relaxed);
+    }
+
+    /// Whether no other rank last seen on this rank's core may need it
+    /// while this rank waits for local rank `writer`'s short publication
+    /// of operation `op`: each of them wants no core (`awake`), or is
+    /// parked (`park`) in `op` or a later operation of the same
+    /// communicator and is not `writer`. A parked rank has published
+    /// what it publishes in its operation, so this rank's wait needs
+    /// nothing more of it; the ranks it needs run on the other cores.
+    pub fn core_spare(&self, writer: usize, op: u64) -> bool {
+        let cpu = this_cpu();
+        self.doorbell(self.me).cpu.store(cpu, Ordering::Relaxed);
+        let now = now_ns();
+        let done_with = |p: u64| p != 0 && p >> 32 == op >> 32 && (op as u32).wrapping_sub(p as u32) as i32 <= 0;
+        (0..self.nranks).filter(|&q| q != self.me).all(|q| {
+            let d = self.doorbell(q);
+            d.cpu.load(Ordering::Relaxed) != cpu
+                || !d.wants_core(now)
+                || (q != writer && done_with(d.parked.load(Ordering::Relaxed)))
+        })
     }
 
     /// After emptying slots of `src`'s ring to us: wake `src` if it sleeps
@@ -621,5 +664,46 @@ mod tests {
         }));
         std::thread::sleep(std::time::Duration::from_nanos(2 * DOZE_FRESH_NS));
         assert_eq!(a.awake(), 2, "awake again once its doze is stale");
+    }
+
+    #[test]
+    fn a_core_is_spare_while_the_others_on_it_wait_in_the_same_or_a_later_operation() {
+        let name = format!("/oxmpi-test-spare-{}", std::process::id());
+        let g = Geometry { nslots: 4, payload: 1024 };
+        let a = Segment::create(&name, 3, 0, &g).expect("segment");
+        let b = Segment::attach(&name, 1).expect("attach");
+        let c = Segment::attach(&name, 2).expect("attach");
+        Segment::unlink(&name);
+        // this thread stays on one core: ranks b and a both note it
+        // SAFETY: a zeroed cpu_set_t is an empty set; it binds this thread
+        // only.
+        unsafe {
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(libc::sched_getcpu().max(0) as usize, &mut one);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
+        }
+        let op = |ctx: u64, seq: u32| ctx << 32 | seq as u64;
+        let elsewhere = |s: &Segment, r: usize| s.doorbell(r).cpu.store(u32::MAX, Ordering::Relaxed);
+        // a waits for c's part of operation 7 of context 5; b parks on a's
+        // core, c runs on another
+        elsewhere(&c, 2);
+        let spare = |b_parked: u64| {
+            b.park(b_parked);
+            a.core_spare(2, op(5, 7))
+        };
+        assert!(spare(op(5, 7)), "b published its part of the same operation: a may spin");
+        assert!(spare(op(5, 8)), "b is ahead");
+        assert!(!spare(op(5, 6)), "b is behind: it may still have to publish");
+        assert!(!spare(op(6, 7)), "another communicator's operation: no telling");
+        b.park(op(5, 0));
+        assert!(a.core_spare(2, op(5, u32::MAX)), "operation numbers wrap: 0 follows 2^32 - 1");
+        assert!(!a.core_spare(1, op(5, 7)), "b is what a waits for");
+        b.park(0);
+        assert!(!a.core_spare(2, op(5, 7)), "b is not parked: it may be working");
+        b.doorbell(1).finalizing.store(1, Ordering::Relaxed);
+        assert!(a.core_spare(2, op(5, 7)), "b wants no core");
+        b.doorbell(1).finalizing.store(0, Ordering::Relaxed);
+        elsewhere(&b, 1);
+        assert!(a.core_spare(2, op(5, 7)), "b runs on another core");
     }
 }
