@@ -174,6 +174,7 @@ def main():
         lines.append("")
         names = {"switch": "one hand-over of a core between two processes (sched_yield)",
                  f"yield_barrier_{n}": f"barrier of {n} processes on one counter, waiting by sched_yield",
+                 f"core_barrier_{n}": f"barrier of {n} processes, yielding only while one not yet there last ran on the same core",
                  f"futex_barrier_{n}": f"barrier of {n} processes on one counter, waiting asleep on a futex",
                  f"alltoall_copy_{n}": f"alltoall of 1 MiB blocks among {n} processes by memcpy from shared memory",
                  f"allgather_copy_{n}": f"allgather of 1 MiB blocks among {n} processes by memcpy from shared memory"}
@@ -186,10 +187,12 @@ def main():
             lines += [f"| {names[k]} | {floors[k]:.2f} |" for k in names if "copy" in k and k in floors] + [""]
         if prog == "coll" and n == 4 and floors:
             lines += ["What the machine allows, without MPI (`c-tests/bench/floor.c`, best of the rounds): with more",
-                      "processes than cores, every collective needs each core to switch processes at least once, and",
-                      "waiting by `sched_yield` is the cheapest way to (a futex sleep costs a wake-up system call and",
-                      "a slower switch). An ideal barrier of plain processes, one shared counter, is the floor under",
-                      "every small collective above. Under the 1 MiB cases lies the memory: an ideal Alltoall or",
+                      "processes than cores, every collective needs each core to switch processes at least once (one",
+                      "hand-over, the first line), and waiting by `sched_yield` is the cheapest way to (a futex sleep",
+                      "costs a wake-up system call and a slower switch). A barrier of plain processes that yield",
+                      "whenever they wait switches more often than that; one whose processes yield only while one not",
+                      "yet there last ran on their own core (as oxmpi's short collectives wait) comes nearest, and is",
+                      "the floor under every small collective above. Under the 1 MiB cases lies the memory: an ideal Alltoall or",
                       "Allgather by memcpy from shared memory, as at 2 ranks; the Alltoall's buffers, 32 MiB in all,",
                       "are far out of the caches.", "",
                       "| case | us |", "|---|---|"]

@@ -4,6 +4,11 @@
  *                    other by sched_yield; microseconds per hand-over
  *   yield_barrier_P: P processes (not pinned) meet in a barrier on one
  *                    shared counter, waiting by sched_yield; per barrier
+ *   core_barrier_P:  the same, each process with its own arrival count
+ *                    and the core it last ran on; a waiting process yields
+ *                    only while one that has not arrived was last seen on
+ *                    its core, and spins otherwise (what oxmpi's short
+ *                    collectives do)
  *   futex_barrier_P: the same, waiting asleep on a futex that the last
  *                    one to arrive wakes
  *   alltoall_copy_P: P processes (not pinned) each copy the 1 MiB block
@@ -140,6 +145,43 @@ static double copy_rounds(int p, int blocks, int n)
     return t / n;
 }
 
+struct arrival {
+    long round;
+    int cpu;
+    char pad[64 - sizeof(long) - sizeof(int)];
+};
+
+static double core_barrier(int p, int n)
+{
+    struct arrival *a = shared((size_t)p * sizeof *a);
+    int id = spawn(p);
+    double t = 0;
+    for (long k = 0; k <= n; k++) {
+        if (k == 1)
+            t = now();
+        a[id].cpu = sched_getcpu();
+        __atomic_store_n(&a[id].round, k + 1, __ATOMIC_RELEASE);
+        for (;;) {
+            int cpu = sched_getcpu(), all = 1, mine = 0;
+            a[id].cpu = cpu;
+            for (int r = 0; r < p; r++)
+                if (__atomic_load_n(&a[r].round, __ATOMIC_ACQUIRE) <= k) {
+                    all = 0;
+                    mine |= __atomic_load_n(&a[r].cpu, __ATOMIC_RELAXED) == cpu;
+                }
+            if (all)
+                break;
+            if (mine)
+                sched_yield();
+        }
+    }
+    t = now() - t;
+    if (id)
+        exit(0);
+    reap(p);
+    return t / n;
+}
+
 static double futex_barrier(int p, int n)
 {
     int *count = shared_page(), *round = count + 16;
@@ -173,6 +215,7 @@ int main(int argc, char **argv)
     }
     printf("RESULT switch switch %.3f\n", hand_over(100000) * 1e6);
     printf("RESULT yield_barrier_%d yield_barrier_%d %.3f\n", p, p, yield_barrier(p, 100000) * 1e6);
+    printf("RESULT core_barrier_%d core_barrier_%d %.3f\n", p, p, core_barrier(p, 100000) * 1e6);
     printf("RESULT futex_barrier_%d futex_barrier_%d %.3f\n", p, p, futex_barrier(p, 20000) * 1e6);
     printf("RESULT alltoall_copy_%d alltoall_copy_%d %.3f\n", p, p, copy_rounds(p, p, 200) * 1e6);
     printf("RESULT allgather_copy_%d allgather_copy_%d %.3f\n", p, p, copy_rounds(p, 1, 200) * 1e6);
