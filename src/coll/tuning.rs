@@ -249,14 +249,15 @@ pub enum Pieces {
 /// variable forces the operation's algorithm, nor for an allreduce or a
 /// reduce of 2 ranks or of items larger than a piece. On a crowded host
 /// (more ranks than cores), where ranks sharing a core pass the pieces
-/// through its caches, at any size, but an alltoall only below
-/// OXMPI_SINGLE_COPY_MIN; otherwise below OXMPI_SINGLE_COPY_MIN, as
-/// point-to-point messages. Measured on the 2-core test machine, whose
-/// two cores sometimes share a cache and sometimes do not: at 4 ranks,
-/// 1 MiB blocks, pieces against single copies, allgather 478-670 against
-/// 838-988 us with a shared cache and 818-957 against 1165-1239 us
-/// without, but alltoall 935-1060 against 1266-1295 and 1514-1765 against
-/// 960-970; at 2 ranks, alltoall of 1 MiB blocks 118-120 against 131 with
+/// through its caches, at any size; otherwise below
+/// OXMPI_SINGLE_COPY_MIN, as point-to-point messages. Measured on the
+/// 2-core test machine, whose two cores sometimes share a cache and
+/// sometimes do not: at 4 ranks, 1 MiB blocks, pieces against single
+/// copies, allgather 478-670 against 838-988 us with a shared cache and
+/// 818-957 against 1165-1239 us without; alltoall 935-1060 against
+/// 1266-1295 and 1514-1765 against 960-970, but in the three sessions
+/// since, pieces won every alternation (the last: best of 40 calls
+/// 919-1195 against 1236-1607, Open MPI 1185-1458); at 2 ranks, alltoall of 1 MiB blocks 118-120 against 131 with
 /// a shared cache and 323 against 135 without; allreduce of 1 MiB at 2
 /// ranks 161 against Rabenseifner's 121 us (at 3 ranks 337 against 293,
 /// but 64 KiB 24 against 49); reduce at 3 and 4 ranks, 64 KiB and 1 MiB,
@@ -281,7 +282,7 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
                 && bytes <= 2 * crate::transport::shm::Boxes::Long.bytes()
         }
     };
-    auto && ((crowded() && !matches!(op, Pieces::Alltoall | Pieces::Scan)) || bytes < t.single_copy_min)
+    auto && ((crowded() && op != Pieces::Scan) || bytes < t.single_copy_min)
 }
 
 /// The settings every rank must share, as one word for the PMI
