@@ -121,28 +121,10 @@ impl Engine {
 
     /// `wait_until`, or until `astray` (looked at now and then) says what
     /// will never let `done` hold: then Some(what it said). `parked`: the
-    /// wait is for a short publication of (local rank, operation) after
-    /// this rank published its own part; on a host with more ranks than
-    /// cores, it spins on while its core is spare (`Segment::core_spare`).
+    /// wait is for a short publication of (local rank, operation), and
+    /// this rank is parked (`Segment::park`): it spins on while its core
+    /// is spare (`Segment::core_spare`).
     fn wait_unless<T>(
-        &mut self,
-        what: &dyn Fn() -> String,
-        done: impl Fn(&Segment) -> bool,
-        astray: impl Fn(&Engine) -> Option<T>,
-        parked: Option<(usize, u64)>,
-    ) -> MpiResult<Option<T>> {
-        let parked = parked.filter(|_| crate::runtime::backoff::oversubscribed());
-        if let Some((_, op)) = parked {
-            self.seg.park(op);
-        }
-        let got = self.waiting(what, done, astray, parked);
-        if parked.is_some() {
-            self.seg.park(0);
-        }
-        got
-    }
-
-    fn waiting<T>(
         &mut self,
         what: &dyn Fn() -> String,
         done: impl Fn(&Segment) -> bool,
@@ -452,8 +434,18 @@ impl Engine {
                         .map(|u| Elsewhere::Messages(u.env.src))
                 })
         };
-        let parked = (kind == Boxes::Short).then_some((from, stamp & OPERATION));
-        match self.wait_unless(&what, |seg| find(seg).is_some(), astray, parked)? {
+        // a short collective's reader has published its own part: on a
+        // host with more ranks than cores, it parks while it waits
+        let parked =
+            (kind == Boxes::Short && crate::runtime::backoff::oversubscribed()).then_some((from, stamp & OPERATION));
+        if let Some((_, op)) = parked {
+            self.seg.park(op);
+        }
+        let got = self.wait_unless(&what, |seg| find(seg).is_some(), astray, parked);
+        if parked.is_some() {
+            self.seg.park(0);
+        }
+        match got? {
             Some(Elsewhere::Mailbox(seen)) => return Ok(Found::Astray(seen)),
             Some(Elsewhere::Messages(src)) => {
                 self.give_up_mailboxes(stamp);

@@ -56,10 +56,11 @@ pub struct Doorbell {
 /// wanting a core (`awake`).
 const DOZE_FRESH_NS: u64 = 20_000;
 
-/// The core this thread runs on, plus 1.
+/// The core this thread runs on, plus 1 (0: unknown).
 fn this_cpu() -> u32 {
-    // SAFETY: no arguments; a vDSO call on Linux.
-    (unsafe { libc::sched_getcpu() }).max(-1) as u32 + 1
+    // SAFETY: no arguments; a vDSO call on Linux (-1 where it fails).
+    let cpu = unsafe { libc::sched_getcpu() };
+    (cpu.max(-1) + 1) as u32
 }
 
 /// CLOCK_MONOTONIC in nanoseconds (one clock for every process).
