@@ -1,5 +1,7 @@
-/* oxmpi-test: ranks=1,2,4 expect=fail stderr="MPI_Abort(errorcode 7)" exit=7
- * MPI_Abort ends every rank and the job exits with the given code. */
+/* oxmpi-test: ranks=1,2,4 expect=fail stderr="MPI_Abort(errorcode 7)|aborted the job with code 7: MPI_Abort(7) on rank 0" exit=7
+ * MPI_Abort ends every rank and the job exits with the given code; the
+ * rank says so on stderr, and so does mpiexec, with the rank's message
+ * as written (spaces and all). */
 #include <mpi.h>
 
 int main(int argc, char **argv)

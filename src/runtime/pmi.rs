@@ -22,6 +22,9 @@ use std::sync::atomic::{AtomicI32, Ordering};
 static WIRE_FD: AtomicI32 = AtomicI32::new(-1);
 /// It speaks PMI-2.
 static WIRE_V2: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// It decodes percent-encoded values (oxmpi's mpiexec says so at init;
+/// Hydra does not).
+static WIRE_PERCENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 pub struct Pmi {
     pub rank: usize,
@@ -165,6 +168,7 @@ impl Pmi {
         if r.get("rc").map(String::as_str) != Some("0") {
             return err!(Other, "PMI: the launcher refused init ({r:?})");
         }
+        WIRE_PERCENT.store(r.get("escapes").map(String::as_str) == Some("percent"), Ordering::Relaxed);
         let kvsname = if v2 {
             if r.get("pmi_version").map(String::as_str) != Some("2") {
                 return err!(Other, "PMI: PMI_JOBID is set but the launcher does not speak PMI-2 ({r:?})");
@@ -302,12 +306,19 @@ pub fn abort_unlocked(code: i32, msg: &str) {
     }
 }
 
+/// The abort command: PMI-2 carries the message as it is, a PMI-1 launcher
+/// that decodes percent escapes gets them, and any other one (Hydra) a
+/// single word, whitespace turned into underscores.
 fn abort_line(code: i32, msg: &str) -> String {
-    let msg: String = msg.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect();
     if WIRE_V2.load(Ordering::Relaxed) {
         let code = code.to_string();
-        return v2_command("abort", &[("isworld", "TRUE"), ("msg", &msg), ("exitcode", &code)]);
+        return v2_command("abort", &[("isworld", "TRUE"), ("msg", msg), ("exitcode", &code)]);
     }
+    let msg = if WIRE_PERCENT.load(Ordering::Relaxed) {
+        encode(msg)
+    } else {
+        msg.chars().map(|c| if c.is_whitespace() { '_' } else { c }).collect()
+    };
     format!("cmd=abort exitcode={code} message={msg}\n")
 }
 
@@ -330,5 +341,16 @@ mod tests {
         assert_eq!(c, "29    cmd=kvs-put;key=a;value=x;;y;");
         let r = super::parse_v2(&c[6..]);
         assert_eq!((r["cmd"].as_str(), r["key"].as_str(), r["value"].as_str()), ("kvs-put", "a", "x;y"));
+    }
+
+    #[test]
+    fn abort_messages_keep_their_spaces_where_the_launcher_can_read_them() {
+        use std::sync::atomic::Ordering;
+        let m = "MPI_Abort(7) on rank 0";
+        assert_eq!(super::abort_line(7, m), "cmd=abort exitcode=7 message=MPI_Abort(7)_on_rank_0\n", "Hydra's PMI-1");
+        super::WIRE_PERCENT.store(true, Ordering::Relaxed);
+        let line = super::abort_line(7, m);
+        super::WIRE_PERCENT.store(false, Ordering::Relaxed);
+        assert_eq!(super::decode(&super::parse(&line)["message"]), m, "oxmpi's mpiexec");
     }
 }

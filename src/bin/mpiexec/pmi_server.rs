@@ -87,7 +87,9 @@ impl Server {
             let reply = match f.get("cmd").map(String::as_str) {
                 Some("init") => {
                     self.store.lock().unwrap().initialized[rank] = true;
-                    "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n".to_string()
+                    // escapes=percent: values may carry percent-encoded
+                    // spaces (`pmi::encode`), which this launcher decodes
+                    "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0 escapes=percent\n".to_string()
                 }
                 Some("get_maxes") => "cmd=maxes rc=0 kvsname_max=256 keylen_max=256 vallen_max=1024\n".into(),
                 Some("get_appnum") => "cmd=appnum rc=0 appnum=0\n".into(),
