@@ -166,7 +166,7 @@ mod tests {
         for _ in 0..SPIN_POLLS_CROWDED {
             b.idle(|| 4, |_| panic!("no sleep"), || {}, || false);
         }
-        assert!(b.since.is_some(), "four ranks awake on two cores: yielding");
+        assert!(b.since.is_some(), "four ranks awake on two cores, none on a spare core: yielding");
     }
 
     #[test]
@@ -182,10 +182,5 @@ mod tests {
         std::thread::sleep(SPARE_SPIN);
         b.idle(|| 4, |_| panic!("no sleep"), || {}, || true);
         assert!(b.since.is_some(), "yielding after spinning SPARE_SPIN: what it waits for may have moved");
-        let mut b = Backoff::new();
-        for _ in 0..SPIN_POLLS_CROWDED {
-            b.idle(|| 4, |_| panic!("no sleep"), || {}, || false);
-        }
-        assert!(b.since.is_some(), "yielding at once to a rank on its core that may need it");
     }
 }

@@ -649,13 +649,19 @@ pub fn prefetch_write(_p: *const u8) {
 mod tests {
     use super::*;
 
+    /// A host's segment as each of its `n` ranks maps it (`what` names it).
+    fn ranks(what: &str, n: usize) -> Vec<Segment> {
+        let name = format!("/oxmpi-test-{what}-{}", std::process::id());
+        let g = Geometry { nslots: 4, payload: 1024 };
+        let mut all = vec![Segment::create(&name, n, 0, &g).expect("segment")];
+        all.extend((1..n).map(|r| Segment::attach(&name, r).expect("attach")));
+        Segment::unlink(&name);
+        all
+    }
+
     #[test]
     fn a_dozing_rank_is_not_awake_for_a_moment() {
-        let name = format!("/oxmpi-test-doze-{}", std::process::id());
-        let g = Geometry { nslots: 4, payload: 1024 };
-        let a = Segment::create(&name, 2, 0, &g).expect("segment");
-        let b = Segment::attach(&name, 1).expect("attach");
-        Segment::unlink(&name);
+        let [a, b] = <[Segment; 2]>::try_from(ranks("doze", 2)).ok().expect("two ranks");
         assert_eq!(a.awake(), 2);
         // the two calls may lie more than DOZE_FRESH_NS apart on a loaded
         // machine: seeing it once is enough
@@ -669,12 +675,7 @@ mod tests {
 
     #[test]
     fn a_core_is_spare_while_the_others_on_it_wait_in_the_same_or_a_later_operation() {
-        let name = format!("/oxmpi-test-spare-{}", std::process::id());
-        let g = Geometry { nslots: 4, payload: 1024 };
-        let a = Segment::create(&name, 3, 0, &g).expect("segment");
-        let b = Segment::attach(&name, 1).expect("attach");
-        let c = Segment::attach(&name, 2).expect("attach");
-        Segment::unlink(&name);
+        let [a, b, c] = <[Segment; 3]>::try_from(ranks("spare", 3)).ok().expect("three ranks");
         // this thread stays on one core: ranks b and a both note it
         // SAFETY: a zeroed cpu_set_t is an empty set; it binds this thread
         // only.
