@@ -435,9 +435,10 @@ impl Engine {
                 })
         };
         // a short collective's reader has published its own part: on a
-        // host with more ranks than cores, it parks while it waits
+        // host with more ranks than cores (at least two), it parks while
+        // it waits
         let parked =
-            (kind == Boxes::Short && crate::runtime::backoff::oversubscribed()).then_some((from, stamp & OPERATION));
+            (kind == Boxes::Short && crate::runtime::backoff::spare_cores_help()).then_some((from, stamp & OPERATION));
         if let Some((_, op)) = parked {
             self.seg.park(op);
         }

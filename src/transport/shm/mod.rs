@@ -483,13 +483,12 @@ impl Segment {
     pub fn core_spare(&self, writer: usize, op: u64) -> bool {
         let cpu = this_cpu();
         self.doorbell(self.me).cpu.store(cpu, Ordering::Relaxed);
-        let now = now_ns();
         let done_with = |p: u64| p != 0 && p >> 32 == op >> 32 && (op as u32).wrapping_sub(p as u32) as i32 <= 0;
         (0..self.nranks).filter(|&q| q != self.me).all(|q| {
             let d = self.doorbell(q);
             d.cpu.load(Ordering::Relaxed) != cpu
-                || !d.wants_core(now)
                 || (q != writer && done_with(d.parked.load(Ordering::Relaxed)))
+                || !d.wants_core(now_ns())
         })
     }
 
