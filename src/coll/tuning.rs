@@ -257,8 +257,9 @@ pub enum Pieces {
 /// 818-957 against 1165-1239 us without; alltoall 935-1060 against
 /// 1266-1295 and 1514-1765 against 960-970, but in the three sessions
 /// since, pieces won every alternation (the last: best of 40 calls
-/// 919-1195 against 1236-1607, Open MPI 1185-1458); at 2 ranks, alltoall of 1 MiB blocks 118-120 against 131 with
-/// a shared cache and 323 against 135 without; allreduce of 1 MiB at 2
+/// 919-1195 against 1236-1607, Open MPI 1185-1458); at 2 ranks, alltoall
+/// of 1 MiB blocks 118-120 against 131 with a shared cache and 323
+/// against 135 without; allreduce of 1 MiB at 2
 /// ranks 161 against Rabenseifner's 121 us (at 3 ranks 337 against 293,
 /// but 64 KiB 24 against 49); reduce at 3 and 4 ranks, 64 KiB and 1 MiB,
 /// 0.5-0.9 of the binomial tree's time (at 2 ranks even). A scan or
