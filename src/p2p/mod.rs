@@ -38,6 +38,8 @@ pub const ANY_TAG: i32 = -1;
 struct Outgoing {
     header: FrameHeader,
     payload: Vec<u8>,
+    /// The send request done once this frame goes out (`SendState::Queued`).
+    done: Option<ReqId>,
 }
 
 pub struct Engine {
@@ -72,6 +74,9 @@ pub struct Engine {
     outbox: Vec<VecDeque<Outgoing>>,
     /// Frames in all outboxes (0 on the fast path: nothing to flush).
     outbox_frames: usize,
+    /// Frames that waited for room and went out since init: outbox frames
+    /// and pieces of pushed messages (`idle_unless`).
+    moved: u64,
     /// Sends whose data we push (their receiver answered Cts).
     pushing: Vec<ReqId>,
     /// Requests freed by the user while still active: removed when done.
@@ -142,6 +147,7 @@ impl Engine {
             requests: Slab::default(),
             outbox: (0..size).map(|_| VecDeque::new()).collect(),
             outbox_frames: 0,
+            moved: 0,
             pushing: Vec::new(),
             orphans: Vec::new(),
             schedules: Vec::new(),
@@ -201,7 +207,18 @@ impl Engine {
                 None
             };
             // SAFETY: the caller guarantees `buf` readable over the items.
-            unsafe { self.send_eager(dst, header, &a.ty, a.count, a.buf) };
+            let queued = unsafe { self.send_eager(dst, header, &a.ty, a.count, a.buf) };
+            if queued && id.is_none() {
+                // Done once it goes out: a sender that keeps sending waits
+                // for its receiver rather than queue without end (on a
+                // host with more ranks than cores its running ahead would
+                // keep the core from the receiver).
+                let id = self.requests.insert(Request::Send(self.send_req(&a, dst, len, None, 0, SendState::Queued)));
+                if let Some(o) = self.outbox[dst].back_mut() {
+                    o.done = Some(id);
+                }
+                return Ok(id);
+            }
             return Ok(id.unwrap_or(SENT));
         }
         // Rendezvous. A contiguous message offers its address: the receiver
@@ -281,11 +298,19 @@ impl Engine {
     }
 
     /// Put an eager frame in the ring, or in the outbox if the ring is full
-    /// or older frames wait there (order must be kept).
+    /// or older frames wait there (order must be kept): then, at its back,
+    /// and true.
     ///
     /// # Safety
     /// `buf` must be readable over `count` items of `ty`.
-    unsafe fn send_eager(&mut self, dst: usize, header: FrameHeader, ty: &TypeInfo, count: usize, buf: *const u8) {
+    unsafe fn send_eager(
+        &mut self,
+        dst: usize,
+        header: FrameHeader,
+        ty: &TypeInfo,
+        count: usize,
+        buf: *const u8,
+    ) -> bool {
         let len = header.frag_len as usize;
         // SAFETY: the caller guarantees `buf` readable over the items.
         let fill = |slot: &mut [u8]| unsafe { pack::pack(ty, count, buf, slot) };
@@ -302,14 +327,15 @@ impl Engine {
                 None => self.try_push(dst, &header, len, fill),
             };
             if sent {
-                return;
+                return false;
             }
         }
         let mut payload = vec![0u8; len];
         // SAFETY: as above.
         unsafe { pack::pack(ty, count, buf, &mut payload) };
-        self.outbox[dst].push_back(Outgoing { header, payload });
+        self.outbox[dst].push_back(Outgoing { header, payload, done: None });
         self.outbox_frames += 1;
+        true
     }
 
     /// Post a receive (MPI_PROC_NULL is the caller's concern).
@@ -554,6 +580,7 @@ impl Engine {
         parked: Option<(usize, u64)>,
     ) {
         self.dump_if_requested(waiting_for);
+        backoff.restart_if_moved(self.moved);
         let seg = &self.seg;
         backoff.idle(
             || seg.awake(),
@@ -576,6 +603,7 @@ impl Engine {
             match r {
                 Request::Send(s) => {
                     let state = match s.state {
+                        SendState::Queued => "eager, waiting for room in the receiver's ring",
                         SendState::AwaitingAck => "eager, waiting for the match (ack)",
                         SendState::AwaitingReceiver => "rendezvous, waiting for the receiver to match",
                         SendState::Pushing { .. } => "rendezvous, pushing data",
@@ -613,7 +641,7 @@ impl Engine {
     /// Send a frame without payload, queueing it if the ring is full.
     fn send_control(&mut self, dst: usize, header: FrameHeader) {
         if !(self.outbox[dst].is_empty() && self.try_push(dst, &header, 0, |_| {})) {
-            self.outbox[dst].push_back(Outgoing { header, payload: Vec::new() });
+            self.outbox[dst].push_back(Outgoing { header, payload: Vec::new(), done: None });
             self.outbox_frames += 1;
         }
     }

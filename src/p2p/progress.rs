@@ -51,9 +51,15 @@ impl Engine {
         let mut matched = false;
         let mut took = false;
         loop {
-            if self.queues.unexpected_bytes > self.unexpected_budget && !self.queues.wants_from(src) {
+            if self.queues.unexpected_bytes > self.unexpected_budget
+                && !self.queues.wants_from(src)
+                && self.outbox_frames == 0
+            {
                 // Over budget: leave this sender's frames in its ring (it
-                // waits) until we post a receive it can fill.
+                // waits) until we post a receive it can fill, unless our
+                // own frames wait for room: the sends they finish may be
+                // what we wait for, and the ranks we send to may wait in
+                // turn for room to us (or to a rank that waits for us).
                 break;
             }
             let Some((h, payload)) = self.peek_frame(src) else { break };
@@ -230,6 +236,10 @@ impl Engine {
                     break;
                 }
                 self.outbox_frames -= 1;
+                self.moved += 1;
+                if let Some(Request::Send(s)) = o.done.and_then(|id| self.requests.get_mut(id)) {
+                    s.state = SendState::Done;
+                }
             }
         }
     }
@@ -288,6 +298,7 @@ impl Engine {
                     break;
                 }
                 sent += n;
+                self.moved += 1;
             }
             let lent = self.lends_to(dst);
             let Some(Request::Send(s)) = self.requests.get_mut(id) else { unreachable!("looked up above") };

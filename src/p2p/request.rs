@@ -32,6 +32,9 @@ pub struct Status {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SendState {
+    /// An eager message waits in the outbox for room in the ring (its data
+    /// copied there): done once it goes out.
+    Queued,
     /// An eager synchronous or ready message waits for the receiver's Ack.
     AwaitingAck,
     /// A long message waits for the receiver's Fin (it read our memory)
