@@ -221,6 +221,27 @@ int main(int argc, char **argv)
     for (int r = 0; r < size; r++)
         for (int i = 0; i < 10; i++) bad += cols[r * 10 + i] != (i % 3 == 0 ? val(r, i) : -3);
     CHECK(bad == 0, "allgather into a vector type: %d wrong", bad);
+    /* gather the same into columns at the root (short: through shared
+     * memory), then in place, and scatter the columns back to columns */
+    for (int i = 0; i < 10 * size; i++) cols[i] = -3;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1 && rank == 0) {
+            for (int i = 10; i < 10 * size; i++) cols[i] = -3;
+            MPI_Gather(MPI_IN_PLACE, 4, MPI_INT, cols, 1, col, 0, MPI_COMM_WORLD);
+        } else {
+            MPI_Gather(four, 4, MPI_INT, cols, 1, col, 0, MPI_COMM_WORLD);
+        }
+        bad = 0;
+        for (int r = 0; r < size && rank == 0; r++)
+            for (int i = 0; i < 10; i++) bad += cols[r * 10 + i] != (i % 3 == 0 ? val(r, i) : -3);
+        CHECK(bad == 0, "gather into a vector type%s: %d wrong", pass ? " in place" : "", bad);
+    }
+    int back[10];
+    for (int i = 0; i < 10; i++) back[i] = -4;
+    MPI_Scatter(cols, 1, col, back, 1, col, 0, MPI_COMM_WORLD);
+    bad = 0;
+    for (int i = 0; i < 10; i++) bad += back[i] != (i % 3 == 0 ? val(rank, i) : -4);
+    CHECK(bad == 0, "scatter of a vector type into a vector type: %d wrong", bad);
     free(cols);
     MPI_Type_free(&col);
 

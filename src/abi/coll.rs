@@ -826,6 +826,14 @@ pub(super) enum Arr {
 }
 
 impl Arr {
+    /// The one value for every rank, when it is one and not negative.
+    fn one(self) -> Option<i64> {
+        match self {
+            Arr::One(v) if v >= 0 => Some(v),
+            _ => None,
+        }
+    }
+
     /// The `n` values; `what` and `name` say which argument it is ("the
     /// counts for", "recvbuf") in an error.
     fn read(self, n: usize, what: &str, name: &str) -> MpiResult<Vec<i64>> {
@@ -910,6 +918,108 @@ fn rooted(st: &State, comm: c_int, root: c_int, buf: *const c_void, which: &str)
     Ok((c, role, in_place))
 }
 
+/// A Gather's or Scatter's equal blocks on an intracommunicator, for the
+/// mailboxes: `own` is this rank's one-block side (None: the root in
+/// place), `all` the root's n blocks in a row (items r * count on are
+/// rank r's), None elsewhere.
+struct Blocks<'a> {
+    n: usize,
+    me: usize,
+    root: usize,
+    own: Option<&'a Part>,
+    all: Option<&'a Part>,
+}
+
+impl Blocks<'_> {
+    /// The bytes of one block: the root's share of `all`, or this rank's
+    /// part; None if they overflow.
+    fn size(&self) -> Option<usize> {
+        match self.all {
+            Some(all) => Some(all.ty.bytes(all.count)? / self.n),
+            None => self.own.map_or(Some(0), |p| p.ty.bytes(p.count)),
+        }
+    }
+
+    /// The root's own part larger than its share: an error (fewer bytes
+    /// land at the start of the block, as in the message path).
+    fn root_fits(&self, part: &Part) -> MpiResult<()> {
+        let share = self.size().unwrap_or(usize::MAX);
+        if part.bytes() > share {
+            return err!(Truncate, "the root sends {} bytes to itself but expects {share}", part.bytes());
+        }
+        Ok(())
+    }
+
+    /// MPI_Gather through the mailboxes, when short enough: Some(result).
+    fn gather(&self, st: &mut State, comm: c_int, how: How, sbuf: usize, rbuf: usize) -> Option<MpiResult<()>> {
+        let (b, me) = (self.size()?, self.me);
+        if let Some(Err(e)) = self.own.filter(|_| me == self.root).map(|p| self.root_fits(p)) {
+            return Some(Err(e));
+        }
+        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
+            let mine = self.own.map(|p| in_a_row(p, sbuf));
+            let Some(all) = self.all else {
+                return shm::gather(e, m, stamp, mine.as_deref().unwrap_or(&[]), &mut [], self.root);
+            };
+            let whole = all.ty.is_contiguous();
+            // staged, what is there stays where nothing lands (the root's
+            // own block in place)
+            let mut staged = if whole { Scratch::zeroed(0) } else { packed(rbuf, &all.ty, all.count) };
+            // SAFETY: contiguous: recvbuf holds the n blocks in a row.
+            let out =
+                if whole { unsafe { Block { addr: rbuf, len: b * self.n }.bytes_mut() } } else { &mut staged[..] };
+            if let Some(mine) = &mine {
+                out[me * b..me * b + mine.len()].copy_from_slice(mine);
+            }
+            let done = shm::gather(e, m, stamp, &[], out, me);
+            if !whole {
+                unpacked(rbuf, &all.ty, &staged);
+            }
+            done
+        };
+        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), None), short)
+    }
+
+    /// MPI_Scatter through the mailboxes, when short enough: Some(result).
+    fn scatter(&self, st: &mut State, comm: c_int, how: How, sbuf: usize, rbuf: usize) -> Option<MpiResult<()>> {
+        let (b, me) = (self.size()?, self.me);
+        if let Some(Err(e)) = self.own.filter(|_| me == self.root).map(|p| self.root_fits(p)) {
+            return Some(Err(e));
+        }
+        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
+            if let Some(all) = self.all {
+                let all = in_a_row(all, sbuf);
+                if let Some(own) = self.own {
+                    // (its room is at least its share, checked above)
+                    unpacked(rbuf, &own.ty, &all[me * b..(me + 1) * b]);
+                }
+                return shm::scatter(e, m, stamp, &all, &mut [], self.root);
+            }
+            let ty = &self.own.expect("a rank other than the root receives").ty;
+            if ty.is_contiguous() {
+                // SAFETY: checked: recvbuf holds its b bytes.
+                let mine = unsafe { Block { addr: rbuf, len: b }.bytes_mut() };
+                return shm::scatter(e, m, stamp, &[], mine, self.root);
+            }
+            let mut staged = Scratch::zeroed(b);
+            let done = shm::scatter(e, m, stamp, &[], &mut staged, self.root);
+            unpacked(rbuf, ty, &staged);
+            done
+        };
+        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), None), short)
+    }
+}
+
+/// A part's bytes in a row: the user's own when contiguous, else packed.
+fn in_a_row(part: &Part, buf: usize) -> std::borrow::Cow<'_, [u8]> {
+    if part.ty.is_contiguous() {
+        // SAFETY: checked to hold the part's items, contiguous.
+        std::borrow::Cow::Borrowed(unsafe { Block { addr: part.at(buf), len: part.bytes() }.bytes() })
+    } else {
+        std::borrow::Cow::Owned(part.pack(buf).to_vec())
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn gather_any(
     sendbuf: *const c_void,
@@ -928,6 +1038,15 @@ fn gather_any(
         let (me, between) = (c.rank, c.remote.is_some());
         let send =
             if own_side(role, between, in_place) { Some(side(sendcount, sendtype, sendbuf, "sendbuf")?) } else { None };
+        // (n blocks at the root whose bytes overflow go the other way)
+        if let (Some(total), None, false) = (counts.one().and_then(|v| v.checked_mul(c.n as i64)), displs, between) {
+            let at = root_rank(role, me);
+            let room = if me == at { Some(side(total, recvtype, recvbuf, "recvbuf")?) } else { None };
+            let blocks = Blocks { n: c.n, me, root: at, own: send.as_ref(), all: room.as_ref() };
+            if let Some(r) = blocks.gather(st, comm, how, sendbuf as usize, recvbuf as usize) {
+                return r;
+            }
+        }
         let mut layout = Vec::new();
         if role == Role::Root {
             layout = parts(c.peers(), &handles::committed(recvtype)?, counts, displs, recvbuf, "recvbuf")?;
@@ -1008,6 +1127,15 @@ fn scatter_any(
         let (me, between) = (c.rank, c.remote.is_some());
         let recv =
             if own_side(role, between, in_place) { Some(side(recvcount, recvtype, recvbuf, "recvbuf")?) } else { None };
+        // (n blocks at the root whose bytes overflow go the other way)
+        if let (Some(total), None, false) = (counts.one().and_then(|v| v.checked_mul(c.n as i64)), displs, between) {
+            let at = root_rank(role, me);
+            let parts = if me == at { Some(side(total, sendtype, sendbuf, "sendbuf")?) } else { None };
+            let blocks = Blocks { n: c.n, me, root: at, own: recv.as_ref(), all: parts.as_ref() };
+            if let Some(r) = blocks.scatter(st, comm, how, sendbuf as usize, recvbuf as usize) {
+                return r;
+            }
+        }
         let mut layout = Vec::new();
         if role == Role::Root {
             layout = parts(c.peers(), &handles::committed(sendtype)?, counts, displs, sendbuf, "sendbuf")?;

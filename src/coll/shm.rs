@@ -8,7 +8,9 @@
 //! it and fold those of the ranks before it, so that no rank waits for a
 //! later one; a barrier is a reduction of nothing; an allgather or
 //! alltoall is one publication per rank, each reading its part of
-//! everyone's. Longer broadcasts, allgathers and alltoalls go the same
+//! everyone's; a gather is one publication per rank read by the root
+//! alone, a scatter the root's one publication of every block, each rank
+//! reading its own. Longer broadcasts, allgathers and alltoalls go the same
 //! ways in pieces through the long mailboxes, every rank a few pieces
 //! ahead of its reads: each byte is copied in once and out once by
 //! memcpy, and ranks sharing a core pass it on while it is in the cache
@@ -547,6 +549,38 @@ fn allgather_cut(
             Ok(())
         }
     })
+}
+
+/// Gather, whole: every other rank's block (`mine`) into block r of the
+/// root's `all` (n equal blocks; the root's own is in place already, and
+/// its `mine` is not used). One publication per rank, read by the root
+/// alone: a rank runs ahead of the root by up to a mailbox's slots.
+pub fn gather(e: &mut Engine, m: &Members, stamp: u64, mine: &[u8], all: &mut [u8], root: usize) -> MpiResult<()> {
+    debug_assert!(whole(all.len()));
+    let n = m.group.size();
+    if m.me != root {
+        return e.publish(Boxes::Short, stamp, mine, [m.world(root)]);
+    }
+    let b = all.len() / n.max(1);
+    let mut failed = FirstError::default();
+    for r in (0..n).filter(|&r| r != root) {
+        let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut all[r * b..(r + 1) * b])?;
+        failed.keep(check_size(r, seen.len, b));
+    }
+    failed.result()
+}
+
+/// Scatter, whole: block r of the root's `all` (n equal blocks) into
+/// rank r's `mine` (the root's own block is its caller's to copy). One
+/// publication, every other rank reading its block of it.
+pub fn scatter(e: &mut Engine, m: &Members, stamp: u64, all: &[u8], mine: &mut [u8], root: usize) -> MpiResult<()> {
+    debug_assert!(whole(all.len().max(mine.len() * m.group.size())));
+    if m.me == root {
+        return e.publish(Boxes::Short, stamp, all, m.others(root));
+    }
+    let (n, b) = (m.group.size(), mine.len());
+    let seen = e.read_mailbox(Boxes::Short, m.world(root), stamp, m.me * b, mine)?;
+    check_size(root, seen.len / n.max(1), b)
 }
 
 /// Block r of `sends` to rank r, block r of `recvs` from it (equal blocks).
