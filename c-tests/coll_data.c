@@ -151,6 +151,28 @@ int main(int argc, char **argv)
     for (int r = 0; r < size; r++)
         for (int i = 0; i <= r; i++) bad += vb[dis[r] + i] != val(r, i);
     CHECK(bad == 0, "allgatherv: %d wrong", bad);
+    /* in place, then into ints spaced out by a resized type (two ints'
+     * extent): the gaps keep their -7 */
+    for (int i = 0; i < total; i++) vb[i] = -7;
+    for (int i = 0; i <= rank; i++) vb[dis[rank] + i] = val(rank, i);
+    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, vb, rc, dis, MPI_INT, MPI_COMM_WORLD);
+    bad = 0;
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < r + 3 && dis[r] + i < total; i++) bad += vb[dis[r] + i] != (i <= r ? val(r, i) : -7);
+    CHECK(bad == 0, "allgatherv in place: %d wrong", bad);
+    MPI_Datatype spaced;
+    MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &spaced);
+    MPI_Type_commit(&spaced);
+    int *wide = malloc(2 * total * sizeof(int));
+    for (int i = 0; i < 2 * total; i++) wide[i] = -7;
+    MPI_Allgatherv(mv, rank + 1, MPI_INT, wide, rc, dis, spaced, MPI_COMM_WORLD);
+    bad = 0;
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < 2 * (r + 3) && 2 * dis[r] + i < 2 * total; i++)
+            bad += wide[2 * dis[r] + i] != (i % 2 == 0 && i / 2 <= r ? val(r, i / 2) : -7);
+    CHECK(bad == 0, "allgatherv into a resized type: %d wrong", bad);
+    free(wide);
+    MPI_Type_free(&spaced);
 
     /* Alltoallv: rank s sends r+1 items to rank r; Alltoallw with the
      * same layout in bytes */

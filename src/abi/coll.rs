@@ -1274,6 +1274,36 @@ fn allgather_any(
             if let Some(r) = mailbox_path(st, comm, how, fits, short) {
                 return r;
             }
+        } else {
+            // parts of their own sizes, whole through the mailboxes when
+            // they are short in all (every rank knows every part's size)
+            let total = layout.iter().map(Part::bytes).sum::<usize>();
+            let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
+                let mine = match &send {
+                    Some(s) => in_a_row(s, sbuf),
+                    None => in_a_row(&layout[me], rbuf),
+                };
+                if let Some(s) = &send {
+                    unpacked(layout[me].at(rbuf), &layout[me].ty, &mine[..s.bytes()]);
+                }
+                if layout.iter().all(|l| l.ty.is_contiguous()) {
+                    // SAFETY: each part lies in recvbuf (checked), apart
+                    // from the others (the standard's rule).
+                    let into =
+                        |r: usize| unsafe { Block { addr: layout[r].at(rbuf), len: layout[r].bytes() }.bytes_mut() };
+                    return shm::allgatherv(e, m, stamp, &mine, into);
+                }
+                let mut staged: Vec<Scratch> = layout.iter().map(|l| Scratch::zeroed(l.bytes())).collect();
+                let mut rest = staged.iter_mut().map(|s| Some(&mut s[..])).collect::<Vec<_>>();
+                let done = shm::allgatherv(e, m, stamp, &mine, |r| rest[r].take().expect("each part read once"));
+                for (r, l) in layout.iter().enumerate().filter(|&(r, _)| r != me) {
+                    unpacked(l.at(rbuf), &l.ty, &staged[r]);
+                }
+                done
+            };
+            if let Some(r) = mailbox_path(st, comm, how, shm::fits(total, None), short) {
+                return r;
+            }
         }
         let agree = Agree::new("MPI_Allgather", 0, 0);
         let agree = if displs.is_none() { agree.sized(layout[me].bytes()) } else { agree };

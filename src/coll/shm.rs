@@ -10,7 +10,8 @@
 //! alltoall is one publication per rank, each reading its part of
 //! everyone's; a gather is one publication per rank read by the root
 //! alone, a scatter the root's one publication of every block, each rank
-//! reading its own. Longer broadcasts, allgathers and alltoalls go the same
+//! reading its own; an allgatherv is one publication per rank of its own
+//! size, which every rank knows. Longer broadcasts, allgathers and alltoalls go the same
 //! ways in pieces through the long mailboxes, every rank a few pieces
 //! ahead of its reads: each byte is copied in once and out once by
 //! memcpy, and ranks sharing a core pass it on while it is in the cache
@@ -514,6 +515,28 @@ pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) -> Mpi
         return failed.result();
     }
     allgather_cut(e, m, stamp, 0, all, |r| r * b..(r + 1) * b, Cut::new(b, 1), b)
+}
+
+/// Allgatherv, whole: this rank's part `mine` to every other rank, and
+/// every other rank r's part into `into(r)`, which has the room r's part
+/// takes.
+pub fn allgatherv<'a>(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    mine: &[u8],
+    mut into: impl FnMut(usize) -> &'a mut [u8],
+) -> MpiResult<()> {
+    let (n, me) = (m.group.size(), m.me);
+    e.publish(Boxes::Short, stamp, mine, m.others(me))?;
+    let mut failed = FirstError::default();
+    for r in (0..n).filter(|&r| r != me) {
+        let out = into(r);
+        let want = out.len();
+        let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, out)?;
+        failed.keep(check_size(r, seen.len, want));
+    }
+    failed.result()
 }
 
 /// Every rank's block `at(r)` of `all` to every other, in pieces (this

@@ -108,7 +108,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_SHM_COLL_MAX",
         default: "4096",
-        meaning: "blocking Barrier, Bcast, Gather, Scatter, Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan, Allgather and Alltoall (equal blocks) of at most this many bytes in all go through per-rank shared-memory mailboxes instead of messages (0: never; at most 4096)",
+        meaning: "blocking Barrier, Bcast, Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan, Allgatherv, and Gather, Scatter, Allgather and Alltoall of equal blocks, of at most this many bytes in all go through per-rank shared-memory mailboxes instead of messages (0: never; at most 4096)",
     },
     Tunable {
         name: "OXMPI_SHM_COLL_LONG_MAX",
