@@ -837,19 +837,36 @@ impl Arr {
     /// The `n` values; `what` and `name` say which argument it is ("the
     /// counts for", "recvbuf") in an error.
     fn read(self, n: usize, what: &str, name: &str) -> MpiResult<Vec<i64>> {
-        fn slice<'a, T>(p: *const T, n: usize, what: &str, name: &str) -> MpiResult<&'a [T]> {
-            if p.is_null() {
-                return err!(Arg, "{what} {name} is a null pointer");
-            }
-            // SAFETY: the standard has the caller pass one entry per rank.
-            Ok(unsafe { std::slice::from_raw_parts(p, n) })
+        let a = self.checked(what, name)?;
+        Ok((0..n).map(|r| a.get(r)).collect())
+    }
+
+    /// Itself, once seen not to be a null pointer.
+    fn checked(self, what: &str, name: &str) -> MpiResult<Arr> {
+        let null = match self {
+            Arr::One(_) => false,
+            Arr::Int(p) => p.is_null(),
+            Arr::Count(p) => p.is_null(),
+            Arr::Aint(p) => p.is_null(),
+        };
+        if null {
+            return err!(Arg, "{what} {name} is a null pointer");
         }
-        Ok(match self {
-            Arr::One(v) => vec![v; n],
-            Arr::Int(p) => slice(p, n, what, name)?.iter().map(|&v| v.into()).collect(),
-            Arr::Count(p) => slice(p, n, what, name)?.to_vec(),
-            Arr::Aint(p) => slice(p, n, what, name)?.iter().map(|&v| v as i64).collect(),
-        })
+        Ok(self)
+    }
+
+    /// Rank r's value (of an array `checked`).
+    fn get(self, r: usize) -> i64 {
+        // SAFETY: not null (`checked`), and the standard has the caller
+        // pass one entry per rank.
+        unsafe {
+            match self {
+                Arr::One(v) => v,
+                Arr::Int(p) => (*p.add(r)).into(),
+                Arr::Count(p) => *p.add(r),
+                Arr::Aint(p) => *p.add(r) as i64,
+            }
+        }
     }
 }
 
@@ -863,19 +880,19 @@ pub(super) fn parts(
     buf: *const c_void,
     name: &str,
 ) -> MpiResult<Vec<Part>> {
-    let counts = counts.read(n, "the counts for", name)?;
+    let counts = counts.checked("the counts for", name)?;
     let displs = match displs {
-        Some(d) => Some(d.read(n, "the displacements for", name)?),
+        Some(d) => Some(d.checked("the displacements for", name)?),
         None => None,
     };
     let mut out = Vec::with_capacity(n);
     for r in 0..n {
-        let count = counts[r];
+        let count = counts.get(r);
         if count < 0 {
             return err!(Count, "{name} count for rank {r} is {count}, negative");
         }
-        let items = match &displs {
-            Some(d) => d[r] as isize,
+        let items = match displs {
+            Some(d) => d.get(r) as isize,
             None => (r * count as usize) as isize,
         };
         check_buf(buf, count as usize, ty, name)?;
@@ -1011,7 +1028,7 @@ impl Blocks<'_> {
 }
 
 /// A part's bytes in a row: the user's own when contiguous, else packed.
-fn in_a_row(part: &Part, buf: usize) -> std::borrow::Cow<'_, [u8]> {
+fn in_a_row<'a>(part: &Part, buf: usize) -> std::borrow::Cow<'a, [u8]> {
     if part.ty.is_contiguous() {
         // SAFETY: checked to hold the part's items, contiguous.
         std::borrow::Cow::Borrowed(unsafe { Block { addr: part.at(buf), len: part.bytes() }.bytes() })
@@ -1401,6 +1418,9 @@ fn contiguous_short(
 /// exchange. With MPI_IN_PLACE (`send` None) the send layout is the
 /// receive layout and every send is packed first, since the receives
 /// overwrite it.
+/// With `varied` (Alltoallv, Alltoallw) on an intracommunicator of one
+/// host, the blocks that fit go through the mailboxes (`varied_short`).
+#[allow(clippy::too_many_arguments)]
 fn alltoall_layouts(
     st: &mut State,
     comm: c_int,
@@ -1409,6 +1429,7 @@ fn alltoall_layouts(
     send: Option<Vec<Part>>,
     recvbuf: *mut c_void,
     recv: Vec<Part>,
+    varied: bool,
 ) -> MpiResult<()> {
     let c = members(st, comm)?;
     let (me, between) = (c.rank, c.remote.is_some());
@@ -1419,6 +1440,14 @@ fn alltoall_layouts(
     }
     let rbuf = recvbuf as usize;
     let src = if in_place { rbuf } else { sendbuf as usize };
+    if varied && !between && c.n <= shm::VARIED_MAX_RANKS && coll::tuning::alltoall_auto() {
+        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
+            varied_short(e, m, stamp, (&send, src, in_place), (&recv, rbuf))
+        };
+        if let Some(r) = mailbox_path(st, comm, how, true, short) {
+            return r;
+        }
+    }
     launch(st, comm, how, Agree::new("MPI_Alltoall", 0, 0), move |p| {
         let sends: Vec<Block> =
             send.iter().map(|l| if in_place { p.keep(l.pack(src)) } else { l.source(p, src) }).collect();
@@ -1433,6 +1462,94 @@ fn alltoall_layouts(
         }
         Ok(())
     })
+}
+
+/// Alltoallv or Alltoallw through the mailboxes (`shm::alltoallv`): the
+/// blocks that fit in each rank's publication go there, the others as
+/// messages of packed bytes, as the algorithms over point-to-point send
+/// them. `send`: the parts, their buffer, and whether it is the receive
+/// buffer (in place: every block is packed first); `recv`: the parts and
+/// their buffer.
+fn varied_short(
+    e: &mut crate::p2p::Engine,
+    m: &shm::Members,
+    stamp: u64,
+    send: (&[Part], usize, bool),
+    recv: (&[Part], usize),
+) -> MpiResult<()> {
+    let ((sends, sbuf, in_place), (recvs, rbuf)) = (send, recv);
+    let me = m.me;
+    let row =
+        |l: &Part, buf: usize| if in_place { std::borrow::Cow::Owned(l.pack(buf).to_vec()) } else { in_a_row(l, buf) };
+    let out: Vec<_> = sends.iter().map(|l| row(l, sbuf)).collect();
+    // this rank's own block (at most its room, checked)
+    unpacked(recvs[me].at(rbuf), &recvs[me].ty, &out[me]);
+    // a non-contiguous block that comes as a message lands staged
+    let mut landing: Vec<Option<Scratch>> = Vec::new();
+    if recvs.iter().any(|l| !l.ty.is_contiguous()) {
+        landing = recvs.iter().map(|l| (!l.ty.is_contiguous()).then(|| Scratch::zeroed(l.bytes()))).collect();
+    }
+    let mut by_message = Vec::new();
+    let (ctx, tag) = ((stamp >> 32) as u32, crate::p2p::mailbox::aside_tag(stamp as u32));
+    let byte = crate::datatype::byte();
+    let sizes: Vec<usize> = sends.iter().map(Part::bytes).collect();
+    let expect: Vec<usize> = recvs.iter().map(Part::bytes).collect();
+    let (posted, sizes_ok) = shm::alltoallv(
+        e,
+        m,
+        stamp,
+        &sizes,
+        |r, into| into.copy_from_slice(&out[r]),
+        &expect,
+        |q, data| unpacked(recvs[q].at(rbuf), &recvs[q].ty, data),
+        |e, r| {
+            let a = crate::p2p::SendArgs {
+                buf: out[r].as_ptr(),
+                count: out[r].len(),
+                ty: byte.clone(),
+                dst: Some(m.group.world_rank(r)),
+                tag,
+                ctx,
+                mode: crate::p2p::protocol::Mode::Standard,
+                label: 0,
+                sig: None,
+            };
+            // SAFETY: `out` stays until the requests are waited for.
+            unsafe { e.isend(a) }
+        },
+        |e, q| {
+            by_message.push(q);
+            let staged = landing.get_mut(q).and_then(Option::as_mut);
+            let buf = staged.map_or(recvs[q].at(rbuf), |s| s.as_mut_ptr() as usize);
+            let a = crate::p2p::request::RecvArgs {
+                buf,
+                count: expect[q],
+                ty: byte.clone(),
+                src: Some(m.group.world_rank(q)),
+                tag: Some(tag),
+                ctx,
+                group: m.group.clone(),
+                label: 0,
+            };
+            // SAFETY: the block (or its landing) stays until the request
+            // is waited for.
+            unsafe { e.irecv(a) }
+        },
+    )?;
+    let mut first = sizes_ok;
+    for id in posted {
+        let status = e.wait(id);
+        if first.is_ok() {
+            first = super::pt2pt::status_error(&status);
+        }
+    }
+    // what came as messages to a staged landing
+    for q in by_message {
+        if let Some(Some(s)) = landing.get(q) {
+            unpacked(recvs[q].at(rbuf), &recvs[q].ty, s);
+        }
+    }
+    first
 }
 
 /// Alltoall and Alltoallv: counts and displacements (in extents) per rank.
@@ -1505,7 +1622,7 @@ fn alltoallv_any(
                 return r;
             }
         }
-        alltoall_layouts(st, comm, how, sendbuf, send, recvbuf, recv)
+        alltoall_layouts(st, comm, how, sendbuf, send, recvbuf, recv, sdispls.is_some())
     })
 }
 
@@ -1556,7 +1673,7 @@ fn alltoallw_any(
         } else {
             Some(wparts(n, sendcounts, sdispls, sendtypes, sendbuf, "sendbuf")?)
         };
-        alltoall_layouts(st, comm, how, sendbuf, send, recvbuf, recv)
+        alltoall_layouts(st, comm, how, sendbuf, send, recvbuf, recv, true)
     })
 }
 

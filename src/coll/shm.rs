@@ -11,7 +11,10 @@
 //! everyone's; a gather is one publication per rank read by the root
 //! alone, a scatter the root's one publication of every block, each rank
 //! reading its own; an allgatherv is one publication per rank of its own
-//! size, which every rank knows. Longer broadcasts, allgathers and alltoalls go the same
+//! size, which every rank knows; an alltoallv or alltoallw is one
+//! publication per rank of the blocks that fit, with a table saying
+//! which others go as messages (no rank knows the others' sizes, so the
+//! table lets them agree). Longer broadcasts, allgathers and alltoalls go the same
 //! ways in pieces through the long mailboxes, every rank a few pieces
 //! ahead of its reads: each byte is copied in once and out once by
 //! memcpy, and ranks sharing a core pass it on while it is in the cache
@@ -33,6 +36,7 @@ use crate::err;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::op::{self, Op};
 use crate::p2p::mailbox::{Boxes, Seen};
+use crate::p2p::request::ReqId;
 use crate::p2p::Engine;
 use std::ops::Range;
 
@@ -604,6 +608,119 @@ pub fn scatter(e: &mut Engine, m: &Members, stamp: u64, all: &[u8], mine: &mut [
     let (n, b) = (m.group.size(), mine.len());
     let seen = e.read_mailbox(Boxes::Short, m.world(root), stamp, m.me * b, mine)?;
     check_size(root, seen.len / n.max(1), b)
+}
+
+/// The most ranks an alltoallv or alltoallw goes through the mailboxes
+/// among (`alltoallv`): a publication starts with 8 bytes per rank.
+pub const VARIED_MAX_RANKS: usize = 64;
+
+/// A block of an alltoallv that goes as a point-to-point message, not in
+/// its writer's publication (`alltoallv`).
+const BY_MESSAGE: u32 = u32::MAX;
+
+/// Alltoallv or alltoallw, whole where the blocks fit: every rank makes
+/// one publication, a table of (offset, length) per rank and then the
+/// blocks for the other ranks that fit, in rank order; a block that does
+/// not fit goes as a message, which its table entry says. So the
+/// members agree without knowing each other's sizes: each reads every
+/// other's table. `sizes[r]`: bytes of this rank's block for rank r,
+/// which `fill(r, out)` writes; `expect[q]`: bytes expected from rank q,
+/// whose block `land(q, data)` takes when it came in the publication;
+/// `send(e, r)` and `recv(e, q)` post the messages. Returns the requests
+/// posted, for the caller to wait for, and the first error of sizes
+/// that differ (the messages still pair up); on a failure of the
+/// mailboxes, the requests are cancelled and freed. This rank's own
+/// block is the caller's.
+#[allow(clippy::too_many_arguments)]
+pub fn alltoallv(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    sizes: &[usize],
+    mut fill: impl FnMut(usize, &mut [u8]),
+    expect: &[usize],
+    mut land: impl FnMut(usize, &[u8]),
+    mut send: impl FnMut(&mut Engine, usize) -> MpiResult<ReqId>,
+    mut recv: impl FnMut(&mut Engine, usize) -> ReqId,
+) -> MpiResult<(Vec<ReqId>, MpiResult<()>)> {
+    let (n, me) = (m.group.size(), m.me);
+    debug_assert!(n <= VARIED_MAX_RANKS);
+    let table = 8 * n;
+    // (offset, length) of each block in the publication, in rank order
+    // while they fit
+    let mut end = table;
+    let entries: Vec<(u32, u32)> = (0..n)
+        .map(|r| match sizes[r] {
+            _ if r == me => (0, 0),
+            len if end + len <= Boxes::Short.bytes() => {
+                end += len;
+                ((end - len - table) as u32, len as u32)
+            }
+            _ => (BY_MESSAGE, 0),
+        })
+        .collect();
+    let mut out = Scratch::for_overwrite(end);
+    for (r, &(off, len)) in entries.iter().enumerate() {
+        out[8 * r..8 * r + 4].copy_from_slice(&off.to_le_bytes());
+        out[8 * r + 4..8 * r + 8].copy_from_slice(&len.to_le_bytes());
+        if off != BY_MESSAGE && r != me {
+            let at = table + off as usize;
+            fill(r, &mut out[at..at + len as usize]);
+        }
+    }
+    e.publish(Boxes::Short, stamp, &out, m.others(me))?;
+    let by_message = (0..n).filter(|&r| entries[r].0 == BY_MESSAGE);
+    let mut posted = Vec::new();
+    let mut failed = FirstError::default();
+    for r in by_message {
+        match send(e, r) {
+            Ok(id) => posted.push(id),
+            Err(err) => failed.keep(Err(err)),
+        }
+    }
+    for q in (0..n).filter(|&q| q != me) {
+        let read = e.use_mailbox(Boxes::Short, m.world(q), stamp, |data, seen| {
+            let word = |at: usize| data.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
+            match (seen.astray, word(8 * me), word(8 * me + 4)) {
+                (false, Some(BY_MESSAGE), _) => Some(Ok(false)),
+                (false, Some(off), Some(len)) => {
+                    let at = table + off as usize;
+                    let block = data.get(at..at + len as usize)?;
+                    Some(check_size(q, block.len(), expect[q]).map(|()| {
+                        land(q, block);
+                        true
+                    }))
+                }
+                _ => None,
+            }
+        });
+        match read {
+            Ok(Some(Ok(true))) => {}
+            Ok(Some(Ok(false))) => posted.push(recv(e, q)),
+            // the sizes differ: the messages still pair up
+            Ok(Some(Err(err))) => failed.keep(Err(err)),
+            Ok(None) => {
+                e.give_up_mailboxes(stamp);
+                failed.keep(err!(Other, "rank {q} took part in this alltoallv another way"));
+                return Err(abandon(e, posted, failed));
+            }
+            Err(err) => {
+                failed.keep(Err(err));
+                return Err(abandon(e, posted, failed));
+            }
+        }
+    }
+    Ok((posted, failed.result()))
+}
+
+/// Cancel and free the requests of a collective that failed before its
+/// members had posted theirs: its first error.
+fn abandon(e: &mut Engine, posted: Vec<ReqId>, failed: FirstError) -> MpiError {
+    for id in posted {
+        e.cancel(id);
+        e.free(id);
+    }
+    failed.0.expect("an error")
 }
 
 /// Block r of `sends` to rank r, block r of `recvs` from it (equal blocks).

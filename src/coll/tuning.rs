@@ -185,6 +185,12 @@ pub fn allgather(n: usize, total: usize) -> Allgather {
     }
 }
 
+/// Whether Alltoall's algorithm is left to oxmpi (OXMPI_COLL_ALLTOALL
+/// unset).
+pub fn alltoall_auto() -> bool {
+    get().alltoall.is_none()
+}
+
 /// Alltoall of `block` bytes per pair among `n` ranks (None: the blocks
 /// differ, as in Alltoallv).
 pub fn alltoall(n: usize, block: Option<usize>) -> Alltoall {

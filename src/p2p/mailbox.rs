@@ -56,6 +56,14 @@ pub fn user_tag(seq: u32) -> i32 {
     TAG_USER + (seq % TAG_SPAN) as i32
 }
 
+/// The tag of the messages a collective through the mailboxes sends
+/// beside its publications (an alltoallv's blocks that do not fit):
+/// negative, apart from `user_tag`'s, which a reader watches for as the
+/// sign of a writer that took the other path.
+pub fn aside_tag(seq: u32) -> i32 {
+    -2 - (seq % TAG_SPAN) as i32
+}
+
 /// The bits of a stamp naming the operation (a long publication's piece
 /// number above them aside).
 const OPERATION: u64 = (1 << 48) - 1;

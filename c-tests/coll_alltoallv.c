@@ -1,0 +1,100 @@
+/* oxmpi-test: ranks=1,2,3,4
+ * Alltoallv and Alltoallw with blocks of mixed sizes: rank s sends rank r
+ * a block whose size depends on both, from none to 100000 ints, so that
+ * on one host some travel inside a rank's shared-memory publication and
+ * others as messages beside it, in any mix. Every block is checked, in
+ * place too (symmetric counts), into a resized type that spreads the ints
+ * out (gaps untouched), and with Alltoallw's per-rank types. */
+#include "common.h"
+
+static int rank, size;
+
+/* items rank s sends rank r at scale k (symmetric when `sym`) */
+static int items(int s, int r, int k, int sym)
+{
+    int a = sym && s > r ? r : s, b = sym && s > r ? s : r;
+    int small = (a * 7 + b * 3) % 5; /* 0..4 */
+    switch (k) {
+    case 0: return small;
+    case 1: return (a + b) % 2 ? 1500 + small : small; /* 6 KB or a few bytes */
+    default: return (a + 2 * b) % 3 ? 100000 + small : 40 + small;
+    }
+}
+
+static int val(int s, int r, int i) { return s * 1000003 + r * 1009 + i; }
+
+static void run(int k, int sym, int spread)
+{
+    int sc[64], sd[64], rc[64], rd[64], st = 0, rt = 0;
+    for (int r = 0; r < size; r++) {
+        sc[r] = items(rank, r, k, sym);
+        sd[r] = st;
+        st += sc[r] + 1;
+        rc[r] = items(r, rank, k, sym);
+        rd[r] = rt;
+        rt += rc[r] + 1; /* one int of gap after each block */
+    }
+    int *sb = malloc((st + 1) * sizeof(int)), *rb = malloc((2 * rt + 1) * sizeof(int));
+    for (int r = 0; r < size; r++)
+        for (int i = 0; i < sc[r]; i++) sb[sd[r] + i] = val(rank, r, i);
+    int stride = spread ? 2 : 1;
+    for (int i = 0; i < 2 * rt; i++) rb[i] = -5;
+    MPI_Datatype rt_ = MPI_INT;
+    if (spread) {
+        MPI_Type_create_resized(MPI_INT, 0, 2 * sizeof(int), &rt_);
+        MPI_Type_commit(&rt_);
+    }
+    const char *how = sym ? "in place" : spread ? "into a resized type" : "plain";
+    if (sym) {
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < rc[r]; i++) rb[rd[r] + i] = val(rank, r, i);
+        MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, rb, rc, rd, MPI_INT, MPI_COMM_WORLD);
+    } else {
+        MPI_Alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, rt_, MPI_COMM_WORLD);
+    }
+    int bad = 0;
+    for (int r = 0; r < size; r++) {
+        for (int i = 0; i < rc[r]; i++) bad += rb[stride * (rd[r] + i)] != val(r, rank, i);
+        for (int i = 0; i < rc[r] * stride; i++)
+            if (stride == 2 && i % 2) bad += rb[2 * rd[r] + i] != -5;
+        bad += rb[stride * (rd[r] + rc[r])] != -5;
+    }
+    CHECK(bad == 0, "alltoallv at scale %d %s: %d wrong", k, how, bad);
+    if (!sym) {
+        /* Alltoallw: displacements in bytes, a type per rank */
+        int sdb[64], rdb[64];
+        MPI_Datatype sts[64], rts[64];
+        for (int r = 0; r < size; r++) {
+            sdb[r] = sd[r] * (int)sizeof(int);
+            rdb[r] = rd[r] * stride * (int)sizeof(int);
+            sts[r] = MPI_INT;
+            rts[r] = r % 2 ? rt_ : MPI_INT;
+        }
+        for (int i = 0; i < 2 * rt; i++) rb[i] = -5;
+        MPI_Alltoallw(sb, sc, sdb, sts, rb, rc, rdb, rts, MPI_COMM_WORLD);
+        bad = 0;
+        for (int r = 0; r < size; r++) {
+            int w = r % 2 ? stride : 1;
+            for (int i = 0; i < rc[r]; i++) bad += rb[rd[r] * stride + w * i] != val(r, rank, i);
+        }
+        CHECK(bad == 0, "alltoallw at scale %d %s: %d wrong", k, how, bad);
+    }
+    if (spread)
+        MPI_Type_free(&rt_);
+    free(sb);
+    free(rb);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    for (int k = 0; k < 3; k++)
+        for (int rep = 0; rep < 3; rep++) {
+            run(k, 0, 0);
+            run(k, 1, 0);
+            run(k, 0, 1);
+        }
+    return finish();
+}
