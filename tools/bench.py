@@ -151,7 +151,7 @@ def main():
     for prog, n, quick, tcp in RUNS:
         title = {"pingpong": "Ping-pong (COMMS1)", "exchange": "Exchange (COMMS2)", "allreduce_loop": "Allreduce loop",
                  "ddt": "Derived datatypes: ping-pong (half round trip) and MPI_Pack of one item",
-                 "coll": "Collectives (one call; Alltoall and Allgather sizes are one rank's block)"}[prog]
+                 "coll": "Collectives (one call; Gather, Scatter, Alltoall(v) and Allgather(v) sizes are one rank's block)"}[prog]
         note = []
         if tcp:
             title += " over TCP on loopback"

@@ -1,6 +1,8 @@
 /* The common collectives at 8 B, 1 KiB, 64 KiB and 1 MiB: Barrier, Bcast
  * (the whole buffer), Allreduce (doubles, MPI_SUM), Alltoall and
- * Allgather (the size is one rank's block), and Scan (doubles, MPI_SUM). Each case runs for about
+ * Allgather (the size is one rank's block), Scan (doubles, MPI_SUM), and
+ * Gather and Scatter (root 0), Alltoallv and Allgatherv (equal counts,
+ * blocks in reverse rank order), the size one rank's block. Each case runs for about
  * 0.1 s (the iteration count comes from one timed call, agreed by all
  * ranks), three times; the best counts. Prints
  *   RESULT <op>_<size> <label> <microseconds per call> */
@@ -9,10 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BARRIER, BCAST, ALLREDUCE, ALLTOALL, ALLGATHER, SCAN };
-static const char *names[] = {"barrier", "bcast", "allreduce", "alltoall", "allgather", "scan"};
+enum { BARRIER, BCAST, ALLREDUCE, ALLTOALL, ALLGATHER, SCAN, GATHER, SCATTER, ALLTOALLV, ALLGATHERV, OPS };
+static const char *names[] = {"barrier", "bcast", "allreduce", "alltoall", "allgather",
+                              "scan", "gather", "scatter", "alltoallv", "allgatherv"};
 static char *sbuf, *rbuf;
-static int nranks;
+static int nranks, *counts, *displs;
+
+/* counts of `bytes` for every rank, blocks in reverse rank order */
+static void v_layout(int bytes)
+{
+    for (int r = 0; r < nranks; r++) {
+        counts[r] = bytes;
+        displs[r] = (nranks - 1 - r) * bytes;
+    }
+}
 
 static void once(int op, int bytes)
 {
@@ -23,6 +35,14 @@ static void once(int op, int bytes)
     case ALLTOALL: MPI_Alltoall(sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, MPI_COMM_WORLD); break;
     case ALLGATHER: MPI_Allgather(sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, MPI_COMM_WORLD); break;
     case SCAN: MPI_Scan(sbuf, rbuf, bytes / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); break;
+    case GATHER: MPI_Gather(sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+    case SCATTER: MPI_Scatter(sbuf, bytes, MPI_BYTE, rbuf, bytes, MPI_BYTE, 0, MPI_COMM_WORLD); break;
+    case ALLTOALLV:
+        MPI_Alltoallv(sbuf, counts, displs, MPI_BYTE, rbuf, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    case ALLGATHERV:
+        MPI_Allgatherv(sbuf, bytes, MPI_BYTE, rbuf, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
+        break;
     }
 }
 
@@ -43,9 +63,12 @@ int main(int argc, char **argv)
         ((double *)sbuf)[i] = (double)(i % 1000) * 0.5 + rank;
         ((double *)rbuf)[i] = 0;
     }
-    for (int op = BARRIER; op <= SCAN; op++)
+    counts = malloc(nranks * sizeof(int));
+    displs = malloc(nranks * sizeof(int));
+    for (int op = BARRIER; op < OPS; op++)
         for (int s = 0; s < (op == BARRIER ? 1 : 4); s++) {
             int bytes = sizes[s];
+            v_layout(bytes);
             MPI_Barrier(MPI_COMM_WORLD);
             double t = MPI_Wtime();
             once(op, bytes);
@@ -71,6 +94,8 @@ int main(int argc, char **argv)
         }
     free(sbuf);
     free(rbuf);
+    free(counts);
+    free(displs);
     MPI_Finalize();
     return 0;
 }
