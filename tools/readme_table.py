@@ -16,8 +16,8 @@ def g(secprefix, case):
 def f(x):
     x=float(x)
     return f"{x:.2f}" if x<1 else (f"{x:.1f}" if x<100 else f"{x:.0f}")
-PP2='Ping-pong (COMMS1), 2 ranks'; C2='Collectives (one call; Alltoall and Allgather sizes are one rank\'s block), 2 ranks'
-C4='Collectives (one call; Alltoall and Allgather sizes are one rank\'s block), 4 ranks'; TCP='Ping-pong (COMMS1) over TCP'
+PP2='Ping-pong (COMMS1), 2 ranks'; C2='Collectives (one call; Gather, Scatter, Alltoall(v) and Allgather(v) sizes are one rank\'s block), 2 ranks'
+C4='Collectives (one call; Gather, Scatter, Alltoall(v) and Allgather(v) sizes are one rank\'s block), 4 ranks'; TCP='Ping-pong (COMMS1) over TCP'
 AR2='Allreduce loop, 2 ranks'; DDT='Derived datatypes'
 def row(label, items, unit=" us"):
     vals=[g(s,c) for s,c in items]
@@ -40,6 +40,10 @@ rows=[
  row("Allreduce 1 KiB / 64 KiB / 1 MiB, 4 ranks on 2 cores",[(C4,"allreduce 1 KiB"),(C4,"allreduce 64 KiB"),(C4,"allreduce 1 MiB")]),
  row("Bcast 8 B / 64 KiB / 1 MiB, 4 ranks on 2 cores",[(C4,"bcast 8 B"),(C4,"bcast 64 KiB"),(C4,"bcast 1 MiB")]),
  row("Allgather / Alltoall 1 MiB, 4 ranks on 2 cores",[(C4,"allgather 1 MiB"),(C4,"alltoall 1 MiB")]),
+ row("Gather / Scatter 8 B, 2 ranks",[(C2,"gather 8 B"),(C2,"scatter 8 B")]),
+ row("Gather / Scatter 8 B, 4 ranks on 2 cores",[(C4,"gather 8 B"),(C4,"scatter 8 B")]),
+ row("Alltoallv / Allgatherv 8 B, 2 ranks",[(C2,"alltoallv 8 B"),(C2,"allgatherv 8 B")]),
+ row("Alltoallv / Allgatherv 8 B, 4 ranks on 2 cores",[(C4,"alltoallv 8 B"),(C4,"allgatherv 8 B")]),
  row("Scan 8 B / 64 KiB, 2 ranks",[(C2,"scan 8 B"),(C2,"scan 64 KiB")]),
  row("Scan 8 B / 64 KiB, 4 ranks on 2 cores",[(C4,"scan 8 B"),(C4,"scan 64 KiB")]),
  row("TCP ping-pong latency, 4 B (loopback)",[(TCP,"4 B")]),
