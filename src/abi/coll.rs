@@ -944,14 +944,36 @@ struct Blocks<'a> {
     me: usize,
     root: usize,
     own: Option<&'a Part>,
-    all: Option<&'a Part>,
+    all: Option<Part>,
 }
 
-impl Blocks<'_> {
+impl<'a> Blocks<'a> {
+    /// A Gather's or Scatter's blocks when they are equal (`counts` one
+    /// value, no `displs`) on an intracommunicator: the root's n blocks
+    /// are `count` items each of `root_side`'s (buffer, datatype, name).
+    /// None otherwise, or when n blocks' items overflow (they go the other
+    /// way).
+    fn equal(
+        c: &Local,
+        role: Role,
+        (counts, displs): (Arr, Option<Arr>),
+        own: Option<&'a Part>,
+        root_side: (*const c_void, c_int, &str),
+    ) -> MpiResult<Option<Blocks<'a>>> {
+        let total = counts.one().and_then(|v| v.checked_mul(c.n as i64));
+        let (Some(total), None, None) = (total, displs, c.remote) else {
+            return Ok(None);
+        };
+        let root = root_rank(role, c.rank);
+        let (buf, ty, name) = root_side;
+        let all = if c.rank == root { Some(side(total, ty, buf, name)?) } else { None };
+        Ok(Some(Blocks { n: c.n, me: c.rank, root, own, all }))
+    }
+
     /// The bytes of one block: the root's share of `all`, or this rank's
     /// part; None if they overflow.
     fn size(&self) -> Option<usize> {
-        match self.all {
+        match &self.all {
             Some(all) => Some(all.ty.bytes(all.count)? / self.n),
             None => self.own.map_or(Some(0), |p| p.ty.bytes(p.count)),
         }
@@ -975,7 +997,7 @@ impl Blocks<'_> {
         }
         let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
             let mine = self.own.map(|p| in_a_row(p, sbuf));
-            let Some(all) = self.all else {
+            let Some(all) = &self.all else {
                 return shm::gather(e, m, stamp, mine.as_deref().unwrap_or(&[]), &mut [], self.root);
             };
             let whole = all.ty.is_contiguous();
@@ -1004,7 +1026,7 @@ impl Blocks<'_> {
             return Some(Err(e));
         }
         let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
-            if let Some(all) = self.all {
+            if let Some(all) = &self.all {
                 let all = in_a_row(all, sbuf);
                 if let Some(own) = self.own {
                     // (its room is at least its share, checked above)
@@ -1055,12 +1077,8 @@ fn gather_any(
         let (me, between) = (c.rank, c.remote.is_some());
         let send =
             if own_side(role, between, in_place) { Some(side(sendcount, sendtype, sendbuf, "sendbuf")?) } else { None };
-        // (n blocks at the root whose bytes overflow go the other way)
-        if let (Some(total), None, false) = (counts.one().and_then(|v| v.checked_mul(c.n as i64)), displs, between) {
-            let at = root_rank(role, me);
-            let room = if me == at { Some(side(total, recvtype, recvbuf, "recvbuf")?) } else { None };
-            let blocks = Blocks { n: c.n, me, root: at, own: send.as_ref(), all: room.as_ref() };
-            if let Some(r) = blocks.gather(st, comm, how, sendbuf as usize, recvbuf as usize) {
+        if let Some(b) = Blocks::equal(&c, role, (counts, displs), send.as_ref(), (recvbuf, recvtype, "recvbuf"))? {
+            if let Some(r) = b.gather(st, comm, how, sendbuf as usize, recvbuf as usize) {
                 return r;
             }
         }
@@ -1144,12 +1162,8 @@ fn scatter_any(
         let (me, between) = (c.rank, c.remote.is_some());
         let recv =
             if own_side(role, between, in_place) { Some(side(recvcount, recvtype, recvbuf, "recvbuf")?) } else { None };
-        // (n blocks at the root whose bytes overflow go the other way)
-        if let (Some(total), None, false) = (counts.one().and_then(|v| v.checked_mul(c.n as i64)), displs, between) {
-            let at = root_rank(role, me);
-            let parts = if me == at { Some(side(total, sendtype, sendbuf, "sendbuf")?) } else { None };
-            let blocks = Blocks { n: c.n, me, root: at, own: recv.as_ref(), all: parts.as_ref() };
-            if let Some(r) = blocks.scatter(st, comm, how, sendbuf as usize, recvbuf as usize) {
+        if let Some(b) = Blocks::equal(&c, role, (counts, displs), recv.as_ref(), (sendbuf, sendtype, "sendbuf"))? {
+            if let Some(r) = b.scatter(st, comm, how, sendbuf as usize, recvbuf as usize) {
                 return r;
             }
         }
