@@ -279,9 +279,9 @@ mod tests {
         let mut back = vec![0xffu8; 24];
         // SAFETY: 24 writable bytes.
         unsafe { unpack(&si, &packed, back.as_mut_ptr()) };
-        for i in 0..24 {
+        for (i, &b) in back.iter().enumerate() {
             let gap = matches!(i % 8, 2 | 3);
-            assert_eq!(back[i], if gap { 0xff } else { i as u8 }, "byte {i}");
+            assert_eq!(b, if gap { 0xff } else { i as u8 }, "byte {i}");
         }
     }
 

@@ -353,6 +353,53 @@ fn loc(op: Op, kind: PairKind, ty: &TypeInfo, a: &[u8], b: &mut [u8]) {
     }
 }
 
+/// Items of `ty` in their memory layout, in 16-byte aligned storage, as a
+/// user function expects them.
+struct Image {
+    store: Vec<u128>,
+    /// Where item 0 starts (the type's lower bound is at `base + lb`).
+    base: *mut u8,
+}
+
+impl Image {
+    fn of(ty: &TypeInfo, count: usize, packed: &[u8]) -> Image {
+        let span = ty.true_extent.max(0) as usize + ty.extent.max(0) as usize * count.saturating_sub(1);
+        let mut store = vec![0u128; span.div_ceil(16).max(1)];
+        let base = (store.as_mut_ptr() as *mut u8).wrapping_offset(-ty.true_lb);
+        // SAFETY: `store` covers every byte the `count` items occupy.
+        unsafe { crate::datatype::pack::unpack(ty, packed, base) };
+        Image { store, base }
+    }
+}
+
+/// Run a user function over packed items, through memory images, in
+/// chunks of at most `i32::MAX` items.
+fn apply_user(u: UserOp, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) {
+    if ty.size == 0 || inp.is_empty() {
+        return;
+    }
+    // an int length tells at most i32::MAX items at a time
+    let most = if let UserFunc::Int(_) = u.f { i32::MAX as usize } else { i64::MAX as usize };
+    let chunk = most.saturating_mul(ty.size);
+    for (i, o) in inp.chunks(chunk).zip(inout.chunks_mut(chunk)) {
+        let count = i.len() / ty.size;
+        let a = Image::of(ty, count, i);
+        let b = Image::of(ty, count, o);
+        let (x, y, mut dt) = (a.base as *mut c_void, b.base as *mut c_void, u.datatype);
+        // SAFETY: both images hold `count` items of the datatype the
+        // function is told about.
+        unsafe {
+            match u.f {
+                UserFunc::Int(f) => f(x, y, &mut (count as c_int), &mut dt),
+                UserFunc::Count(f) => f(x, y, &mut (count as i64), &mut dt),
+            }
+        };
+        // SAFETY: as above; the result is read back out of the image.
+        unsafe { crate::datatype::pack::pack(ty, count, b.base, o) };
+        drop((a.store, b.store));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -439,52 +486,5 @@ mod tests {
         apply(Op::Prod, &c, &x, &mut y).unwrap();
         assert_eq!(y, [quad(0xc001_4000_0000_0000), quad(0x4002_4000_0000_0000)].concat()); // -5+10i
         assert!(apply(Op::Max, &c, &x, &mut y).is_err());
-    }
-}
-
-/// Items of `ty` in their memory layout, in 16-byte aligned storage, as a
-/// user function expects them.
-struct Image {
-    store: Vec<u128>,
-    /// Where item 0 starts (the type's lower bound is at `base + lb`).
-    base: *mut u8,
-}
-
-impl Image {
-    fn of(ty: &TypeInfo, count: usize, packed: &[u8]) -> Image {
-        let span = ty.true_extent.max(0) as usize + ty.extent.max(0) as usize * count.saturating_sub(1);
-        let mut store = vec![0u128; span.div_ceil(16).max(1)];
-        let base = (store.as_mut_ptr() as *mut u8).wrapping_offset(-ty.true_lb);
-        // SAFETY: `store` covers every byte the `count` items occupy.
-        unsafe { crate::datatype::pack::unpack(ty, packed, base) };
-        Image { store, base }
-    }
-}
-
-/// Run a user function over packed items, through memory images, in
-/// chunks of at most `i32::MAX` items.
-fn apply_user(u: UserOp, ty: &TypeInfo, inp: &[u8], inout: &mut [u8]) {
-    if ty.size == 0 || inp.is_empty() {
-        return;
-    }
-    // an int length tells at most i32::MAX items at a time
-    let most = if let UserFunc::Int(_) = u.f { i32::MAX as usize } else { i64::MAX as usize };
-    let chunk = most.saturating_mul(ty.size);
-    for (i, o) in inp.chunks(chunk).zip(inout.chunks_mut(chunk)) {
-        let count = i.len() / ty.size;
-        let a = Image::of(ty, count, i);
-        let b = Image::of(ty, count, o);
-        let (x, y, mut dt) = (a.base as *mut c_void, b.base as *mut c_void, u.datatype);
-        // SAFETY: both images hold `count` items of the datatype the
-        // function is told about.
-        unsafe {
-            match u.f {
-                UserFunc::Int(f) => f(x, y, &mut (count as c_int), &mut dt),
-                UserFunc::Count(f) => f(x, y, &mut (count as i64), &mut dt),
-            }
-        };
-        // SAFETY: as above; the result is read back out of the image.
-        unsafe { crate::datatype::pack::pack(ty, count, b.base, o) };
-        drop((a.store, b.store));
     }
 }

@@ -52,7 +52,7 @@ mod tests {
     #[test]
     fn named_addresses_win_and_bridges_lose() {
         assert_eq!(choose("10.1.2.3", "").unwrap(), "10.1.2.3".parse::<IpAddr>().unwrap());
-        assert_eq!(choose("localhost", "").unwrap().is_loopback(), true);
+        assert!(choose("localhost", "").unwrap().is_loopback());
         assert!(choose("", "no-such-iface0").is_err());
         assert_eq!(choose("", "lo").unwrap(), IpAddr::V4(Ipv4Addr::LOCALHOST));
         let ip = choose("", "").unwrap();
