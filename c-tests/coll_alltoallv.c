@@ -1,10 +1,12 @@
-/* oxmpi-test: ranks=1,2,3,4
+/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SHM_COLL_MAX=100;OXMPI_SHM_COLL_MAX=0
  * Alltoallv and Alltoallw with blocks of mixed sizes: rank s sends rank r
  * a block whose size depends on both, from none to 100000 ints, so that
  * on one host some travel inside a rank's shared-memory publication and
  * others as messages beside it, in any mix. Every block is checked, in
  * place too (symmetric counts), into a resized type that spreads the ints
- * out (gaps untouched), and with Alltoallw's per-rank types. */
+ * out (gaps untouched), and with Alltoallw's per-rank types. Variants: at
+ * most 100 bytes of blocks in a publication, and none (the point-to-point
+ * algorithms). */
 #include "common.h"
 
 static int rank, size;

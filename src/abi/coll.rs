@@ -1433,7 +1433,8 @@ fn contiguous_short(
 /// receive layout and every send is packed first, since the receives
 /// overwrite it.
 /// With `varied` (Alltoallv, Alltoallw) on an intracommunicator of one
-/// host, the blocks that fit go through the mailboxes (`varied_short`).
+/// host, the blocks that fit go through the mailboxes (`varied_short`;
+/// never with OXMPI_SHM_COLL_MAX=0).
 #[allow(clippy::too_many_arguments)]
 fn alltoall_layouts(
     st: &mut State,
@@ -1458,7 +1459,7 @@ fn alltoall_layouts(
         let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
             varied_short(e, m, stamp, (&send, src, in_place), (&recv, rbuf))
         };
-        if let Some(r) = mailbox_path(st, comm, how, true, short) {
+        if let Some(r) = mailbox_path(st, comm, how, coll::tuning::shm_max() > 0, short) {
             return r;
         }
     }

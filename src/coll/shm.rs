@@ -620,7 +620,8 @@ const BY_MESSAGE: u32 = u32::MAX;
 
 /// Alltoallv or alltoallw, whole where the blocks fit: every rank makes
 /// one publication, a table of (offset, length) per rank and then the
-/// blocks for the other ranks that fit, in rank order; a block that does
+/// blocks for the other ranks that fit (up to OXMPI_SHM_COLL_MAX bytes of
+/// them), in rank order; a block that does
 /// not fit goes as a message, which its table entry says. So the
 /// members agree without knowing each other's sizes: each reads every
 /// other's table. `sizes[r]`: bytes of this rank's block for rank r,
@@ -647,12 +648,13 @@ pub fn alltoallv(
     debug_assert!(n <= VARIED_MAX_RANKS);
     let table = 8 * n;
     // (offset, length) of each block in the publication, in rank order
-    // while they fit
+    // while they fit (and come to at most OXMPI_SHM_COLL_MAX bytes)
+    let cap = Boxes::Short.bytes().min(table + tuning::shm_max());
     let mut end = table;
     let entries: Vec<(u32, u32)> = (0..n)
         .map(|r| match sizes[r] {
             _ if r == me => (0, 0),
-            len if end + len <= Boxes::Short.bytes() => {
+            len if end + len <= cap => {
                 end += len;
                 ((end - len - table) as u32, len as u32)
             }
