@@ -1285,11 +1285,7 @@ fn allgather_any(
                     &mut staged[..]
                 };
                 match &send {
-                    Some(s) if s.ty.is_contiguous() => {
-                        // SAFETY: the user's send buffer holds its b bytes.
-                        all[me * b..(me + 1) * b].copy_from_slice(unsafe { Block { addr: sbuf, len: b }.bytes() })
-                    }
-                    Some(s) => all[me * b..(me + 1) * b].copy_from_slice(&s.pack(sbuf)),
+                    Some(s) => all[me * b..(me + 1) * b].copy_from_slice(&in_a_row(s, sbuf)),
                     None if !whole => all[me * b..(me + 1) * b].copy_from_slice(&layout[me].pack(rbuf)),
                     None => {}
                 }
@@ -1310,25 +1306,39 @@ fn allgather_any(
             // they are short in all (every rank knows every part's size)
             let total = layout.iter().map(Part::bytes).sum::<usize>();
             let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
-                let mine = match &send {
-                    Some(s) => in_a_row(s, sbuf),
-                    None => in_a_row(&layout[me], rbuf),
+                // each part's place: where it lies in recvbuf (from the
+                // lowest part on), or staged one after another
+                let contiguous = layout.iter().all(|l| l.ty.is_contiguous());
+                let lo = if contiguous { layout.iter().map(|l| l.offset).min().unwrap_or(0) } else { 0 };
+                let mut next = 0;
+                let at: Vec<std::ops::Range<usize>> = layout
+                    .iter()
+                    .map(|l| {
+                        let start = if contiguous { (l.offset - lo) as usize } else { next };
+                        next = start + l.bytes();
+                        start..next
+                    })
+                    .collect();
+                let span = at.iter().map(|r| r.end).max().unwrap_or(0);
+                let mut staged = Scratch::zeroed(if contiguous { 0 } else { span });
+                let all = if contiguous {
+                    // SAFETY: the parts lie in recvbuf (checked), apart from
+                    // each other (the standard's rule).
+                    unsafe { Block { addr: rbuf.wrapping_add_signed(lo), len: span }.bytes_mut() }
+                } else {
+                    &mut staged[..]
                 };
-                if let Some(s) = &send {
-                    unpacked(layout[me].at(rbuf), &layout[me].ty, &mine[..s.bytes()]);
+                match &send {
+                    // (its size is its part's, checked)
+                    Some(s) => all[at[me].clone()].copy_from_slice(&in_a_row(s, sbuf)),
+                    None if !contiguous => all[at[me].clone()].copy_from_slice(&layout[me].pack(rbuf)),
+                    None => {}
                 }
-                if layout.iter().all(|l| l.ty.is_contiguous()) {
-                    // SAFETY: each part lies in recvbuf (checked), apart
-                    // from the others (the standard's rule).
-                    let into =
-                        |r: usize| unsafe { Block { addr: layout[r].at(rbuf), len: layout[r].bytes() }.bytes_mut() };
-                    return shm::allgatherv(e, m, stamp, &mine, into);
-                }
-                let mut staged: Vec<Scratch> = layout.iter().map(|l| Scratch::zeroed(l.bytes())).collect();
-                let mut rest = staged.iter_mut().map(|s| Some(&mut s[..])).collect::<Vec<_>>();
-                let done = shm::allgatherv(e, m, stamp, &mine, |r| rest[r].take().expect("each part read once"));
-                for (r, l) in layout.iter().enumerate().filter(|&(r, _)| r != me) {
-                    unpacked(l.at(rbuf), &l.ty, &staged[r]);
+                let done = shm::allgather_whole(e, m, stamp, all, |r| at[r].clone());
+                if !contiguous {
+                    for (r, l) in layout.iter().enumerate() {
+                        unpacked(l.at(rbuf), &l.ty, &staged[at[r].clone()]);
+                    }
                 }
                 done
             };

@@ -507,37 +507,30 @@ pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) -> MpiResult<()> {
 /// Everyone's `b`-byte block, in rank order, into `all` (this rank's own
 /// block must be in place already).
 pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) -> MpiResult<()> {
-    let (n, me) = (m.group.size(), m.me);
+    let n = m.group.size();
     let b = all.len() / n.max(1);
     if whole(all.len()) {
-        e.publish(Boxes::Short, stamp, &all[me * b..(me + 1) * b], m.others(me))?;
-        let mut failed = FirstError::default();
-        for r in (0..n).filter(|&r| r != me) {
-            let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut all[r * b..(r + 1) * b])?;
-            failed.keep(check_size(r, seen.len, b));
-        }
-        return failed.result();
+        return allgather_whole(e, m, stamp, all, |r| r * b..(r + 1) * b);
     }
     allgather_cut(e, m, stamp, 0, all, |r| r * b..(r + 1) * b, Cut::new(b, 1), b)
 }
 
-/// Allgatherv, whole: this rank's part `mine` to every other rank, and
-/// every other rank r's part into `into(r)`, which has the room r's part
-/// takes.
-pub fn allgatherv<'a>(
+/// Every rank's part `at(r)` of `all` to every other, whole (this rank's
+/// own part is in place; the parts may have sizes of their own, as an
+/// allgatherv's, which every rank knows).
+pub fn allgather_whole(
     e: &mut Engine,
     m: &Members,
     stamp: u64,
-    mine: &[u8],
-    mut into: impl FnMut(usize) -> &'a mut [u8],
+    all: &mut [u8],
+    at: impl Fn(usize) -> Range<usize>,
 ) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
-    e.publish(Boxes::Short, stamp, mine, m.others(me))?;
+    e.publish(Boxes::Short, stamp, &all[at(me)], m.others(me))?;
     let mut failed = FirstError::default();
     for r in (0..n).filter(|&r| r != me) {
-        let out = into(r);
-        let want = out.len();
-        let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, out)?;
+        let want = at(r).len();
+        let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut all[at(r)])?;
         failed.keep(check_size(r, seen.len, want));
     }
     failed.result()
