@@ -1444,7 +1444,8 @@ fn contiguous_short(
 /// overwrite it.
 /// With `varied` (Alltoallv, Alltoallw) on an intracommunicator of one
 /// host, the blocks that fit go through the mailboxes (`varied_short`;
-/// never with OXMPI_SHM_COLL_MAX=0).
+/// never with OXMPI_SHM_COLL_MAX=0), and the algorithms for blocks all of
+/// one size are never taken (`algo::alltoall`).
 #[allow(clippy::too_many_arguments)]
 fn alltoall_layouts(
     st: &mut State,
@@ -1480,7 +1481,7 @@ fn alltoall_layouts(
         if between {
             inter::alltoall(p, &sends, &recvs);
         } else {
-            algo::alltoall(p, &sends, &recvs);
+            algo::alltoall(p, &sends, &recvs, !varied);
         }
         for (l, b) in recv.iter().zip(recvs) {
             l.finish(p, rbuf, b);

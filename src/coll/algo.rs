@@ -452,11 +452,15 @@ pub fn scatter(p: &mut Plan, blocks: &[Block], root: usize, mine: Block) {
 }
 
 /// Every rank sends `sends[r]` to rank r and receives into `recvs[r]`, by
-/// the algorithm `tuning` picks (Bruck only when all blocks are one size).
-/// The block for this rank is copied locally (as much as fits).
-pub fn alltoall(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
+/// the algorithm `tuning` picks. The block for this rank is copied locally
+/// (as much as fits). With `alike` (MPI_Alltoall: every rank's blocks are
+/// one size, so every rank sees what this one sees) and all blocks one
+/// size, Bruck may be picked; never for an Alltoallv, where one rank's
+/// blocks may be all alike while another's are not, and ranks that pick
+/// different algorithms would exchange blocks they do not expect.
+pub fn alltoall(p: &mut Plan, sends: &[Block], recvs: &[Block], alike: bool) {
     let len = sends[0].len;
-    let uniform = sends.iter().chain(recvs).all(|b| b.len == len);
+    let uniform = alike && sends.iter().chain(recvs).all(|b| b.len == len);
     match tuning::alltoall(p.n, uniform.then_some(len)) {
         Alltoall::Pairwise => alltoall_pairwise(p, sends, recvs),
         Alltoall::Bruck => alltoall_bruck(p, sends, recvs),
