@@ -34,6 +34,8 @@ int main(int argc, char **argv)
     EXPECT(MPI_Send(&x, 1, MPI_INT, 0, 0, MPI_COMM_NULL), MPI_ERR_COMM);
     EXPECT(MPI_Send(&x, 1, MPI_INT, 0, 0, (MPI_Comm)0x44000077), MPI_ERR_COMM);
     EXPECT(MPI_Send(NULL, 4, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Send(MPI_IN_PLACE, 1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+    EXPECT(MPI_Recv(MPI_IN_PLACE, 1, MPI_INT, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_BUFFER);
     MPI_Request bogus = (MPI_Request)0x12345678;
     EXPECT(MPI_Wait(&bogus, MPI_STATUS_IGNORE), MPI_ERR_REQUEST);
     MPI_Request stale = (MPI_Request)0xac00ffff;

@@ -290,7 +290,13 @@ pub(super) fn check_count(count: i64, datatype: c_int) -> MpiResult<(usize, Type
     Ok((count as usize, handles::committed(datatype)?))
 }
 
+/// A buffer argument that holds data here: not null when there is any,
+/// and not MPI_IN_PLACE (the callers have dealt with the places the
+/// standard allows it, so here it is one it forbids).
 pub(super) fn check_buf(buf: *const c_void, count: usize, ty: &TypeInfo, name: &str) -> MpiResult<()> {
+    if is_in_place(buf) {
+        return err!(Buffer, "{name} is MPI_IN_PLACE, which is not allowed there");
+    }
     if buf.is_null() && count > 0 && ty.size > 0 && ty.contents.is_none() {
         return err!(Buffer, "{name} is a null pointer but count is {count}");
     }

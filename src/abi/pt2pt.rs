@@ -33,6 +33,9 @@ pub fn check_buffer(buf: *const c_void, count: i64, datatype: c_int) -> MpiResul
         return err!(Count, "count {count} is negative");
     }
     let ty = handles::committed(datatype)?;
+    if super::coll::is_in_place(buf) {
+        return err!(Buffer, "the buffer is MPI_IN_PLACE, which point-to-point calls do not take");
+    }
     // A derived type may address absolute memory from MPI_BOTTOM (null).
     if buf.is_null() && count > 0 && ty.size > 0 && ty.contents.is_none() {
         return err!(Buffer, "buffer is a null pointer but count is {count}");
