@@ -50,16 +50,22 @@ impl Engine {
     fn drain(&mut self, src: usize) {
         let mut matched = false;
         let mut took = false;
+        let mut replies = None;
         loop {
             if self.queues.unexpected_bytes > self.unexpected_budget
                 && !self.queues.wants_from(src)
                 && self.outbox_frames == 0
+                && self.peek_frame(src).is_some_and(|(h, _)| queues_up(h.kind))
+                && !*replies.get_or_insert_with(|| self.awaits_reply(src))
             {
-                // Over budget: leave this sender's frames in its ring (it
-                // waits) until we post a receive it can fill, unless our
-                // own frames wait for room: the sends they finish may be
-                // what we wait for, and the ranks we send to may wait in
-                // turn for room to us (or to a rank that waits for us).
+                // Over budget: leave this sender's messages in its ring
+                // (it waits) until we post a receive they can fill, unless
+                // our own frames wait for room (the sends they finish may
+                // be what we wait for, and the ranks we send to may wait in
+                // turn for room to us, or to a rank that waits for us), or
+                // a send of ours to it waits for its reply, which may be
+                // behind them. Replies and data for receives under way
+                // are taken: they queue nothing.
                 break;
             }
             let Some((h, payload)) = self.peek_frame(src) else { break };
@@ -86,6 +92,15 @@ impl Engine {
                 self.seg.took_frames(l);
             }
         }
+    }
+
+    /// Whether a send of ours to `src` waits for its reply (an Ack, Cts or
+    /// Fin): only asked over the unexpected-message budget.
+    fn awaits_reply(&self, src: usize) -> bool {
+        self.requests.live().any(|(_, r)| {
+            matches!(r, Request::Send(s) if s.dst == src
+                && matches!(s.state, SendState::AwaitingAck | SendState::AwaitingReceiver))
+        })
     }
 
     /// Act on one frame; true when it was an eager message that filled a
@@ -311,4 +326,10 @@ impl Engine {
             }
         }
     }
+}
+
+/// Whether a frame of `kind` that no posted receive wants joins the
+/// unexpected queue (a message, or the first part of a long one).
+fn queues_up(kind: u32) -> bool {
+    kind == FrameKind::Eager as u32 || kind == FrameKind::Rts as u32 || kind == FrameKind::Early as u32
 }
