@@ -55,7 +55,7 @@ impl Engine {
             if self.queues.unexpected_bytes > self.unexpected_budget
                 && !self.queues.wants_from(src)
                 && self.outbox_frames == 0
-                && self.peek_frame(src).is_some_and(|(h, _)| queues_up(h.kind))
+                && self.head_queues_up(src)
                 && !*replies.get_or_insert_with(|| self.awaits_reply(src))
             {
                 // Over budget: leave this sender's messages in its ring
@@ -91,6 +91,18 @@ impl Engine {
                 // the sender may sleep until its ring to us has room
                 self.seg.took_frames(l);
             }
+        }
+    }
+
+    /// Whether the next frame from `src`, which no posted receive wants,
+    /// would join the unexpected queue: a message, or the first part of a
+    /// long one whose receive is not yet matched.
+    fn head_queues_up(&mut self, src: usize) -> bool {
+        let Some((h, _)) = self.peek_frame(src) else { return false };
+        match FrameKind::from_u32(h.kind) {
+            Some(FrameKind::Eager | FrameKind::Rts) => true,
+            Some(FrameKind::Early) => !self.early_to.contains_key(&(h.src as usize, h.a)),
+            _ => false,
         }
     }
 
@@ -326,10 +338,4 @@ impl Engine {
             }
         }
     }
-}
-
-/// Whether a frame of `kind` that no posted receive wants joins the
-/// unexpected queue (a message, or the first part of a long one).
-fn queues_up(kind: u32) -> bool {
-    kind == FrameKind::Eager as u32 || kind == FrameKind::Rts as u32 || kind == FrameKind::Early as u32
 }
