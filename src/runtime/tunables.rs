@@ -17,8 +17,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_UNEXPECTED_BYTES",
         default: "67108864",
-        meaning:
-            "eager bytes a rank buffers for unposted receives before it stops draining senders it is not waiting on",
+        meaning: "eager bytes a rank buffers for unposted receives before it leaves new messages from senders it is not waiting on where they are (replies to its own sends still come through)",
     },
     Tunable {
         name: "OXMPI_TRANSPORT",
