@@ -7,9 +7,10 @@
  * messages sent before the Ack (so the Ack sits behind messages that
  * would join the unexpected queue); then rank 1 receives a long message
  * from rank 0 (over TCP its first part follows the RTS in an Early frame,
- * which belongs to the receive matched a frame before). Rank 1 used to
- * leave rank 0's frames where they were, replies and all, and both waited
- * for ever. */
+ * which belongs to the receive matched a frame before). Last, MPI_Probe,
+ * MPI_Mprobe and MPI_Iprobe (of any source) find messages behind more
+ * than the budget of others. Rank 1 used to leave rank 0's frames where
+ * they were, replies and all, and waited for ever. */
 #include "common.h"
 
 #define SMALL 16
@@ -58,6 +59,25 @@ int main(int argc, char **argv)
                 }
             CHECK(bad == 0, "round %d: %d short messages wrong", round, bad);
         }
+    }
+    /* a probe for a message behind more than the budget of others */
+    if (rank == 0) {
+        for (int i = 0; i < SMALL; i++) MPI_Send(small, sizeof small, MPI_CHAR, 1, 201, MPI_COMM_WORLD);
+        MPI_Send(small, 8, MPI_CHAR, 1, 202, MPI_COMM_WORLD);
+        MPI_Send(small, 8, MPI_CHAR, 1, 203, MPI_COMM_WORLD);
+    } else if (rank == 1) {
+        MPI_Status st;
+        int flag = 0, n = -1;
+        MPI_Probe(0, 202, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_CHAR, &n);
+        CHECK(n == 8 && st.MPI_TAG == 202, "MPI_Probe: %d bytes, tag %d", n, st.MPI_TAG);
+        MPI_Message m;
+        MPI_Mprobe(0, 202, MPI_COMM_WORLD, &m, &st);
+        MPI_Mrecv(small, 8, MPI_CHAR, &m, MPI_STATUS_IGNORE);
+        for (long spins = 0; !flag && spins < 100000000; spins++) MPI_Iprobe(MPI_ANY_SOURCE, 203, MPI_COMM_WORLD, &flag, &st);
+        CHECK(flag && st.MPI_SOURCE == 0, "MPI_Iprobe of any source found %s", flag ? "another source" : "nothing");
+        MPI_Recv(small, 8, MPI_CHAR, 0, 203, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < SMALL; i++) MPI_Recv(small, sizeof small, MPI_CHAR, 0, 201, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     free(big);
     return finish();

@@ -47,7 +47,7 @@ impl Engine {
     /// the ring for the next call: a program receiving a stream of
     /// messages one by one then takes each straight from its slot into its
     /// buffer, instead of copying it out and back in as unexpected.
-    fn drain(&mut self, src: usize) {
+    pub(super) fn drain(&mut self, src: usize) {
         let mut matched = false;
         let mut took = false;
         let mut replies = None;
