@@ -48,6 +48,19 @@ typedef struct {
     int null_counts; /* pass NULL for the arrays of counts */
 } Args;
 
+/* Good arguments: one double from and to each rank, summed. */
+static Args good_args(const double *sb, double *rb, MPI_Request *req)
+{
+    Args a = {sb, rb, 1, 0, {0}, {0}, {0}, MPI_DOUBLE, {0}, MPI_SUM, MPI_COMM_WORLD, req, 0};
+    for (int r = 0; r < size; r++) {
+        a.counts[r] = 1;
+        a.displs[r] = r;
+        a.bytes[r] = r * (int)sizeof(double);
+        a.types[r] = MPI_DOUBLE;
+    }
+    return a;
+}
+
 /* Call `op` one `way` with `a`; return what the (first) call returned. A
  * persistent one that is created is also started, waited for and freed. */
 static int call(int op, int way, Args *a)
@@ -172,13 +185,7 @@ int main(int argc, char **argv)
                 if (kind == COUNT && reduces(op) && getenv("OXMPI_TEST_REFERENCE"))
                     continue;
                 MPI_Request req;
-                Args a = {sb, rb, 1, 0, {0}, {0}, {0}, MPI_DOUBLE, {0}, MPI_SUM, MPI_COMM_WORLD, &req};
-                for (int r = 0; r < size; r++) {
-                    a.counts[r] = 1;
-                    a.displs[r] = r;
-                    a.bytes[r] = r * (int)sizeof(double);
-                    a.types[r] = MPI_DOUBLE;
-                }
+                Args a = good_args(sb, rb, &req);
                 switch (kind) {
                 case COMM_NULL: a.comm = MPI_COMM_NULL; break;
                 case COMM_UNKNOWN: a.comm = (MPI_Comm)0x44000077; break;
@@ -217,13 +224,7 @@ int main(int argc, char **argv)
                 CHECK(cls == want || cls == also,
                       "%s %s with %s: error class %d, not %d", way_name(way), names[op], kinds[kind], cls, want);
                 /* nothing went out: a good call right after works */
-                Args good = {sb, rb, 1, 0, {0}, {0}, {0}, MPI_DOUBLE, {0}, MPI_SUM, MPI_COMM_WORLD, &req};
-                for (int r = 0; r < size; r++) {
-                    good.counts[r] = 1;
-                    good.displs[r] = r;
-                    good.bytes[r] = r * (int)sizeof(double);
-                    good.types[r] = MPI_DOUBLE;
-                }
+                Args good = good_args(sb, rb, &req);
                 for (int i = 0; i < 64; i++) sb[i] = rank + i;
                 e = call(op, way, &good);
                 CHECK(e == MPI_SUCCESS, "%s %s right after the one with %s: error %d", way_name(way), names[op],
