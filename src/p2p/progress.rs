@@ -50,22 +50,22 @@ impl Engine {
     pub(super) fn drain(&mut self, src: usize) {
         let mut matched = false;
         let mut took = false;
-        let mut replies = None;
+        let mut waiting = None;
         loop {
             if self.queues.unexpected_bytes > self.unexpected_budget
                 && !self.queues.wants_from(src)
                 && self.outbox_frames == 0
                 && self.head_queues_up(src)
-                && !*replies.get_or_insert_with(|| self.awaits_reply(src))
+                && !*waiting.get_or_insert_with(|| self.waits_on(src))
             {
                 // Over budget: leave this sender's messages in its ring
                 // (it waits) until we post a receive they can fill, unless
                 // our own frames wait for room (the sends they finish may
                 // be what we wait for, and the ranks we send to may wait in
                 // turn for room to us, or to a rank that waits for us), or
-                // a send of ours to it waits for its reply, which may be
-                // behind them. Replies and data for receives under way
-                // are taken: they queue nothing.
+                // we wait on a reply to a send of ours or the data of a
+                // long message from it, which may be behind them. Replies
+                // and data are taken: they queue nothing.
                 break;
             }
             let Some((h, payload)) = self.peek_frame(src) else { break };
@@ -106,12 +106,18 @@ impl Engine {
         }
     }
 
-    /// Whether a send of ours to `src` waits for its reply (an Ack, Cts or
-    /// Fin): only asked over the unexpected-message budget.
-    fn awaits_reply(&self, src: usize) -> bool {
-        self.requests.live().any(|(_, r)| {
-            matches!(r, Request::Send(s) if s.dst == src
-                && matches!(s.state, SendState::AwaitingAck | SendState::AwaitingReceiver))
+    /// Whether we wait on frames from `src` that no posted receive shows:
+    /// the reply to a send of ours (an Ack, Cts or Fin), or the data of a
+    /// long message a receive (or MPI_Mrecv) has matched. Only asked over
+    /// the unexpected-message budget.
+    fn waits_on(&self, src: usize) -> bool {
+        self.requests.live().any(|(_, r)| match r {
+            Request::Send(s) => s.dst == src && matches!(s.state, SendState::AwaitingAck | SendState::AwaitingReceiver),
+            Request::Recv(r) => {
+                matches!(r.state, RecvState::Receiving { .. } | RecvState::Split { .. })
+                    && usize::try_from(r.status.source).is_ok_and(|q| r.group.world_rank(q) == src)
+            }
+            _ => false,
         })
     }
 
