@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SHM_COLL_MAX=0;OXMPI_COLL_ALLTOALL=bruck,OXMPI_COLL_ALLGATHER=recursive_doubling,OXMPI_COLL_BCAST=scatter_allgather
+/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SHM_COLL_MAX=0;OXMPI_UNEXPECTED_BYTES=4096;OXMPI_COLL_ALLTOALL=bruck,OXMPI_COLL_ALLGATHER=recursive_doubling,OXMPI_COLL_BCAST=scatter_allgather
  * A long random sequence of collectives, every choice drawn alike on
  * every rank from one seed (COLL_RANDOM_SEED, COLL_RANDOM_STEPS): the
  * operation, the communicator (the world, the world in reverse order,
@@ -11,7 +11,10 @@
  * against an image computed here. Written to catch ranks that pick
  * different ways through one valid call from what each sees alone (as
  * an Alltoallv did, whose ranks with blocks all of one size took Bruck's
- * algorithm alone). COLL_RANDOM_SAY=1 prints each step's operation.
+ * algorithm alone). A variant runs over a 4 KiB unexpected-message
+ * budget (OXMPI_UNEXPECTED_BYTES), where it found ranks that left the
+ * replies their sends waited for in the ring. COLL_RANDOM_SAY=1 prints
+ * each step's operation.
  * Debian's MPICH 4.0.2 fails this test on its own: a persistent
  * collective on the strided type trips an assertion in its datatype
  * engine, an in-place Ialltoallw with mixed types truncates, and an
