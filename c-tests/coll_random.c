@@ -32,12 +32,6 @@ static const char *names[] = {"Bcast", "Gather", "Gatherv", "Scatter", "Scatterv
 #define MAXR 8
 #define SENTINEL (-7)
 
-static unsigned long long seed = 20261124;
-static unsigned rnd(unsigned n)
-{
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (unsigned)(seed >> 33) % n;
-}
 
 /* A datatype seen as ints: `ipu` ints per item, items `ext` ints apart. */
 typedef struct {
@@ -139,12 +133,12 @@ static long draw_count(int cls)
     static const long lo[] = {0, 2, 18, 1026, 8194}, hi[] = {0, 16, 1024, 8192, 65536};
     if (cls == 0)
         return 0;
-    return (lo[cls] + rnd(hi[cls] - lo[cls] + 1)) & ~1L;
+    return (lo[cls] + draw(hi[cls] - lo[cls] + 1)) & ~1L;
 }
 
 static int draw_class(void)
 {
-    int c = rnd(20);
+    int c = draw(20);
     return c < 3 ? 0 : c < 8 ? 1 : c < 14 ? 2 : c < 18 ? 3 : 4;
 }
 
@@ -154,21 +148,21 @@ static void data_op(int op, MPI_Comm comm, int me, int n)
      * world, of different sizes, draw alike */
     const Ty *st[MAXR], *rt[MAXR];
     for (int r = 0; r < MAXR; r++) {
-        st[r] = &tys[rnd(2)];
-        rt[r] = &tys[rnd(2)];
+        st[r] = &tys[draw(2)];
+        rt[r] = &tys[draw(2)];
     }
-    int cls = draw_class(), reverse = rnd(2);
+    int cls = draw_class(), reverse = draw(2);
     long m[MAXR][MAXR]; /* ints rank s sends rank d */
     long one = draw_count(cls);
     int varied = op == GATHERV || op == SCATTERV || op == ALLGATHERV || op == ALLTOALLV || op == ALLTOALLW;
     int symmetric = inplace && (op == ALLTOALLV || op == ALLTOALLW);
     /* the v forms' counts: drawn for each pair; or all alike; or one
      * rank's all alike (`odd`'s sends and receives) and the others' not */
-    int shape = varied ? rnd(3) : 1, odd = rnd(n);
+    int shape = varied ? draw(3) : 1, odd = draw(n);
     long other = draw_count(cls);
     for (int s = 0; s < MAXR; s++)
         for (int d = 0; d < MAXR; d++) {
-            long drawn = rnd(5) ? draw_count(cls) : 0;
+            long drawn = draw(5) ? draw_count(cls) : 0;
             m[s][d] = shape == 0 ? drawn : shape == 1 || s == odd || d == odd ? one : other;
         }
     if (op == ALLGATHERV || op == GATHERV)
@@ -194,12 +188,12 @@ static void data_op(int op, MPI_Comm comm, int me, int n)
     }
     if (op == ALLTOALLW)
         for (int r = 0; r < n; r++) {
-            mine_r[r] = &tys[(me + r + (int)seed) & 1];
-            mine_s[r] = &tys[(me + r + (int)seed) & 1];
+            mine_r[r] = &tys[(me + r + (int)test_seed) & 1];
+            mine_s[r] = &tys[(me + r + (int)test_seed) & 1];
         }
     if (op == ALLTOALLW && !symmetric) {
         /* a pair's types differ freely: only the ints must agree */
-        for (int r = 0; r < n; r++) mine_s[r] = &tys[(me * 3 + r + (int)seed) & 1];
+        for (int r = 0; r < n; r++) mine_s[r] = &tys[(me * 3 + r + (int)test_seed) & 1];
     }
     Lay S, R;
     int c_s[MAXR], d_s[MAXR], c_r[MAXR], d_r[MAXR], sbytes[MAXR], rbytes[MAXR];
@@ -370,7 +364,7 @@ static void fold(int *out, int matrices, long ints, int lo, int hi)
 
 static void reduce_op(int op, MPI_Comm comm, int me, int n)
 {
-    int matrices = rnd(2), cls = draw_class();
+    int matrices = draw(2), cls = draw_class();
     MPI_Datatype dt = matrices ? mat : MPI_INT;
     MPI_Op o = matrices ? mat_op : MPI_SUM;
     int ipu = matrices ? 4 : 1;
@@ -445,7 +439,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     if (getenv("COLL_RANDOM_SEED"))
-        seed = strtoull(getenv("COLL_RANDOM_SEED"), NULL, 0);
+        test_seed = strtoull(getenv("COLL_RANDOM_SEED"), NULL, 0);
     int steps = getenv("COLL_RANDOM_STEPS") ? atoi(getenv("COLL_RANDOM_STEPS")) : 1000;
     MPI_Datatype pair;
     MPI_Type_vector(2, 1, 2, MPI_INT, &pair);
@@ -461,16 +455,16 @@ int main(int argc, char **argv)
     MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - wrank, &comms[1]);
     MPI_Comm_split(MPI_COMM_WORLD, wrank % 2, wrank, &comms[2]);
     for (it = 0; it < steps; it++) {
-        int op = rnd(OPS), c = rnd(3), me, n;
+        int op = draw(OPS), c = draw(3), me, n;
         if (getenv("COLL_RANDOM_SAY") && wrank == 0)
             fprintf(stderr, "step %d: %s\n", it, names[op]);
         MPI_Comm comm = comms[c];
         cname = cnames[c];
         MPI_Comm_rank(comm, &me);
         MPI_Comm_size(comm, &n);
-        way = rnd(3);
-        root = rnd(n);
-        inplace = way != PERSISTENT && rnd(3) == 0;
+        way = draw(3);
+        root = draw(n);
+        inplace = way != PERSISTENT && draw(3) == 0;
         if (op == BARRIER) {
             RUN(MPI_Barrier, MPI_Ibarrier, MPI_Barrier_init, comm);
         } else if (op >= REDUCE) {

@@ -23,6 +23,15 @@ static inline void mat2_product(void *in, void *inout, int *len, MPI_Datatype *t
     }
 }
 
+/* A random number below n, from a seed every rank sets alike, so that
+ * all ranks draw the same sequence (the random tests). */
+static unsigned long long test_seed = 20261124;
+static inline unsigned draw(unsigned n)
+{
+    test_seed = test_seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (unsigned)(test_seed >> 33) % n;
+}
+
 #define CHECK(cond, ...)                                                   \
     do {                                                                   \
         if (!(cond)) {                                                     \

@@ -14,12 +14,6 @@
 
 #define MAXM 12
 
-static unsigned long long seed = 424242;
-static unsigned rnd(unsigned n)
-{
-    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (unsigned)(seed >> 33) % n;
-}
 
 typedef struct {
     int src, dst, tag, len, mode, how, any;
@@ -34,8 +28,9 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    test_seed = 424242;
     if (getenv("P2P_RANDOM_SEED"))
-        seed = strtoull(getenv("P2P_RANDOM_SEED"), NULL, 0);
+        test_seed = strtoull(getenv("P2P_RANDOM_SEED"), NULL, 0);
     int steps = getenv("P2P_RANDOM_STEPS") ? atoi(getenv("P2P_RANDOM_STEPS")) : 400;
     static const int lens[] = {0, 1, 8, 200, 1000, 5000, 40000, 300000, 2100000};
     char *sbuf[MAXM], *rbuf[MAXM];
@@ -45,21 +40,21 @@ int main(int argc, char **argv)
     }
     for (step = 0; step < steps; step++) {
         Msg msg[MAXM];
-        int nm = 1 + rnd(MAXM), recv_first = rnd(2);
+        int nm = 1 + draw(MAXM), recv_first = draw(2);
         for (int m = 0; m < nm; m++) {
             Msg *x = &msg[m];
-            x->src = rnd(size);
-            x->dst = rnd(size);
+            x->src = draw(size);
+            x->dst = draw(size);
             /* big ones are rarer */
-            int k = rnd(9);
-            x->len = lens[k >= 7 && rnd(3) ? k - 3 : k];
-            x->mode = rnd(4); /* Send, Isend, Ssend, Issend */
-            x->how = rnd(4);  /* Irecv, Recv, Probe + Recv, Mprobe + Mrecv */
-            x->any = rnd(4) == 0;
+            int k = draw(9);
+            x->len = lens[k >= 7 && draw(3) ? k - 3 : k];
+            x->mode = draw(4); /* Send, Isend, Ssend, Issend */
+            x->how = draw(4);  /* Irecv, Recv, Probe + Recv, Mprobe + Mrecv */
+            x->any = draw(4) == 0;
             /* tags 0 and 1 are shared: order matters; a message received
              * from any source has a tag of its own (a sender may already
              * be in the next step) */
-            x->tag = x->any ? 1000 + step % 2000 * MAXM + m : (int)rnd(2);
+            x->tag = x->any ? 1000 + step % 2000 * MAXM + m : (int)draw(2);
             if (!recv_first && (x->mode == 0 || x->mode == 2) && x->src != x->dst) /* blocking before receives: */
                 x->mode += 1;                                                     /* would wait for ever */
             if (x->src == x->dst && (x->mode == 0 || x->mode == 2))
@@ -73,7 +68,7 @@ int main(int argc, char **argv)
         int order[MAXM];
         for (int m = 0; m < nm; m++) order[m] = m;
         for (int m = nm - 1; m > 0; m--) {
-            int j = rnd(m + 1), t = order[m];
+            int j = draw(m + 1), t = order[m];
             order[m] = order[j];
             order[j] = t;
         }

@@ -68,6 +68,10 @@ pub struct Engine {
     /// The eager limit towards ranks reached over TCP.
     tcp_eager_limit: usize,
     unexpected_budget: usize,
+    /// The source a probe under way looks for (Some(None): any): over the
+    /// budget, its messages are still taken (`progress::drain`), since a
+    /// probe sees only the unexpected queue.
+    probing: Option<Option<usize>>,
     queues: Queues,
     requests: Slab,
     /// Per destination: frames that found the ring full, oldest first.
@@ -143,6 +147,7 @@ impl Engine {
             eager_limit,
             tcp_eager_limit: cfg.tcp_eager_limit,
             unexpected_budget: cfg.unexpected_budget,
+            probing: None,
             queues: Queues::default(),
             requests: Slab::default(),
             outbox: (0..size).map(|_| VecDeque::new()).collect(),

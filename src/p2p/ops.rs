@@ -29,27 +29,17 @@ impl Engine {
 
     /// MPI_Iprobe: the status of a matching message, if one has arrived.
     pub fn iprobe(&mut self, w: Want, group: &Group) -> Option<Status> {
-        self.progress();
-        self.probe_status(&w, group).or_else(|| {
-            self.drain_over_budget(&w);
-            self.probe_status(&w, group)
-        })
+        self.progress_probing(&w);
+        self.probe_status(&w, group)
     }
 
-    /// Over the unexpected-message budget, `progress` leaves the messages
-    /// of senders no receive waits for in their rings, where a probe does
-    /// not see them: take those of the probe's sources all the same (a
-    /// probe must find a message that was sent; MPI's progress rule).
-    fn drain_over_budget(&mut self, w: &Want) {
-        if self.queues.unexpected_bytes <= self.unexpected_budget {
-            return;
-        }
-        let budget = std::mem::replace(&mut self.unexpected_budget, usize::MAX);
-        match w.src {
-            Some(src) => self.drain(src),
-            None => (0..self.size).for_each(|src| self.drain(src)),
-        }
-        self.unexpected_budget = budget;
+    /// `progress` for a probe: over the unexpected-message budget, the
+    /// messages of its sources are taken all the same (a probe must find a
+    /// message that was sent, and it looks only at the unexpected queue).
+    fn progress_probing(&mut self, w: &Want) {
+        self.probing = Some(w.src);
+        self.progress();
+        self.probing = None;
     }
 
     /// MPI_Probe: block until a matching message has arrived.
@@ -66,11 +56,8 @@ impl Engine {
     /// MPI_Improbe: take a matching message out of the queues, so only the
     /// MPI_Mrecv of its handle can receive it.
     pub fn improbe(&mut self, w: Want, group: &Group) -> Option<(ReqId, Status)> {
-        self.progress();
-        let status = self.probe_status(&w, group).or_else(|| {
-            self.drain_over_budget(&w);
-            self.probe_status(&w, group)
-        })?;
+        self.progress_probing(&w);
+        let status = self.probe_status(&w, group)?;
         let u = self.queues.take_unexpected(&w)?;
         if let Body::Eager { ack: Some(sreq), .. } = u.body {
             // Matched now: a synchronous sender may complete.

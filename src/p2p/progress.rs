@@ -47,19 +47,21 @@ impl Engine {
     /// the ring for the next call: a program receiving a stream of
     /// messages one by one then takes each straight from its slot into its
     /// buffer, instead of copying it out and back in as unexpected.
-    pub(super) fn drain(&mut self, src: usize) {
+    fn drain(&mut self, src: usize) {
         let mut matched = false;
         let mut took = false;
         let mut waiting = None;
         loop {
             if self.queues.unexpected_bytes > self.unexpected_budget
                 && !self.queues.wants_from(src)
+                && self.probing.is_none_or(|p| p.is_some_and(|p| p != src))
                 && self.outbox_frames == 0
                 && self.head_queues_up(src)
                 && !*waiting.get_or_insert_with(|| self.waits_on(src))
             {
                 // Over budget: leave this sender's messages in its ring
-                // (it waits) until we post a receive they can fill, unless
+                // (it waits) until we post a receive they can fill or probe
+                // for them, unless
                 // our own frames wait for room (the sends they finish may
                 // be what we wait for, and the ranks we send to may wait in
                 // turn for room to us, or to a rank that waits for us), or
