@@ -42,15 +42,38 @@ impl ErrorClass {
     }
 }
 
+/// An error: boxed, so that an `MpiResult<()>` is one pointer, returned
+/// in a register through every layer of a call. Unboxed, its 32 bytes
+/// went through memory at each return, and each caller's wide load of
+/// them stalled on the callee's narrower stores. Measured, 2 ranks, 8 B,
+/// medians of 5 alternating runs: bcast 0.104 -> 0.089 us, gather 0.152
+/// -> 0.133, scatter 0.143 -> 0.124, allreduce 0.194 -> 0.181.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MpiError {
+pub struct MpiError(Box<Body>);
+
+/// What an error says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Body {
     pub class: ErrorClass,
     pub msg: String,
 }
 
 impl MpiError {
+    #[cold]
     pub fn new(class: ErrorClass, msg: impl Into<String>) -> Self {
-        MpiError { class, msg: msg.into() }
+        MpiError(Box::new(Body { class, msg: msg.into() }))
+    }
+
+    /// Its sentence, taken.
+    pub fn into_msg(self) -> String {
+        self.0.msg
+    }
+}
+
+impl std::ops::Deref for MpiError {
+    type Target = Body;
+    fn deref(&self) -> &Body {
+        &self.0
     }
 }
 

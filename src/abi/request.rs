@@ -111,7 +111,7 @@ fn array_error(done: &[Status]) -> MpiResult<()> {
     match done.iter().find(|s| s.error != 0) {
         None => Ok(()),
         Some(s) => {
-            let e = status_error(s).err().map_or_else(String::new, |e| e.msg);
+            let e = status_error(s).err().map_or_else(String::new, |e| e.into_msg());
             Err(MpiError::new(ErrorClass::InStatus, format!("a request failed, see each status's MPI_ERROR: {e}")))
         }
     }
