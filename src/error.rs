@@ -64,6 +64,15 @@ impl MpiError {
         MpiError(Box::new(Body { class, msg: msg.into() }))
     }
 
+    /// `new` with the sentence formatted here, out of the caller's way:
+    /// what `err!` calls, so that the checks on every call's path stay
+    /// small enough to inline.
+    #[cold]
+    #[inline(never)]
+    pub fn args(class: ErrorClass, msg: fmt::Arguments) -> Self {
+        Self::new(class, fmt::format(msg))
+    }
+
     /// Its sentence, taken.
     pub fn into_msg(self) -> String {
         self.0.msg
@@ -89,7 +98,7 @@ pub type MpiResult<T> = Result<T, MpiError>;
 #[macro_export]
 macro_rules! err {
     ($class:ident, $($fmt:tt)+) => {
-        Err($crate::error::MpiError::new($crate::error::ErrorClass::$class, format!($($fmt)+)))
+        Err($crate::error::MpiError::args($crate::error::ErrorClass::$class, format_args!($($fmt)+)))
     };
 }
 
