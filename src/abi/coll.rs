@@ -1511,11 +1511,21 @@ fn varied_short(
 ) -> MpiResult<()> {
     let ((sends, sbuf, in_place), (recvs, rbuf)) = (send, recv);
     let me = m.me;
-    let row =
-        |l: &Part, buf: usize| if in_place { std::borrow::Cow::Owned(l.pack(buf).to_vec()) } else { in_a_row(l, buf) };
-    let out: Vec<_> = sends.iter().map(|l| row(l, sbuf)).collect();
+    // the blocks in a row: packed first when in place (the receives
+    // overwrite them) or not contiguous, else the user's own
+    let mut packed = Vec::new();
+    if in_place || sends.iter().any(|l| !l.ty.is_contiguous()) {
+        packed = sends.iter().map(|l| l.pack(sbuf)).collect();
+    }
+    let out = |r: usize| -> &[u8] {
+        match packed.get(r) {
+            Some(p) => p,
+            // SAFETY: checked to hold the part's items, contiguous.
+            None => unsafe { Block { addr: sends[r].at(sbuf), len: sends[r].bytes() }.bytes() },
+        }
+    };
     // this rank's own block (at most its room, checked)
-    unpacked(recvs[me].at(rbuf), &recvs[me].ty, &out[me]);
+    unpacked(recvs[me].at(rbuf), &recvs[me].ty, out(me));
     // a non-contiguous block that comes as a message lands staged
     let mut landing: Vec<Option<Scratch>> = Vec::new();
     if recvs.iter().any(|l| !l.ty.is_contiguous()) {
@@ -1524,20 +1534,18 @@ fn varied_short(
     let mut by_message = Vec::new();
     let (ctx, tag) = ((stamp >> 32) as u32, crate::p2p::mailbox::aside_tag(stamp as u32));
     let byte = crate::datatype::byte();
-    let sizes: Vec<usize> = sends.iter().map(Part::bytes).collect();
-    let expect: Vec<usize> = recvs.iter().map(Part::bytes).collect();
     let (posted, sizes_ok) = shm::alltoallv(
         e,
         m,
         stamp,
-        &sizes,
-        |r, into| into.copy_from_slice(&out[r]),
-        &expect,
+        |r| sends[r].bytes(),
+        |r, into| into.copy_from_slice(out(r)),
+        |q| recvs[q].bytes(),
         |q, data| unpacked(recvs[q].at(rbuf), &recvs[q].ty, data),
         |e, r| {
             let a = crate::p2p::SendArgs {
-                buf: out[r].as_ptr(),
-                count: out[r].len(),
+                buf: out(r).as_ptr(),
+                count: out(r).len(),
                 ty: byte.clone(),
                 dst: Some(m.group.world_rank(r)),
                 tag,
@@ -1555,7 +1563,7 @@ fn varied_short(
             let buf = staged.map_or(recvs[q].at(rbuf), |s| s.as_mut_ptr() as usize);
             let a = crate::p2p::request::RecvArgs {
                 buf,
-                count: expect[q],
+                count: recvs[q].bytes(),
                 ty: byte.clone(),
                 src: Some(m.group.world_rank(q)),
                 tag: Some(tag),

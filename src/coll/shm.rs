@@ -617,8 +617,8 @@ const BY_MESSAGE: u32 = u32::MAX;
 /// them), in rank order; a block that does
 /// not fit goes as a message, which its table entry says. So the
 /// members agree without knowing each other's sizes: each reads every
-/// other's table. `sizes[r]`: bytes of this rank's block for rank r,
-/// which `fill(r, out)` writes; `expect[q]`: bytes expected from rank q,
+/// other's table. `sizes(r)`: bytes of this rank's block for rank r,
+/// which `fill(r, out)` writes; `expect(q)`: bytes expected from rank q,
 /// whose block `land(q, data)` takes when it came in the publication;
 /// `send(e, r)` and `recv(e, q)` post the messages. Returns the requests
 /// posted, for the caller to wait for, and the first error of sizes
@@ -630,9 +630,9 @@ pub fn alltoallv(
     e: &mut Engine,
     m: &Members,
     stamp: u64,
-    sizes: &[usize],
+    sizes: impl Fn(usize) -> usize,
     mut fill: impl FnMut(usize, &mut [u8]),
-    expect: &[usize],
+    expect: impl Fn(usize) -> usize,
     mut land: impl FnMut(usize, &[u8]),
     mut send: impl FnMut(&mut Engine, usize) -> MpiResult<ReqId>,
     mut recv: impl FnMut(&mut Engine, usize) -> ReqId,
@@ -644,16 +644,17 @@ pub fn alltoallv(
     // while they fit (and come to at most OXMPI_SHM_COLL_MAX bytes)
     let cap = Boxes::Short.bytes().min(table + tuning::shm_max());
     let mut end = table;
-    let entries: Vec<(u32, u32)> = (0..n)
-        .map(|r| match sizes[r] {
-            _ if r == me => (0, 0),
-            len if end + len <= cap => {
-                end += len;
-                ((end - len - table) as u32, len as u32)
-            }
-            _ => (BY_MESSAGE, 0),
-        })
-        .collect();
+    let mut entries = [(0u32, 0u32); VARIED_MAX_RANKS];
+    for (r, entry) in entries[..n].iter_mut().enumerate().filter(|&(r, _)| r != me) {
+        let len = sizes(r);
+        *entry = if end + len <= cap {
+            end += len;
+            ((end - len - table) as u32, len as u32)
+        } else {
+            (BY_MESSAGE, 0)
+        };
+    }
+    let entries = &entries[..n];
     let mut out = Scratch::for_overwrite(end);
     for (r, &(off, len)) in entries.iter().enumerate() {
         out[8 * r..8 * r + 4].copy_from_slice(&off.to_le_bytes());
@@ -681,7 +682,7 @@ pub fn alltoallv(
                 (false, Some(off), Some(len)) => {
                     let at = table + off as usize;
                     let block = data.get(at..at + len as usize)?;
-                    Some(check_size(q, block.len(), expect[q]).map(|()| {
+                    Some(check_size(q, block.len(), expect(q)).map(|()| {
                         land(q, block);
                         true
                     }))
