@@ -380,8 +380,15 @@ pub fn allreduce(
         return done.and(passed);
     }
     e.publish(Boxes::Short, stamp, data, m.others(me))?;
-    let mine = Scratch::from_slice(data);
-    fold_short(e, m, stamp, &mine, n, data, red)
+    let copy;
+    let mine = match from {
+        Some(from) => from,
+        None => {
+            copy = Scratch::from_slice(data);
+            &copy
+        }
+    };
+    fold_short(e, m, stamp, mine, n, data, red)
 }
 
 /// The parts of ranks `0..upto` folded into `data` in rank order (v0 op
@@ -397,16 +404,26 @@ fn fold_short(
     data: &mut [u8],
     red: Reduction,
 ) -> MpiResult<()> {
-    let mut theirs = Scratch::zeroed(data.len());
+    // (an op that commutes folds straight from the mailboxes)
+    let mut spare = Scratch::zeroed(if red.op.symmetric() { 0 } else { data.len() });
     let mut failed = FirstError::default();
     for r in 0..upto {
         if r == m.me {
-            theirs.copy_from_slice(mine);
-        } else {
-            let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut theirs)?;
-            failed.keep(check_size(r, seen.len, data.len()));
+            if failed.ok() {
+                failed.keep(fold_into(data, &mut spare, r == 0, red, mine));
+            }
+            continue;
         }
-        failed.add(r, red, data, &mut theirs);
+        let (len, astray) = e.use_mailbox(Boxes::Short, m.world(r), stamp, |theirs, seen| {
+            if !seen.astray && seen.len == data.len() && failed.ok() {
+                failed.keep(fold_into(data, &mut spare, r == 0, red, theirs));
+            }
+            (seen.len, seen.astray)
+        })?;
+        if astray {
+            e.give_up_mailboxes(stamp);
+        }
+        failed.keep(check_size(r, len, data.len()));
     }
     failed.result()
 }
@@ -433,8 +450,16 @@ pub fn scan(
         e.publish(Boxes::Short, stamp, own(from, data), (me + 1..n).map(|r| m.world(r)))?;
     }
     // an exscan never folds its own part
-    let mine = Scratch::from_slice(if exclusive { &[] } else { own(from, data) });
-    fold_short(e, m, stamp, &mine, if exclusive { me } else { me + 1 }, data, red)
+    let copy;
+    let mine = match from {
+        _ if exclusive => &[][..],
+        Some(from) => from,
+        None => {
+            copy = Scratch::from_slice(data);
+            &copy
+        }
+    };
+    fold_short(e, m, stamp, mine, if exclusive { me } else { me + 1 }, data, red)
 }
 
 /// `scan` in pieces: each rank publishes its part's pieces to the ranks
