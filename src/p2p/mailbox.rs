@@ -360,8 +360,9 @@ impl Engine {
     /// A rank reads a writer's publications in the order they were made
     /// (collectives run in one order on every member), so the one awaited
     /// comes after the one read last: a look checks the slot after that
-    /// one, then those written since, and a wait only the writer's count
-    /// of publications until it moves. Only a program that runs
+    /// one, then those written since, and a wait the slot the writer's
+    /// next publication goes to, reading its count of publications only
+    /// once that slot is written. Only a program that runs
     /// collectives of two communicators in different orders on their
     /// common members (unsafe: it hangs wherever collectives synchronize)
     /// awaits an earlier publication; every slot is looked at now and then
@@ -395,10 +396,21 @@ impl Engine {
         let full_look = Cell::new(None::<Instant>);
         let find = |seg: &Segment| {
             if found.get().is_none() {
-                let now = seg.published(kind, from);
-                let mut k = among(seg, looked.get()..now);
-                looked.set(now);
                 looks.set(looks.get().wrapping_add(1));
+                // the slot the writer's next publication goes to, first: the
+                // one awaited is most often that one, found with the one
+                // cache line its writer wrote; while it still holds an
+                // older one, nothing was published since, and the count of
+                // publications (another line) is not read
+                let next = seg.mailbox(kind, from, at(looked.get()));
+                let mut k = None;
+                if next.stamp.load(Ordering::Acquire) == stamp {
+                    k = Some(at(looked.get()));
+                } else if next.number.load(Ordering::Relaxed) >= looked.get() {
+                    let now = seg.published(kind, from);
+                    k = among(seg, looked.get()..now);
+                    looked.set(now);
+                }
                 if k.is_none() && looks.get().is_multiple_of(ASTRAY_EVERY) {
                     match full_look.get() {
                         None => full_look.set(Some(Instant::now())),
