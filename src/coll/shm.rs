@@ -100,16 +100,6 @@ impl FirstError {
     fn result(self) -> MpiResult<()> {
         self.0.map_or(Ok(()), Err)
     }
-
-    /// Rank `r`'s part into the reduction in rank order in `acc` (v0 op v1
-    /// op ...), unless something failed before.
-    fn add(&mut self, r: usize, red: Reduction, acc: &mut [u8], theirs: &mut [u8]) {
-        if self.ok() && r == 0 {
-            acc.copy_from_slice(theirs);
-        } else if self.ok() {
-            self.keep(fold(red, acc, theirs));
-        }
-    }
 }
 
 /// A read of a lockstep collective in pieces found rank `from` out of
@@ -301,27 +291,40 @@ fn gather_reduce(
     if let Some(from) = from {
         data.copy_from_slice(from);
     }
-    let mine = (to != 0).then(|| Scratch::from_slice(data));
-    let mut theirs = Scratch::zeroed(data.len());
+    // this rank's part, when the result starts with another's
+    let copy;
+    let mine = match from {
+        _ if to == 0 => &[][..],
+        Some(from) => from,
+        None => {
+            copy = Scratch::from_slice(data);
+            &copy
+        }
+    };
+    // (an op that commutes folds straight from the mailboxes)
+    let mut spare = Scratch::zeroed(if red.op.symmetric() { 0 } else { data.len() });
     let mut failed = FirstError::default();
     // v0 op v1 op ...: `data` holds v0 from the start when `to` is 0
     for r in (0..m.group.size()).filter(|&r| r != 0 || to != 0) {
-        match &mine {
-            Some(mine) if r == to => theirs.copy_from_slice(mine),
-            _ => {
-                let from = m.world(r);
-                let seen = if follow {
-                    e.read_following(Boxes::Short, from, stamp, 0, &mut theirs)?
-                } else {
-                    e.read_mailbox(Boxes::Short, from, stamp, 0, &mut theirs)?
-                };
-                if follow && seen.astray {
-                    read_stream(e, from, stamp, &mut [])?;
-                }
-                failed.keep(check_size(r, seen.stream, data.len()));
+        if r == to {
+            if failed.ok() {
+                failed.keep(fold_into(data, &mut spare, r == 0, red, mine));
             }
+            continue;
         }
-        failed.add(r, red, data, &mut theirs);
+        let from = m.world(r);
+        let (stream, astray) = e.use_mailbox(Boxes::Short, from, stamp, |theirs, seen| {
+            if !seen.astray && seen.len == data.len() && failed.ok() {
+                failed.keep(fold_into(data, &mut spare, r == 0, red, theirs));
+            }
+            (seen.stream, seen.astray)
+        })?;
+        if astray && follow {
+            read_stream(e, from, stamp, &mut [])?;
+        } else if astray {
+            e.give_up_mailboxes(stamp);
+        }
+        failed.keep(check_size(r, stream, data.len()));
     }
     failed.result()
 }
