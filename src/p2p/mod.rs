@@ -588,10 +588,10 @@ impl Engine {
         backoff.restart_if_moved(self.moved);
         let seg = &self.seg;
         backoff.idle(
-            || seg.awake(),
+            |now| seg.awake(now),
             |timeout| self.sleep(timeout, || done(seg)),
             || seg.doze(),
-            || parked.is_some_and(|(writer, op)| seg.core_spare(writer, op)),
+            |now| parked.is_some_and(|(writer, op)| seg.core_spare(writer, op, now)),
         );
     }
 

@@ -19,7 +19,7 @@
 //! last seen on that core has published its part of this collective (or
 //! a later one) and waits too, so the ranks it still needs run on other
 //! cores, and a yield would only hand the core to a rank that hands it
-//! back. It yields after `SPARE_SPIN` anyway, as ranks move between
+//! back. It yields after `SPARE_SPIN_NS` anyway, as ranks move between
 //! cores, and not at all with one core, where what it waits for can run
 //! only if it yields. Measured, 4 ranks on 2 cores: a barrier loop makes
 //! 2.0 context switches per barrier (one per core, the least there can
@@ -58,8 +58,10 @@ const SLEEP_US: u64 = 1000;
 pub struct Backoff {
     polls: u32,
     since: Option<Instant>,
-    /// When this crowded wait began to spin on a spare core.
-    spare_since: Option<Instant>,
+    /// When this crowded wait began to spin on a spare core (`now_ns`).
+    spare_since: Option<u64>,
+    /// The clock (`now_ns`) as last read while spinning: `coarse_now`.
+    clock: u64,
     /// The rank's count of frames that waited for room and went out, when
     /// last seen (`restart_if_moved`).
     moved: u64,
@@ -67,7 +69,18 @@ pub struct Backoff {
 
 /// How long a crowded wait spins at most on a core no one else needs
 /// (`idle`'s `spare`): what it waits for may be on a rank that moved.
-const SPARE_SPIN: Duration = Duration::from_micros(20);
+const SPARE_SPIN_NS: u64 = 20_000;
+/// A spinning wait reads the clock once in this many polls
+/// (`coarse_now`).
+const CLOCK_EVERY: u32 = 16;
+
+/// CLOCK_MONOTONIC in nanoseconds (one clock for every process).
+pub fn now_ns() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `t` is a valid timespec to write.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
 
 impl Default for Backoff {
     fn default() -> Self {
@@ -77,7 +90,21 @@ impl Default for Backoff {
 
 impl Backoff {
     pub fn new() -> Backoff {
-        Backoff { polls: 0, since: None, spare_since: None, moved: 0 }
+        Backoff { polls: 0, since: None, spare_since: None, clock: 0, moved: 0 }
+    }
+
+    /// The clock for the spinning polls, read again once in `CLOCK_EVERY`
+    /// of them: what it times (dozes, the spin on a spare core) lasts
+    /// 20 us, many polls, while a read of the clock costs as much as a
+    /// poll. Measured, 4 ranks on 2 cores, a barrier loop under `perf`:
+    /// 10% of a rank's time in `clock_gettime` when each poll read it
+    /// (once to count the ranks awake, once per rank to see if its core
+    /// was spare, once for the spin's length).
+    fn coarse_now(&mut self) -> u64 {
+        if self.clock == 0 || self.polls.is_multiple_of(CLOCK_EVERY) {
+            self.clock = now_ns();
+        }
+        self.clock
     }
 
     /// `moved` counts this rank's frames that waited for room in a full
@@ -96,19 +123,21 @@ impl Backoff {
     }
 
     /// Called after a poll found nothing to do. `sleep(timeout_us)` blocks
-    /// on the doorbell; `awake()` counts this host's ranks not asleep;
-    /// `doze()` says this rank has yielded for a while.
+    /// on the doorbell; `awake(now)` counts this host's ranks not asleep
+    /// at `now` (`now_ns`); `doze()` says this rank has yielded for a
+    /// while; `spare(now)` says whether its core is spare.
     pub fn idle(
         &mut self,
-        awake: impl FnOnce() -> usize,
+        awake: impl FnOnce(u64) -> usize,
         sleep: impl FnOnce(u64),
         doze: impl FnOnce(),
-        spare: impl FnOnce() -> bool,
+        spare: impl FnOnce(u64) -> bool,
     ) {
         self.polls = self.polls.saturating_add(1);
         let cores = CORES_IF_OVERSUBSCRIBED.load(Ordering::Relaxed) as usize;
-        let crowded = || cores > 0 && awake() > cores;
-        if self.polls < SPIN_POLLS_CROWDED || (self.polls < SPIN_POLLS && !crowded()) {
+        if self.polls < SPIN_POLLS_CROWDED
+            || (self.polls < SPIN_POLLS && !(cores > 0 && awake(self.coarse_now()) > cores))
+        {
             // no PAUSE instruction: the poll itself (loads of the rings'
             // heads) paces the loop, and a PAUSE (over a hundred cycles on
             // recent x86) only delays noticing the reply (measured: ping-pong
@@ -117,10 +146,13 @@ impl Backoff {
         }
         // (the clock only once the core is found spare: most looks on a
         // crowded host find it taken)
-        if cores > 0 && self.since.is_none() && spare() {
-            let t = *self.spare_since.get_or_insert_with(Instant::now);
-            if t.elapsed() < SPARE_SPIN {
-                return;
+        if cores > 0 && self.since.is_none() {
+            let now = self.coarse_now();
+            if spare(now) {
+                let t = *self.spare_since.get_or_insert(now);
+                if now.saturating_sub(t) < SPARE_SPIN_NS {
+                    return;
+                }
             }
         }
         let since = *self.since.get_or_insert_with(Instant::now);
@@ -145,18 +177,18 @@ mod tests {
         let mut b = Backoff::new();
         let mut slept = 0;
         for _ in 0..SPIN_POLLS {
-            b.idle(|| 1, |_| slept += 1, || {}, || false);
+            b.idle(|_| 1, |_| slept += 1, || {}, |_| false);
         }
         assert_eq!(slept, 0, "no sleep while spinning or yielding");
         std::thread::sleep(YIELD_FOR + Duration::from_micros(50));
         b.idle(
-            || 1,
+            |_| 1,
             |t| {
                 assert_eq!(t, SLEEP_US);
                 slept += 1
             },
             || {},
-            || false,
+            |_| false,
         );
         assert_eq!(slept, 1);
     }
@@ -167,7 +199,7 @@ mod tests {
         let mut b = Backoff::new();
         let (mut dozed, mut slept) = (0, 0);
         for _ in 0..SPIN_POLLS_CROWDED + 2 {
-            b.idle(|| 4, |_| slept += 1, || dozed += 1, || false);
+            b.idle(|_| 4, |_| slept += 1, || dozed += 1, |_| false);
         }
         // not dozing yet, unless a loaded machine kept a yield away that
         // long (nor asleep, unless one kept it past YIELD_FOR)
@@ -176,7 +208,7 @@ mod tests {
         assert!(slept == 0 || since.elapsed() >= YIELD_FOR, "asleep before it has yielded for YIELD_FOR");
         std::thread::sleep(DOZE_AFTER);
         let (mut dozed, mut slept) = (0, 0);
-        b.idle(|| 4, |_| slept += 1, || dozed += 1, || false);
+        b.idle(|_| 4, |_| slept += 1, || dozed += 1, |_| false);
         // dozing, or (a loaded machine overslept past YIELD_FOR) asleep
         assert_eq!(dozed + slept, 1, "dozing once it has yielded for DOZE_AFTER");
     }
@@ -186,12 +218,12 @@ mod tests {
         set_host(4, 2);
         let mut b = Backoff::new();
         for _ in 0..100 {
-            b.idle(|| 2, |_| panic!("no sleep"), || {}, || false);
+            b.idle(|_| 2, |_| panic!("no sleep"), || {}, |_| false);
         }
         assert!(b.since.is_none(), "two ranks awake on two cores: still spinning");
         let mut b = Backoff::new();
         for _ in 0..SPIN_POLLS_CROWDED {
-            b.idle(|| 4, |_| panic!("no sleep"), || {}, || false);
+            b.idle(|_| 4, |_| panic!("no sleep"), || {}, |_| false);
         }
         assert!(b.since.is_some(), "four ranks awake on two cores, none on a spare core: yielding");
     }
@@ -201,13 +233,15 @@ mod tests {
         set_host(4, 2);
         let mut b = Backoff::new();
         for _ in 0..SPIN_POLLS_CROWDED + 100 {
-            b.idle(|| 4, |_| {}, || {}, || true);
+            b.idle(|_| 4, |_| {}, || {}, |_| true);
         }
         // still spinning, unless a loaded machine kept this long
-        let spun = b.spare_since.expect("spinning on a spare core").elapsed();
-        assert!(b.since.is_none() || spun >= SPARE_SPIN, "yielding though its core is spare");
-        std::thread::sleep(SPARE_SPIN);
-        b.idle(|| 4, |_| {}, || {}, || true);
-        assert!(b.since.is_some(), "yielding after spinning SPARE_SPIN: what it waits for may have moved");
+        let spun = now_ns() - b.spare_since.expect("spinning on a spare core");
+        assert!(b.since.is_none() || spun >= SPARE_SPIN_NS, "yielding though its core is spare");
+        std::thread::sleep(Duration::from_nanos(SPARE_SPIN_NS));
+        for _ in 0..CLOCK_EVERY {
+            b.idle(|_| 4, |_| {}, || {}, |_| true);
+        }
+        assert!(b.since.is_some(), "yielding after spinning SPARE_SPIN_NS: what it waits for may have moved");
     }
 }

@@ -12,6 +12,7 @@ pub mod ring;
 
 use crate::err;
 use crate::error::MpiResult;
+use crate::runtime::backoff::now_ns;
 use ring::Ring;
 use std::ffi::CString;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -61,14 +62,6 @@ fn this_cpu() -> u32 {
     // SAFETY: no arguments; a vDSO call on Linux (-1 where it fails).
     let cpu = unsafe { libc::sched_getcpu() };
     (cpu.max(-1) + 1) as u32
-}
-
-/// CLOCK_MONOTONIC in nanoseconds (one clock for every process).
-fn now_ns() -> u64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `t` is a valid timespec to write.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 impl Doorbell {
@@ -447,11 +440,10 @@ impl Segment {
         d.sleeping.store(0, Ordering::Relaxed);
     }
 
-    /// How many of this host's ranks may want a core: neither asleep on
-    /// their doorbells, nor yielding in a long wait (`doze`), nor past
-    /// MPI_Finalize's barrier.
-    pub fn awake(&self) -> usize {
-        let now = now_ns();
+    /// How many of this host's ranks may want a core at `now` (`now_ns`):
+    /// neither asleep on their doorbells, nor yielding in a long wait
+    /// (`doze`), nor past MPI_Finalize's barrier.
+    pub fn awake(&self, now: u64) -> usize {
         (0..self.nranks).filter(|&r| self.doorbell(r).wants_core(now)).count()
     }
 
@@ -475,12 +467,13 @@ impl Segment {
 
     /// Whether no other rank last seen on this rank's core may need it
     /// while this rank waits for local rank `writer`'s short publication
-    /// of operation `op`: each of them wants no core (`awake`), or is
+    /// of operation `op` (at `now`, `now_ns`): each of them wants no core
+    /// (`awake`), or is
     /// parked (`park`) in `op` or a later operation of the same
     /// communicator and is not `writer`. A parked rank has published
     /// what it publishes in its operation, so this rank's wait needs
     /// nothing more of it; the ranks it needs run on the other cores.
-    pub fn core_spare(&self, writer: usize, op: u64) -> bool {
+    pub fn core_spare(&self, writer: usize, op: u64, now: u64) -> bool {
         let cpu = this_cpu();
         self.doorbell(self.me).cpu.store(cpu, Ordering::Relaxed);
         let done_with = |p: u64| p != 0 && p >> 32 == op >> 32 && (op as u32).wrapping_sub(p as u32) as i32 <= 0;
@@ -488,7 +481,7 @@ impl Segment {
             let d = self.doorbell(q);
             d.cpu.load(Ordering::Relaxed) != cpu
                 || (q != writer && done_with(d.parked.load(Ordering::Relaxed)))
-                || !d.wants_core(now_ns())
+                || !d.wants_core(now)
         })
     }
 
@@ -661,15 +654,15 @@ mod tests {
     #[test]
     fn a_dozing_rank_is_not_awake_for_a_moment() {
         let [a, b] = <[Segment; 2]>::try_from(ranks("doze", 2)).ok().expect("two ranks");
-        assert_eq!(a.awake(), 2);
+        assert_eq!(a.awake(now_ns()), 2);
         // the two calls may lie more than DOZE_FRESH_NS apart on a loaded
         // machine: seeing it once is enough
         assert!((0..1000).any(|_| {
             b.doze();
-            a.awake() == 1
+            a.awake(now_ns()) == 1
         }));
         std::thread::sleep(std::time::Duration::from_nanos(2 * DOZE_FRESH_NS));
-        assert_eq!(a.awake(), 2, "awake again once its doze is stale");
+        assert_eq!(a.awake(now_ns()), 2, "awake again once its doze is stale");
     }
 
     #[test]
@@ -690,21 +683,21 @@ mod tests {
         elsewhere(&c, 2);
         let spare = |b_parked: u64| {
             b.park(b_parked);
-            a.core_spare(2, op(5, 7))
+            a.core_spare(2, op(5, 7), now_ns())
         };
         assert!(spare(op(5, 7)), "b published its part of the same operation: a may spin");
         assert!(spare(op(5, 8)), "b is ahead");
         assert!(!spare(op(5, 6)), "b is behind: it may still have to publish");
         assert!(!spare(op(6, 7)), "another communicator's operation: no telling");
         b.park(op(5, 0));
-        assert!(a.core_spare(2, op(5, u32::MAX)), "operation numbers wrap: 0 follows 2^32 - 1");
-        assert!(!a.core_spare(1, op(5, 7)), "b is what a waits for");
+        assert!(a.core_spare(2, op(5, u32::MAX), now_ns()), "operation numbers wrap: 0 follows 2^32 - 1");
+        assert!(!a.core_spare(1, op(5, 7), now_ns()), "b is what a waits for");
         b.park(0);
-        assert!(!a.core_spare(2, op(5, 7)), "b is not parked: it may be working");
+        assert!(!a.core_spare(2, op(5, 7), now_ns()), "b is not parked: it may be working");
         b.doorbell(1).finalizing.store(1, Ordering::Relaxed);
-        assert!(a.core_spare(2, op(5, 7)), "b wants no core");
+        assert!(a.core_spare(2, op(5, 7), now_ns()), "b wants no core");
         b.doorbell(1).finalizing.store(0, Ordering::Relaxed);
         elsewhere(&b, 1);
-        assert!(a.core_spare(2, op(5, 7)), "b runs on another core");
+        assert!(a.core_spare(2, op(5, 7), now_ns()), "b runs on another core");
     }
 }
