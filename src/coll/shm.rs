@@ -270,6 +270,37 @@ fn fold(r: Reduction, acc: &mut [u8], theirs: &mut [u8]) -> MpiResult<()> {
     }
 }
 
+/// This rank's part of a reduction whose result overwrites `data`: `from`,
+/// or (None) a copy of `data`, kept in `copy`.
+fn kept<'a>(from: Option<&'a [u8]>, data: &[u8], copy: &'a mut Option<Scratch>) -> &'a [u8] {
+    match from {
+        Some(from) => from,
+        None => copy.insert(Scratch::from_slice(data)),
+    }
+}
+
+/// Rank `r`'s (world rank `from`'s) short publication `stamp` folded into
+/// `data` where it lies (`fold_into`, through `spare` when the op does
+/// not commute), unless it has another size or a fold failed before:
+/// what the read saw.
+#[allow(clippy::too_many_arguments)]
+fn fold_published(
+    e: &mut Engine,
+    (r, from): (usize, usize),
+    stamp: u64,
+    data: &mut [u8],
+    spare: &mut [u8],
+    red: Reduction,
+    failed: &mut FirstError,
+) -> MpiResult<Seen> {
+    e.use_mailbox(Boxes::Short, from, stamp, |theirs, seen| {
+        if !seen.astray && seen.len == data.len() && failed.ok() {
+            failed.keep(fold_into(data, spare, r == 0, red, theirs));
+        }
+        seen
+    })
+}
+
 /// Everyone's part (`from`, or None: `data`) reduced into the `data` of
 /// `to`, in rank order. A reduce
 /// (`follow`) reads a writer whose part went in pieces (it has another
@@ -292,15 +323,8 @@ fn gather_reduce(
         data.copy_from_slice(from);
     }
     // this rank's part, when the result starts with another's
-    let copy;
-    let mine = match from {
-        _ if to == 0 => &[][..],
-        Some(from) => from,
-        None => {
-            copy = Scratch::from_slice(data);
-            &copy
-        }
-    };
+    let mut copy = None;
+    let mine = if to == 0 { &[][..] } else { kept(from, data, &mut copy) };
     // (an op that commutes folds straight from the mailboxes)
     let mut spare = Scratch::zeroed(if red.op.symmetric() { 0 } else { data.len() });
     let mut failed = FirstError::default();
@@ -313,18 +337,13 @@ fn gather_reduce(
             continue;
         }
         let from = m.world(r);
-        let (stream, astray) = e.use_mailbox(Boxes::Short, from, stamp, |theirs, seen| {
-            if !seen.astray && seen.len == data.len() && failed.ok() {
-                failed.keep(fold_into(data, &mut spare, r == 0, red, theirs));
-            }
-            (seen.stream, seen.astray)
-        })?;
-        if astray && follow {
+        let seen = fold_published(e, (r, from), stamp, data, &mut spare, red, &mut failed)?;
+        if seen.astray && follow {
             read_stream(e, from, stamp, &mut [])?;
-        } else if astray {
+        } else if seen.astray {
             e.give_up_mailboxes(stamp);
         }
-        failed.keep(check_size(r, stream, data.len()));
+        failed.keep(check_size(r, seen.stream, data.len()));
     }
     failed.result()
 }
@@ -383,14 +402,8 @@ pub fn allreduce(
         return done.and(passed);
     }
     e.publish(Boxes::Short, stamp, data, m.others(me))?;
-    let copy;
-    let mine = match from {
-        Some(from) => from,
-        None => {
-            copy = Scratch::from_slice(data);
-            &copy
-        }
-    };
+    let mut copy = None;
+    let mine = kept(from, data, &mut copy);
     fold_short(e, m, stamp, mine, n, data, red)
 }
 
@@ -417,16 +430,11 @@ fn fold_short(
             }
             continue;
         }
-        let (len, astray) = e.use_mailbox(Boxes::Short, m.world(r), stamp, |theirs, seen| {
-            if !seen.astray && seen.len == data.len() && failed.ok() {
-                failed.keep(fold_into(data, &mut spare, r == 0, red, theirs));
-            }
-            (seen.len, seen.astray)
-        })?;
-        if astray {
+        let seen = fold_published(e, (r, m.world(r)), stamp, data, &mut spare, red, &mut failed)?;
+        if seen.astray {
             e.give_up_mailboxes(stamp);
         }
-        failed.keep(check_size(r, len, data.len()));
+        failed.keep(check_size(r, seen.stream, data.len()));
     }
     failed.result()
 }
@@ -453,15 +461,8 @@ pub fn scan(
         e.publish(Boxes::Short, stamp, own(from, data), (me + 1..n).map(|r| m.world(r)))?;
     }
     // an exscan never folds its own part
-    let copy;
-    let mine = match from {
-        _ if exclusive => &[][..],
-        Some(from) => from,
-        None => {
-            copy = Scratch::from_slice(data);
-            &copy
-        }
-    };
+    let mut copy = None;
+    let mine = if exclusive { &[][..] } else { kept(from, data, &mut copy) };
     fold_short(e, m, stamp, mine, if exclusive { me } else { me + 1 }, data, red)
 }
 
