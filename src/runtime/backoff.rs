@@ -144,8 +144,8 @@ impl Backoff {
             // 0.230 -> 0.224 us median of eight alternating runs)
             return;
         }
-        // (the clock only once the core is found spare: most looks on a
-        // crowded host find it taken)
+        // on a crowded host, spin on while the core is spare, for
+        // SPARE_SPIN_NS at most
         if cores > 0 && self.since.is_none() {
             let now = self.coarse_now();
             if spare(now) {
