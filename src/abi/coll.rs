@@ -1058,11 +1058,17 @@ impl<'a> Blocks<'a> {
 /// A part's bytes in a row: the user's own when contiguous, else packed.
 fn in_a_row<'a>(part: &Part, buf: usize) -> std::borrow::Cow<'a, [u8]> {
     if part.ty.is_contiguous() {
-        // SAFETY: checked to hold the part's items, contiguous.
-        std::borrow::Cow::Borrowed(unsafe { Block { addr: part.at(buf), len: part.bytes() }.bytes() })
+        std::borrow::Cow::Borrowed(as_is(part, buf))
     } else {
         std::borrow::Cow::Owned(part.pack(buf).to_vec())
     }
+}
+
+/// A contiguous part's bytes where they lie in the user's buffer.
+fn as_is<'a>(part: &Part, buf: usize) -> &'a [u8] {
+    debug_assert!(part.ty.is_contiguous());
+    // SAFETY: checked to hold the part's items, contiguous.
+    unsafe { Block { addr: part.at(buf), len: part.bytes() }.bytes() }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1513,15 +1519,15 @@ fn varied_short(
     let me = m.me;
     // the blocks in a row: packed first when in place (the receives
     // overwrite them) or not contiguous, else the user's own
+    let pack = |l: &Part| in_place || !l.ty.is_contiguous();
     let mut packed = Vec::new();
-    if in_place || sends.iter().any(|l| !l.ty.is_contiguous()) {
-        packed = sends.iter().map(|l| l.pack(sbuf)).collect();
+    if sends.iter().any(pack) {
+        packed = sends.iter().map(|l| pack(l).then(|| l.pack(sbuf))).collect();
     }
     let out = |r: usize| -> &[u8] {
         match packed.get(r) {
-            Some(p) => p,
-            // SAFETY: checked to hold the part's items, contiguous.
-            None => unsafe { Block { addr: sends[r].at(sbuf), len: sends[r].bytes() }.bytes() },
+            Some(Some(p)) => p,
+            _ => as_is(&sends[r], sbuf),
         }
     };
     // this rank's own block (at most its room, checked)
