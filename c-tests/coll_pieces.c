@@ -1,5 +1,6 @@
 /* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SINGLE_COPY_MIN=1G;OXMPI_SHM_COLL_LONG_MAX=0
- * Long blocking Bcast, Allgather, Alltoall, Allreduce, Reduce,
+ * Long blocking Bcast, Allgather, Allgatherv (blocks of one size, in
+ * reverse order, apart), Alltoall, Allreduce, Reduce,
  * Reduce_scatter_block, Reduce_scatter, Scan and Exscan (oxmpi sends them through the
  * shared-memory mailboxes in 32 KiB pieces, at every size with
  * OXMPI_SINGLE_COPY_MIN=1G; the reductions from 3 ranks on, with a sum,
@@ -36,8 +37,10 @@ static long wrong(const unsigned char *b, size_t len, int r, int k)
 #define PIECE 32768
 static const size_t sizes[] = {4097, PIECE - 1, PIECE, PIECE + 1, 8 * PIECE + 5, 17 * PIECE + 3, (1 << 20) + 7};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
+/* bytes between an Allgatherv's blocks */
+#define GAP 3
 
-/* Bcast, Allgather (in place or not) and Alltoall of `b`-byte blocks on
+/* Bcast, Allgather(v) (in place or not) and Alltoall of `b`-byte blocks on
  * `comm`, operation number k; the number of wrong blocks */
 static int round_of(MPI_Comm comm, size_t b, int k, unsigned char *x, unsigned char *y)
 {
@@ -58,6 +61,24 @@ static int round_of(MPI_Comm comm, size_t b, int k, unsigned char *x, unsigned c
     for (int r = 0; r < n; r++) {
         w = wrong(y + r * b, b, r, k);
         CHECK(w < 0, "allgather%s of %zu bytes: block %d byte %ld wrong", in_place ? " in place" : "", b, r, w);
+        bad += w >= 0;
+    }
+
+    /* the same blocks by Allgatherv, in reverse rank order, GAP bytes
+     * apart (the gaps untouched) */
+    int counts[64], displs[64];
+    for (int r = 0; r < n; r++) {
+        counts[r] = (int)b;
+        displs[r] = (int)((n - 1 - r) * (b + GAP));
+    }
+    memset(y, 0xee, (b + GAP) * n);
+    for (size_t i = 0; i < b; i++) (in_place ? y + displs[me] : x)[i] = val(me, i, k + 1);
+    MPI_Allgatherv(in_place ? MPI_IN_PLACE : x, (int)b, MPI_BYTE, y, counts, displs, MPI_BYTE, comm);
+    for (int r = 0; r < n; r++) {
+        w = wrong(y + displs[r], b, r, k + 1);
+        for (size_t i = 0; i < GAP && w < 0; i++)
+            if (y[displs[r] + b + i] != 0xee) w = (long)(b + i);
+        CHECK(w < 0, "allgatherv%s of %zu bytes: block %d byte %ld wrong", in_place ? " in place" : "", b, r, w);
         bad += w >= 0;
     }
 
@@ -260,7 +281,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     size_t most = sizes[NSIZES - 1];
-    unsigned char *x = malloc(most * size), *y = malloc(most * size);
+    unsigned char *x = malloc(most * size), *y = malloc((most + GAP) * size);
     int bad = 0;
 
     /* every size, every root, on the world */

@@ -1317,6 +1317,8 @@ fn allgather_any(
             // parts of their own sizes, whole through the mailboxes when
             // they are short in all (every rank knows every part's size)
             let total = layout.iter().map(Part::bytes).sum::<usize>();
+            // parts of one size may also go in pieces when they are long
+            let equal = Some(layout[me].bytes()).filter(|&b| layout.iter().all(|l| l.bytes() == b));
             let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
                 // each part's place: where it lies in recvbuf (from the
                 // lowest part on), or staged one after another
@@ -1346,7 +1348,7 @@ fn allgather_any(
                     None if !contiguous => all[at[me].clone()].copy_from_slice(&layout[me].pack(rbuf)),
                     None => {}
                 }
-                let done = shm::allgather_whole(e, m, stamp, all, |r| at[r].clone());
+                let done = shm::allgatherv(e, m, stamp, all, |r| at[r].clone(), equal);
                 if !contiguous {
                     for (r, l) in layout.iter().enumerate() {
                         unpacked(l.at(rbuf), &l.ty, &staged[at[r].clone()]);
@@ -1354,7 +1356,8 @@ fn allgather_any(
                 }
                 done
             };
-            if let Some(r) = mailbox_path(st, comm, how, shm::fits(total, None), short) {
+            let pieces = equal.map(|_| (Pieces::Allgather, layout.len(), 1));
+            if let Some(r) = mailbox_path(st, comm, how, shm::fits(total, pieces), short) {
                 return r;
             }
         }

@@ -536,18 +536,31 @@ pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) -> MpiResult<()> {
 /// Everyone's `b`-byte block, in rank order, into `all` (this rank's own
 /// block must be in place already).
 pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) -> MpiResult<()> {
-    let n = m.group.size();
-    let b = all.len() / n.max(1);
-    if whole(all.len()) {
-        return allgather_whole(e, m, stamp, all, |r| r * b..(r + 1) * b);
+    let b = all.len() / m.group.size().max(1);
+    allgatherv(e, m, stamp, all, |r| r * b..(r + 1) * b, Some(b))
+}
+
+/// Every rank's part `at(r)` of `all` to every other (this rank's own
+/// part is in place), as an allgatherv's, whose parts' sizes every rank
+/// knows: whole when they are short in all, else in pieces, which needs
+/// parts of one size (`equal`: Some(their bytes)).
+pub fn allgatherv(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    all: &mut [u8],
+    at: impl Fn(usize) -> Range<usize>,
+    equal: Option<usize>,
+) -> MpiResult<()> {
+    match equal {
+        Some(b) if !whole(b * m.group.size()) => allgather_cut(e, m, stamp, 0, all, at, Cut::new(b, 1), b),
+        _ => allgather_whole(e, m, stamp, all, at),
     }
-    allgather_cut(e, m, stamp, 0, all, |r| r * b..(r + 1) * b, Cut::new(b, 1), b)
 }
 
 /// Every rank's part `at(r)` of `all` to every other, whole (this rank's
-/// own part is in place; the parts may have sizes of their own, as an
-/// allgatherv's, which every rank knows).
-pub fn allgather_whole(
+/// own part is in place; the parts may have sizes of their own).
+fn allgather_whole(
     e: &mut Engine,
     m: &Members,
     stamp: u64,
