@@ -1,6 +1,6 @@
 /* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SINGLE_COPY_MIN=1G;OXMPI_SHM_COLL_LONG_MAX=0
  * Long blocking Bcast, Allgather, Allgatherv (blocks of one size, in
- * reverse order, apart), Alltoall, Allreduce, Reduce,
+ * reverse order, apart), Scatter, Gather, Alltoall, Allreduce, Reduce,
  * Reduce_scatter_block, Reduce_scatter, Scan and Exscan (oxmpi sends them through the
  * shared-memory mailboxes in 32 KiB pieces, at every size with
  * OXMPI_SINGLE_COPY_MIN=1G; the reductions from 3 ranks on, with a sum,
@@ -40,7 +40,7 @@ static const size_t sizes[] = {4097, PIECE - 1, PIECE, PIECE + 1, 8 * PIECE + 5,
 /* bytes between an Allgatherv's blocks */
 #define GAP 3
 
-/* Bcast, Allgather(v) (in place or not) and Alltoall of `b`-byte blocks on
+/* Bcast, Allgather(v), Scatter, Gather (in place or not) and Alltoall of `b`-byte blocks on
  * `comm`, operation number k; the number of wrong blocks */
 static int round_of(MPI_Comm comm, size_t b, int k, unsigned char *x, unsigned char *y)
 {
@@ -79,6 +79,29 @@ static int round_of(MPI_Comm comm, size_t b, int k, unsigned char *x, unsigned c
         for (size_t i = 0; i < GAP && w < 0; i++)
             if (y[displs[r] + b + i] != 0xee) w = (long)(b + i);
         CHECK(w < 0, "allgatherv%s of %zu bytes: block %d byte %ld wrong", in_place ? " in place" : "", b, r, w);
+        bad += w >= 0;
+    }
+
+    /* Scatter from the root, then Gather back to it, the root's own
+     * block in place when k is odd */
+    int root_in_place = in_place && me == root;
+    if (me == root)
+        for (int t = 0; t < n; t++)
+            for (size_t i = 0; i < b; i++) x[t * b + i] = val(t, i, k + 2);
+    memset(y, 0xee, b);
+    MPI_Scatter(x, (int)b, MPI_BYTE, root_in_place ? MPI_IN_PLACE : y, (int)b, MPI_BYTE, root, comm);
+    w = root_in_place ? -1 : wrong(y, b, me, k + 2);
+    CHECK(w < 0, "scatter of %zu bytes from %d: byte %ld wrong", b, root, w);
+    bad += w >= 0;
+    for (size_t i = 0; i < b; i++) x[i] = val(me, i, k + 3);
+    if (me == root) {
+        memset(y, 0xee, b * n);
+        if (root_in_place) memcpy(y + me * b, x, b);
+    }
+    MPI_Gather(root_in_place ? MPI_IN_PLACE : x, (int)b, MPI_BYTE, y, (int)b, MPI_BYTE, root, comm);
+    for (int r = 0; r < n && me == root; r++) {
+        w = wrong(y + r * b, b, r, k + 3);
+        CHECK(w < 0, "gather of %zu bytes to %d: block %d byte %ld wrong", b, root, r, w);
         bad += w >= 0;
     }
 

@@ -81,6 +81,39 @@ static void rooted(int n, int with_reduce, int split)
     free(a), free(b);
 }
 
+/* Scatter from rank 0 and Gather to it, blocks of `n` doubles, the last
+ * rank's `n / 2`: the one that reads the other size fails (the last rank
+ * in the Scatter: its buffer is too small; rank 0 in the Gather: too
+ * little arrives); the others succeed (whole or in pieces, a reader
+ * follows the writer's part to its end, so that they stay in step), or,
+ * their parts split from the odd one's between shared memory and
+ * messages, may fail with MPI_ERR_COUNT. */
+static void blocks(int n)
+{
+    int last = size - 1, mine = rank == last ? n / 2 : n;
+    double *a = calloc((size_t)n * size, sizeof(double)), *b = calloc((size_t)n * size, sizeof(double));
+    for (int i = 0; i < n * size; i++) a[i] = i;
+    int e = MPI_Scatter(a, n, MPI_DOUBLE, b, mine, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (rank == last)
+        CHECK(class_of(e) == MPI_ERR_TRUNCATE, "scatter of %d doubles into %d: class %d", n, mine, class_of(e));
+    else
+        CHECK(e == MPI_SUCCESS || class_of(e) == MPI_ERR_COUNT, "scatter of %d doubles, rank %d: class %d", n, rank,
+              class_of(e));
+    int bad = 0;
+    for (int i = 0; i < n && e == MPI_SUCCESS; i++) bad += b[i] != rank * n + i;
+    CHECK(bad == 0, "scatter of %d doubles: %d wrong", n, bad);
+    still_works("a scatter of different sizes");
+    e = MPI_Gather(a, mine, MPI_DOUBLE, b, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK(class_of(e) == MPI_ERR_COUNT, "gather of %d doubles, %d from rank %d: class %d", n, n / 2, last,
+              class_of(e));
+    else
+        CHECK(e == MPI_SUCCESS || class_of(e) == MPI_ERR_COUNT, "gather of %d doubles, rank %d: class %d", n, rank,
+              class_of(e));
+    still_works("a gather of different sizes");
+    free(a), free(b);
+}
+
 /* Scan and Exscan: only the last rank reads parts of another size (the
  * others read only ranks before them), too large for it. */
 static void prefix(int n)
@@ -142,6 +175,12 @@ int main(int argc, char **argv)
     rooted(40000, 1, 0);
     rooted(768, size > 2, 0);
     rooted(100000, 1, size == 2);
+    /* whole; in pieces; the last rank whole, the others in pieces; at 2
+     * ranks the last in pieces, rank 0 point to point */
+    blocks(100);
+    blocks(4000);
+    blocks(1024 / size);
+    blocks(40000);
     for (int op = 0; op < 4; op++) everyone(op, 100, 1);
     prefix(100);
     /* Out of step in pieces, the members give the mailboxes up and later

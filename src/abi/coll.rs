@@ -1022,7 +1022,7 @@ impl<'a> Blocks<'a> {
             }
             done
         };
-        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), None), short)
+        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), Some((Pieces::Rooted, self.n, 1))), short)
     }
 
     /// MPI_Scatter through the mailboxes, when short enough: Some(result).
@@ -1051,7 +1051,7 @@ impl<'a> Blocks<'a> {
             unpacked(rbuf, ty, &staged);
             done
         };
-        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), None), short)
+        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), Some((Pieces::Rooted, self.n, 1))), short)
     }
 }
 

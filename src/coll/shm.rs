@@ -211,7 +211,7 @@ fn bcast_in(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize
             e.give_up_mailboxes(stamp);
         } else if seen.astray {
             // the root's part was longer: it went in pieces
-            read_stream(e, m.world(root), stamp, buf)?;
+            read_stream(e, m.world(root), stamp, buf, |p| p)?;
         }
         return check_size(root, seen.stream, len);
     }
@@ -224,7 +224,7 @@ fn bcast_in(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize
     }
     // the root's stream is read to its last piece whatever its size (its
     // pieces wait for that), as much as fits
-    let seen = read_stream(e, m.world(root), stamp, buf)?;
+    let seen = read_stream(e, m.world(root), stamp, buf, |p| p)?;
     if seen.astray {
         // the root's part was short enough to go whole
         e.read_following(Boxes::Short, m.world(root), stamp, 0, buf)?;
@@ -234,12 +234,19 @@ fn bcast_in(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize
 
 /// Read world rank `from`'s stream of pieces `stamp` to its last into
 /// `out`, as much as fits (its writer waits for every read); what its
-/// first piece said (astray: nothing read).
-fn read_stream(e: &mut Engine, from: usize, stamp: u64, out: &mut [u8]) -> MpiResult<Seen> {
+/// first piece said (astray: nothing read). Piece p is the writer's
+/// piece `number(p)` of the operation.
+fn read_stream(
+    e: &mut Engine,
+    from: usize,
+    stamp: u64,
+    out: &mut [u8],
+    number: impl Fn(usize) -> usize,
+) -> MpiResult<Seen> {
     let (size, len) = (Boxes::Long.bytes(), out.len());
     let mut read = |e: &mut Engine, p: usize| {
         let at = (p * size).min(len);
-        e.read_following(Boxes::Long, from, piece(stamp, p), 0, &mut out[at..(at + size).min(len)])
+        e.read_following(Boxes::Long, from, piece(stamp, number(p)), 0, &mut out[at..(at + size).min(len)])
     };
     let first = read(e, 0)?;
     let (mut seen, mut p) = (first, 0);
@@ -339,7 +346,7 @@ fn gather_reduce(
         let from = m.world(r);
         let seen = fold_published(e, (r, from), stamp, data, &mut spare, red, &mut failed)?;
         if seen.astray && follow {
-            read_stream(e, from, stamp, &mut [])?;
+            read_stream(e, from, stamp, &mut [], |p| p)?;
         } else if seen.astray {
             e.give_up_mailboxes(stamp);
         }
@@ -613,36 +620,92 @@ fn allgather_cut(
     })
 }
 
-/// Gather, whole: every other rank's block (`mine`) into block r of the
-/// root's `all` (n equal blocks; the root's own is in place already, and
-/// its `mine` is not used). One publication per rank, read by the root
-/// alone: a rank runs ahead of the root by up to a mailbox's slots.
+/// Gather: every other rank's block (`mine`) into block r of the root's
+/// `all` (n equal blocks; the root's own is in place already, and its
+/// `mine` is not used). Each rank publishes its block for the root
+/// alone, whole when the blocks are short in all, else in pieces: a rank
+/// runs ahead of the root by up to a mailbox's slots.
 pub fn gather(e: &mut Engine, m: &Members, stamp: u64, mine: &[u8], all: &mut [u8], root: usize) -> MpiResult<()> {
-    debug_assert!(whole(all.len()));
-    let n = m.group.size();
-    if m.me != root {
-        return e.publish(Boxes::Short, stamp, mine, [m.world(root)]);
+    let (n, me) = (m.group.size(), m.me);
+    if me != root {
+        if whole(mine.len() * n) {
+            return e.publish(Boxes::Short, stamp, mine, [m.world(root)]);
+        }
+        let cut = Cut::new(mine.len(), 1);
+        for p in 0..cut.pieces {
+            let part = &mine[cut.piece(0..mine.len(), p)];
+            e.publish_piece(piece(stamp, p * n + me), part, mine.len(), p + 1 == cut.pieces, [m.world(root)])?;
+        }
+        return Ok(());
     }
     let b = all.len() / n.max(1);
     let mut failed = FirstError::default();
     for r in (0..n).filter(|&r| r != root) {
-        let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut all[r * b..(r + 1) * b])?;
-        failed.keep(check_size(r, seen.len, b));
+        failed.keep(read_part(e, m, stamp, r, &mut all[r * b..(r + 1) * b], (0, 1), |p| p * n + r)?);
     }
     failed.result()
 }
 
-/// Scatter, whole: block r of the root's `all` (n equal blocks) into
-/// rank r's `mine` (the root's own block is its caller's to copy). One
-/// publication, every other rank reading its block of it.
+/// Scatter: block r of the root's `all` (n equal blocks) into rank r's
+/// `mine` (the root's own block is its caller's to copy). Short in all,
+/// one publication, every other rank reading its block of it; longer,
+/// each block in pieces published for its rank alone.
 pub fn scatter(e: &mut Engine, m: &Members, stamp: u64, all: &[u8], mine: &mut [u8], root: usize) -> MpiResult<()> {
-    debug_assert!(whole(all.len().max(mine.len() * m.group.size())));
-    if m.me == root {
+    let (n, me) = (m.group.size(), m.me);
+    if me != root {
+        let b = mine.len();
+        return read_part(e, m, stamp, root, mine, (me * b, n), |p| p * n + me)?;
+    }
+    if whole(all.len()) {
         return e.publish(Boxes::Short, stamp, all, m.others(root));
     }
-    let (n, b) = (m.group.size(), mine.len());
-    let seen = e.read_mailbox(Boxes::Short, m.world(root), stamp, m.me * b, mine)?;
-    check_size(root, seen.len / n.max(1), b)
+    let b = all.len() / n.max(1);
+    let cut = Cut::new(b, 1);
+    for p in 0..cut.pieces {
+        for r in (0..n).filter(|&r| r != root) {
+            let part = &all[cut.piece(r * b..(r + 1) * b, p)];
+            e.publish_piece(piece(stamp, p * n + r), part, b, p + 1 == cut.pieces, [m.world(r)])?;
+        }
+    }
+    Ok(())
+}
+
+/// Read rank `from`'s part of a gather or scatter into `out`: whole
+/// (from byte `at` of a publication of `parts` parts) when `out.len()`
+/// times the members is short, else in pieces (numbered by `number`). A
+/// writer whose part has another size, and so may have gone the other
+/// way, is followed to its end, as much as fits, so that the members
+/// stay in step; Err(the sizes differ) then, in the outer result.
+fn read_part(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    from: usize,
+    out: &mut [u8],
+    (at, parts): (usize, usize),
+    number: impl Fn(usize) -> usize,
+) -> MpiResult<MpiResult<()>> {
+    let (b, world) = (out.len(), m.world(from));
+    let theirs = if whole(b * m.group.size()) {
+        let seen = e.read_following(Boxes::Short, world, stamp, at, out)?;
+        if seen.astray {
+            // its part was longer: it went in pieces
+            read_stream(e, world, stamp, out, number)?;
+            seen.stream
+        } else {
+            seen.len / parts
+        }
+    } else {
+        let seen = read_stream(e, world, stamp, out, number)?;
+        if seen.astray {
+            // its part was short enough to go whole
+            e.read_following(Boxes::Short, world, stamp, at, out)?;
+            seen.stream / parts
+        } else {
+            seen.stream
+        }
+    };
+    Ok(check_size(from, theirs, b))
 }
 
 /// The most ranks an alltoallv or alltoallw goes through the mailboxes

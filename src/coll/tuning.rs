@@ -229,7 +229,7 @@ pub fn shm_max() -> usize {
     get().shm_max
 }
 
-/// The largest Bcast, Allgather, Alltoall, Allreduce or Reduce (bytes in
+/// The largest Bcast, Gather, Scatter, Allgather(v), Alltoall, Allreduce or Reduce (bytes in
 /// all) blocking collectives send through the long mailboxes in pieces
 /// (OXMPI_SHM_COLL_LONG_MAX; 0: never). It matters on a crowded host
 /// only (elsewhere pieces stop at OXMPI_SINGLE_COPY_MIN), where pieces
@@ -247,6 +247,8 @@ pub fn shm_long_max() -> usize {
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Pieces {
     Bcast,
+    /// Gather and Scatter
+    Rooted,
     Allgather,
     Alltoall,
     Allreduce,
@@ -281,6 +283,7 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
     let t = get();
     let auto = match op {
         Pieces::Bcast => t.bcast.is_none(),
+        Pieces::Rooted => true,
         Pieces::Allgather => t.allgather.is_none(),
         Pieces::Alltoall => t.alltoall.is_none(),
         // a reduce's and a reduce-scatter's algorithms follow
