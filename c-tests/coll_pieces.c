@@ -1,6 +1,7 @@
 /* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SINGLE_COPY_MIN=1G;OXMPI_SHM_COLL_LONG_MAX=0
  * Long blocking Bcast, Allgather, Allgatherv (blocks of one size, in
- * reverse order, apart), Scatter, Gather, Alltoall, Allreduce, Reduce,
+ * reverse order, apart), Scatter, Gather, Alltoall, Alltoallv (blocks
+ * of sizes that differ by pair, some short), Allreduce, Reduce,
  * Reduce_scatter_block, Reduce_scatter, Scan and Exscan (oxmpi sends them through the
  * shared-memory mailboxes in 32 KiB pieces, at every size with
  * OXMPI_SINGLE_COPY_MIN=1G; the reductions from 3 ranks on, with a sum,
@@ -40,7 +41,15 @@ static const size_t sizes[] = {4097, PIECE - 1, PIECE, PIECE + 1, 8 * PIECE + 5,
 /* bytes between an Allgatherv's blocks */
 #define GAP 3
 
-/* Bcast, Allgather(v), Scatter, Gather (in place or not) and Alltoall of `b`-byte blocks on
+/* bytes of rank `from`'s Alltoallv block for rank `to` out of blocks of
+ * `b`: b, b / 2, b / 3 or 16 (short enough for the publication) */
+static int vsize(size_t b, int from, int to)
+{
+    int s = (from * 3 + to) % 4;
+    return s == 3 ? 16 : (int)(b / (s + 1));
+}
+
+/* Bcast, Allgather(v), Scatter, Gather (in place or not) and Alltoall(v) of `b`-byte blocks on
  * `comm`, operation number k; the number of wrong blocks */
 static int round_of(MPI_Comm comm, size_t b, int k, unsigned char *x, unsigned char *y)
 {
@@ -113,6 +122,30 @@ static int round_of(MPI_Comm comm, size_t b, int k, unsigned char *x, unsigned c
     for (int r = 0; r < n; r++) {
         w = wrong(y + r * b, b, r * n + me, k);
         CHECK(w < 0, "alltoall of %zu bytes: block from %d byte %ld wrong", b, r, w);
+        bad += w >= 0;
+    }
+
+    /* Alltoallv of blocks whose sizes differ by pair (vsize), received
+     * in reverse rank order */
+    int sc[64], sd[64], rc[64], rd[64], at = 0;
+    for (int t = 0; t < n; t++) {
+        sc[t] = vsize(b, me, t);
+        sd[t] = at;
+        at += sc[t];
+    }
+    at = 0;
+    for (int r = n - 1; r >= 0; r--) {
+        rc[r] = vsize(b, r, me);
+        rd[r] = at;
+        at += rc[r];
+    }
+    for (int t = 0; t < n; t++)
+        for (int i = 0; i < sc[t]; i++) x[sd[t] + i] = val(me * n + t, i, k + 4);
+    memset(y, 0xee, at);
+    MPI_Alltoallv(x, sc, sd, MPI_BYTE, y, rc, rd, MPI_BYTE, comm);
+    for (int r = 0; r < n; r++) {
+        w = wrong(y + rd[r], rc[r], r * n + me, k + 4);
+        CHECK(w < 0, "alltoallv of %d bytes from %d: byte %ld wrong", rc[r], r, w);
         bad += w >= 0;
     }
     return bad;

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6
  * Ranks that pass a collective counts of different sizes (here the last
  * rank passes half the count of the others) get an error, never a hang
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
@@ -133,20 +133,25 @@ static void prefix(int n)
     free(a), free(b);
 }
 
-/* Allgather (op 0), Alltoall (1), Allreduce (2) or Reduce_scatter_block
- * (3) of `n` doubles a rank, the last rank `n / 2`: everyone reads
+/* Allgather (op 0), Alltoall (1), Allreduce (2), Reduce_scatter_block
+ * (3) or Alltoallv (4) of `n` doubles a rank, the last rank `n / 2`: everyone reads
  * everyone, so every rank fails. Whole, the last rank's buffer is too
  * small and the others get too little. */
 static void everyone(int op, int n, int whole)
 {
-    const char *names[] = {"allgather", "alltoall", "allreduce", "reduce_scatter_block"};
+    const char *names[] = {"allgather", "alltoall", "allreduce", "reduce_scatter_block", "alltoallv"};
     int last = size - 1, mine = rank == last ? n / 2 : n;
     double *a = calloc((size_t)n * size, sizeof(double)), *b = calloc((size_t)n * size, sizeof(double));
-    int *all = malloc(size * sizeof(int));
+    int *all = malloc(size * sizeof(int)), *counts = malloc(size * sizeof(int)), *displs = malloc(size * sizeof(int));
+    for (int r = 0; r < size; r++) {
+        counts[r] = mine;
+        displs[r] = r * n;
+    }
     int e = op == 0   ? MPI_Allgather(a, mine, MPI_DOUBLE, b, mine, MPI_DOUBLE, MPI_COMM_WORLD)
             : op == 1 ? MPI_Alltoall(a, mine, MPI_DOUBLE, b, mine, MPI_DOUBLE, MPI_COMM_WORLD)
             : op == 2 ? MPI_Allreduce(a, b, mine, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
-                      : MPI_Reduce_scatter_block(a, b, mine, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            : op == 3 ? MPI_Reduce_scatter_block(a, b, mine, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD)
+                      : MPI_Alltoallv(a, counts, displs, MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
     gather_classes(e, all);
     for (int r = 0; r < size; r++) {
         int want = r == last ? MPI_ERR_TRUNCATE : MPI_ERR_COUNT;
@@ -158,7 +163,7 @@ static void everyone(int op, int n, int whole)
                   n / 2, r);
     }
     still_works(names[op]);
-    free(a), free(b), free(all);
+    free(a), free(b), free(all), free(counts), free(displs);
 }
 
 int main(int argc, char **argv)
@@ -181,7 +186,7 @@ int main(int argc, char **argv)
     blocks(4000);
     blocks(1024 / size);
     blocks(40000);
-    for (int op = 0; op < 4; op++) everyone(op, 100, 1);
+    for (int op = 0; op < 5; op++) everyone(op, 100, 1);
     prefix(100);
     /* Out of step in pieces, the members give the mailboxes up and later
      * collectives go point to point, where mismatched sizes can pick
@@ -203,6 +208,9 @@ int main(int argc, char **argv)
     case 5: /* in pieces from 3 ranks on (at 2 point to point) */
         if (size > 2)
             everyone(3, 4000, 0);
+        break;
+    case 6: /* the blocks outside the tables in pieces */
+        everyone(4, 4000, 0);
         break;
     }
     return finish();

@@ -1506,11 +1506,11 @@ fn alltoall_layouts(
 }
 
 /// Alltoallv or Alltoallw through the mailboxes (`shm::alltoallv`): the
-/// blocks that fit in each rank's publication go there, the others as
-/// messages of packed bytes, as the algorithms over point-to-point send
-/// them. `send`: the parts, their buffer, and whether it is the receive
-/// buffer (in place: every block is packed first); `recv`: the parts and
-/// their buffer.
+/// blocks that fit in each rank's publication go there, the others in
+/// pieces or as messages of packed bytes, as the algorithms over
+/// point-to-point send them. `send`: the parts, their buffer, and
+/// whether it is the receive buffer (in place: every block is packed
+/// first); `recv`: the parts and their buffer.
 fn varied_short(
     e: &mut crate::p2p::Engine,
     m: &shm::Members,
@@ -1527,64 +1527,16 @@ fn varied_short(
     if sends.iter().any(pack) {
         packed = sends.iter().map(|l| pack(l).then(|| l.pack(sbuf))).collect();
     }
-    let out = |r: usize| -> &[u8] {
-        match packed.get(r) {
-            Some(Some(p)) => p,
-            _ => as_is(&sends[r], sbuf),
-        }
-    };
-    // this rank's own block (at most its room, checked)
-    unpacked(recvs[me].at(rbuf), &recvs[me].ty, out(me));
-    // a non-contiguous block that comes as a message lands staged
-    let mut landing: Vec<Option<Scratch>> = Vec::new();
+    // a non-contiguous block that comes outside the publication lands
+    // staged
+    let mut staged: Vec<Option<Scratch>> = Vec::new();
     if recvs.iter().any(|l| !l.ty.is_contiguous()) {
-        landing = recvs.iter().map(|l| (!l.ty.is_contiguous()).then(|| Scratch::zeroed(l.bytes()))).collect();
+        staged = recvs.iter().map(|l| (!l.ty.is_contiguous()).then(|| Scratch::zeroed(l.bytes()))).collect();
     }
-    let mut by_message = Vec::new();
-    let (ctx, tag) = ((stamp >> 32) as u32, crate::p2p::mailbox::aside_tag(stamp as u32));
-    let byte = crate::datatype::byte();
-    let (posted, sizes_ok) = shm::alltoallv(
-        e,
-        m,
-        stamp,
-        |r| sends[r].bytes(),
-        |r, into| into.copy_from_slice(out(r)),
-        |q| recvs[q].bytes(),
-        |q, data| unpacked(recvs[q].at(rbuf), &recvs[q].ty, data),
-        |e, r| {
-            let a = crate::p2p::SendArgs {
-                buf: out(r).as_ptr(),
-                count: out(r).len(),
-                ty: byte.clone(),
-                dst: Some(m.group.world_rank(r)),
-                tag,
-                ctx,
-                mode: crate::p2p::protocol::Mode::Standard,
-                label: 0,
-                sig: None,
-            };
-            // SAFETY: `out` stays until the requests are waited for.
-            unsafe { e.isend(a) }
-        },
-        |e, q| {
-            by_message.push(q);
-            let staged = landing.get_mut(q).and_then(Option::as_mut);
-            let buf = staged.map_or(recvs[q].at(rbuf), |s| s.as_mut_ptr() as usize);
-            let a = crate::p2p::request::RecvArgs {
-                buf,
-                count: recvs[q].bytes(),
-                ty: byte.clone(),
-                src: Some(m.group.world_rank(q)),
-                tag: Some(tag),
-                ctx,
-                group: m.group.clone(),
-                label: 0,
-            };
-            // SAFETY: the block (or its landing) stays until the request
-            // is waited for.
-            unsafe { e.irecv(a) }
-        },
-    )?;
+    let mut v = VariedParts { m, stamp, sends, sbuf, packed, recvs, rbuf, staged, outside: 0 };
+    // this rank's own block (at most its room, checked)
+    unpacked(recvs[me].at(rbuf), &recvs[me].ty, shm::Varied::block(&v, me));
+    let (posted, sizes_ok) = shm::alltoallv(e, m, stamp, &mut v)?;
     let mut first = sizes_ok;
     for id in posted {
         let status = e.wait(id);
@@ -1592,13 +1544,105 @@ fn varied_short(
             first = super::pt2pt::status_error(&status);
         }
     }
-    // what came as messages to a staged landing
-    for q in by_message {
-        if let Some(Some(s)) = landing.get(q) {
+    // what came outside the publications to a staged landing
+    for (q, s) in v.staged.iter().enumerate().filter(|&(q, _)| v.outside & 1 << q != 0) {
+        if let Some(s) = s {
             unpacked(recvs[q].at(rbuf), &recvs[q].ty, s);
         }
     }
     first
+}
+
+/// An alltoallv's or alltoallw's parts as `shm::alltoallv` moves them
+/// (`varied_short`).
+struct VariedParts<'a> {
+    m: &'a shm::Members<'a>,
+    stamp: u64,
+    sends: &'a [Part],
+    sbuf: usize,
+    /// Per rank, its block packed (None: as it is in `sbuf`); empty when
+    /// none is packed.
+    packed: Vec<Option<Scratch>>,
+    recvs: &'a [Part],
+    rbuf: usize,
+    /// Per rank, where its block lands staged when it comes outside the
+    /// publication (None: in `rbuf`); empty when none is staged.
+    staged: Vec<Option<Scratch>>,
+    /// Bit q: rank q's block comes outside the publication (`landing`).
+    outside: u64,
+}
+
+impl VariedParts<'_> {
+    /// The context and tag of the messages beside the publications.
+    fn aside(&self) -> (u32, i32) {
+        ((self.stamp >> 32) as u32, crate::p2p::mailbox::aside_tag(self.stamp as u32))
+    }
+}
+
+impl shm::Varied for VariedParts<'_> {
+    fn size(&self, r: usize) -> usize {
+        self.sends[r].bytes()
+    }
+
+    fn block(&self, r: usize) -> &[u8] {
+        match self.packed.get(r) {
+            Some(Some(p)) => p,
+            _ => as_is(&self.sends[r], self.sbuf),
+        }
+    }
+
+    fn expect(&self, q: usize) -> usize {
+        self.recvs[q].bytes()
+    }
+
+    fn land(&mut self, q: usize, data: &[u8]) {
+        unpacked(self.recvs[q].at(self.rbuf), &self.recvs[q].ty, data);
+    }
+
+    fn landing(&mut self, q: usize) -> &mut [u8] {
+        self.outside |= 1 << q;
+        if let Some(Some(s)) = self.staged.get_mut(q) {
+            return s;
+        }
+        // SAFETY: a contiguous part the receive buffer was checked to hold.
+        unsafe { Block { addr: self.recvs[q].at(self.rbuf), len: self.recvs[q].bytes() }.bytes_mut() }
+    }
+
+    fn send(&mut self, e: &mut crate::p2p::Engine, r: usize) -> MpiResult<crate::p2p::request::ReqId> {
+        let (ctx, tag) = self.aside();
+        let block = self.block(r);
+        let a = crate::p2p::SendArgs {
+            buf: block.as_ptr(),
+            count: block.len(),
+            ty: crate::datatype::byte(),
+            dst: Some(self.m.group.world_rank(r)),
+            tag,
+            ctx,
+            mode: crate::p2p::protocol::Mode::Standard,
+            label: 0,
+            sig: None,
+        };
+        // SAFETY: the block stays until the requests are waited for.
+        unsafe { e.isend(a) }
+    }
+
+    fn recv(&mut self, e: &mut crate::p2p::Engine, q: usize) -> crate::p2p::request::ReqId {
+        let (ctx, tag) = self.aside();
+        let group = self.m.group.clone();
+        let landing = self.landing(q);
+        let a = crate::p2p::request::RecvArgs {
+            buf: landing.as_mut_ptr() as usize,
+            count: landing.len(),
+            ty: crate::datatype::byte(),
+            src: Some(group.world_rank(q)),
+            tag: Some(tag),
+            ctx,
+            group,
+            label: 0,
+        };
+        // SAFETY: the landing stays until the request is waited for.
+        unsafe { e.irecv(a) }
+    }
 }
 
 /// Alltoall and Alltoallv: counts and displacements (in extents) per rank.

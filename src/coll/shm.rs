@@ -12,9 +12,11 @@
 //! alone, a scatter the root's one publication of every block, each rank
 //! reading its own; an allgatherv is one publication per rank of its own
 //! size, which every rank knows; an alltoallv or alltoallw is one
-//! publication per rank of the blocks that fit, with a table saying
-//! which others go as messages (no rank knows the others' sizes, so the
-//! table lets them agree). Longer broadcasts, allgathers and alltoalls go the same
+//! publication per rank of the blocks that fit, with a table of every
+//! block's size saying which others go outside it (no rank knows the
+//! others' sizes, so the tables let them agree), in pieces or as
+//! messages. Longer broadcasts, gathers, scatters, allgathers (and
+//! allgathervs of parts of one size) and alltoalls go the same
 //! ways in pieces through the long mailboxes, every rank a few pieces
 //! ahead of its reads: each byte is copied in once and out once by
 //! memcpy, and ranks sharing a core pass it on while it is in the cache
@@ -712,35 +714,52 @@ fn read_part(
 /// among (`alltoallv`): a publication starts with 8 bytes per rank.
 pub const VARIED_MAX_RANKS: usize = 64;
 
-/// A block of an alltoallv that goes as a point-to-point message, not in
-/// its writer's publication (`alltoallv`).
-const BY_MESSAGE: u32 = u32::MAX;
+/// A block of an alltoallv that does not go in its writer's publication
+/// (`alltoallv`): as a message or in pieces.
+const OUTSIDE: u32 = u32::MAX;
 
-/// Alltoallv or alltoallw, whole where the blocks fit: every rank makes
-/// one publication, a table of (offset, length) per rank and then the
+/// A block's length in an alltoallv's table: HUGE for one of 4 GiB or
+/// more (which goes as a message).
+const HUGE: u32 = u32::MAX;
+
+/// An alltoallv's or alltoallw's blocks, as `alltoallv` moves them.
+pub trait Varied {
+    /// Bytes of this rank's block for rank r.
+    fn size(&self, r: usize) -> usize;
+    /// This rank's block for rank r, in a row.
+    fn block(&self, r: usize) -> &[u8];
+    /// Bytes expected from rank q.
+    fn expect(&self, q: usize) -> usize;
+    /// Rank q's block came in its publication: put it in place.
+    fn land(&mut self, q: usize, data: &[u8]);
+    /// Where rank q's block lands when it comes outside the publication,
+    /// `expect(q)` bytes: the user's buffer or a staging area (the
+    /// caller's to unpack once the operation is done).
+    fn landing(&mut self, q: usize) -> &mut [u8];
+    /// Post the message of this rank's block for rank r.
+    fn send(&mut self, e: &mut Engine, r: usize) -> MpiResult<ReqId>;
+    /// Post the receive of rank q's block into `landing(q)`.
+    fn recv(&mut self, e: &mut Engine, q: usize) -> ReqId;
+}
+
+/// Alltoallv or alltoallw through the mailboxes: every rank makes one
+/// publication, a table of (offset, length) per rank and then the
 /// blocks for the other ranks that fit (up to OXMPI_SHM_COLL_MAX bytes of
-/// them), in rank order; a block that does
-/// not fit goes as a message, which its table entry says. So the
-/// members agree without knowing each other's sizes: each reads every
-/// other's table. `sizes(r)`: bytes of this rank's block for rank r,
-/// which `fill(r, out)` writes; `expect(q)`: bytes expected from rank q,
-/// whose block `land(q, data)` takes when it came in the publication;
-/// `send(e, r)` and `recv(e, q)` post the messages. Returns the requests
-/// posted, for the caller to wait for, and the first error of sizes
-/// that differ (the messages still pair up); on a failure of the
-/// mailboxes, the requests are cancelled and freed. This rank's own
-/// block is the caller's.
-#[allow(clippy::too_many_arguments)]
+/// them), in rank order; a block that does not fit goes outside it,
+/// which its table entry says with the block's length. So the members
+/// agree without knowing each other's sizes: each reads every other's
+/// table, and from them all learns every block that goes outside. Those
+/// go in pieces through the long mailboxes, in lockstep, where
+/// `tuning::in_pieces` says so for the rank with the most bytes outside,
+/// else as messages. Returns the requests posted, for the caller to
+/// wait for, and the first error of sizes that differ (the members
+/// still stay in step, messages pairing up and pieces read as far as
+/// they fit). This rank's own block is the caller's.
 pub fn alltoallv(
     e: &mut Engine,
     m: &Members,
     stamp: u64,
-    sizes: impl Fn(usize) -> usize,
-    mut fill: impl FnMut(usize, &mut [u8]),
-    expect: impl Fn(usize) -> usize,
-    mut land: impl FnMut(usize, &[u8]),
-    mut send: impl FnMut(&mut Engine, usize) -> MpiResult<ReqId>,
-    mut recv: impl FnMut(&mut Engine, usize) -> ReqId,
+    v: &mut impl Varied,
 ) -> MpiResult<(Vec<ReqId>, MpiResult<()>)> {
     let (n, me) = (m.group.size(), m.me);
     debug_assert!(n <= VARIED_MAX_RANKS);
@@ -749,79 +768,167 @@ pub fn alltoallv(
     // while they fit (and come to at most OXMPI_SHM_COLL_MAX bytes)
     let cap = Boxes::Short.bytes().min(table + tuning::shm_max());
     let mut end = table;
-    let mut entries = [(0u32, 0u32); VARIED_MAX_RANKS];
-    for (r, entry) in entries[..n].iter_mut().enumerate().filter(|&(r, _)| r != me) {
-        let len = sizes(r);
+    let mut mine = [(0u32, 0u32); VARIED_MAX_RANKS];
+    for (r, entry) in mine[..n].iter_mut().enumerate().filter(|&(r, _)| r != me) {
+        let len = v.size(r);
         *entry = if end + len <= cap {
             end += len;
             ((end - len - table) as u32, len as u32)
         } else {
-            (BY_MESSAGE, 0)
+            (OUTSIDE, u32::try_from(len).unwrap_or(HUGE))
         };
     }
-    let entries = &entries[..n];
+    let mine = &mine[..n];
     let mut out = Scratch::for_overwrite(end);
-    for (r, &(off, len)) in entries.iter().enumerate() {
+    for (r, &(off, len)) in mine.iter().enumerate() {
         out[8 * r..8 * r + 4].copy_from_slice(&off.to_le_bytes());
         out[8 * r + 4..8 * r + 8].copy_from_slice(&len.to_le_bytes());
-        if off != BY_MESSAGE && r != me {
+        if off != OUTSIDE && r != me {
             let at = table + off as usize;
-            fill(r, &mut out[at..at + len as usize]);
+            out[at..at + len as usize].copy_from_slice(v.block(r));
         }
     }
     e.publish(Boxes::Short, stamp, &out, m.others(me))?;
-    let by_message = (0..n).filter(|&r| entries[r].0 == BY_MESSAGE);
-    let mut posted = Vec::new();
+    let mut t = Outside::default();
+    t.note(mine.iter().copied());
     let mut failed = FirstError::default();
-    for r in by_message {
-        match send(e, r) {
+    for q in (0..n).filter(|&q| q != me) {
+        let read = e.use_mailbox(Boxes::Short, m.world(q), stamp, |data, seen| {
+            let word = |at: usize| data.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
+            if seen.astray || data.len() < table {
+                return None;
+            }
+            let entry = |r: usize| (word(8 * r).unwrap_or(0), word(8 * r + 4).unwrap_or(0));
+            t.note((0..n).filter(|&r| r != q).map(entry));
+            match entry(me) {
+                (OUTSIDE, len) => Some(Ok(Some(len))),
+                (off, len) => {
+                    let at = table + off as usize;
+                    let block = data.get(at..at + len as usize)?;
+                    Some(check_size(q, block.len(), v.expect(q)).map(|()| {
+                        v.land(q, block);
+                        None
+                    }))
+                }
+            }
+        });
+        match read {
+            Ok(Some(Ok(None))) => {}
+            Ok(Some(Ok(Some(len)))) => t.theirs[q] = len,
+            // the sizes differ
+            Ok(Some(Err(err))) => failed.keep(Err(err)),
+            Ok(None) => {
+                e.give_up_mailboxes(stamp);
+                return err!(Other, "rank {q} took part in this alltoallv another way");
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    let by_pieces = t.heaviest > 0
+        && !t.huge
+        && tuning::in_pieces(Pieces::Alltoall, n, t.heaviest, 1)
+        && t.heaviest <= tuning::shm_long_max();
+    if by_pieces {
+        failed.keep(varied_cut(e, m, stamp, v, (mine, &t)));
+        return Ok((Vec::new(), failed.result()));
+    }
+    let mut posted = Vec::new();
+    for r in (0..n).filter(|&r| r != me && mine[r].0 == OUTSIDE) {
+        match v.send(e, r) {
             Ok(id) => posted.push(id),
             Err(err) => failed.keep(Err(err)),
         }
     }
-    for q in (0..n).filter(|&q| q != me) {
-        let read = e.use_mailbox(Boxes::Short, m.world(q), stamp, |data, seen| {
-            let word = |at: usize| data.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
-            match (seen.astray, word(8 * me), word(8 * me + 4)) {
-                (false, Some(BY_MESSAGE), _) => Some(Ok(false)),
-                (false, Some(off), Some(len)) => {
-                    let at = table + off as usize;
-                    let block = data.get(at..at + len as usize)?;
-                    Some(check_size(q, block.len(), expect(q)).map(|()| {
-                        land(q, block);
-                        true
-                    }))
-                }
-                _ => None,
-            }
-        });
-        match read {
-            Ok(Some(Ok(true))) => {}
-            Ok(Some(Ok(false))) => posted.push(recv(e, q)),
-            // the sizes differ: the messages still pair up
-            Ok(Some(Err(err))) => failed.keep(Err(err)),
-            Ok(None) => {
-                e.give_up_mailboxes(stamp);
-                failed.keep(err!(Other, "rank {q} took part in this alltoallv another way"));
-                return Err(abandon(e, posted, failed));
-            }
-            Err(err) => {
-                failed.keep(Err(err));
-                return Err(abandon(e, posted, failed));
-            }
-        }
+    for q in (0..n).filter(|&q| t.theirs[q] != 0) {
+        posted.push(v.recv(e, q));
     }
     Ok((posted, failed.result()))
 }
 
-/// Cancel and free the requests of a collective that failed before its
-/// members had posted theirs: its first error.
-fn abandon(e: &mut Engine, posted: Vec<ReqId>, failed: FirstError) -> MpiError {
-    for id in posted {
-        e.cancel(id);
-        e.free(id);
+/// What an alltoallv's tables say goes outside the publications
+/// (`alltoallv`).
+struct Outside {
+    /// The most bytes one rank sends outside.
+    heaviest: usize,
+    /// The longest block outside.
+    longest: usize,
+    /// Some block is of 4 GiB or more.
+    huge: bool,
+    /// Per rank, the length of its block for this rank when it goes
+    /// outside (0: it does not; an empty block never does).
+    theirs: [u32; VARIED_MAX_RANKS],
+}
+
+impl Default for Outside {
+    fn default() -> Outside {
+        Outside { heaviest: 0, longest: 0, huge: false, theirs: [0; VARIED_MAX_RANKS] }
     }
-    failed.0.expect("an error")
+}
+
+impl Outside {
+    /// Take note of one rank's table `entries` (offset, length).
+    fn note(&mut self, entries: impl Iterator<Item = (u32, u32)>) {
+        let mut sum = 0;
+        for (_, len) in entries.filter(|&(off, _)| off == OUTSIDE) {
+            sum += len as usize;
+            self.longest = self.longest.max(len as usize);
+            self.huge |= len == HUGE;
+        }
+        self.heaviest = self.heaviest.max(sum);
+    }
+}
+
+/// The blocks of an alltoallv that go outside the publications, in
+/// pieces, in lockstep as `alltoall_cut`: item t is piece t % P of the
+/// block for the rank 1 + t / P after this one and of the block from as
+/// far before, P being the pieces of the longest block (every rank knows
+/// it from the tables); a block with fewer pieces skips the rest, on
+/// both sides alike. Each side goes by the writer's length (from its
+/// table), so that a reader expecting another reads what fits and the
+/// members stay in step; Err(the sizes differ) then.
+fn varied_cut(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    v: &mut impl Varied,
+    (mine, t): (&[(u32, u32)], &Outside),
+) -> MpiResult<()> {
+    let (n, me) = (m.group.size(), m.me);
+    let cut = Cut::new(t.longest, 1);
+    let per = cut.pieces.max(1);
+    let pieces = |len: usize| Cut::new(len, 1).pieces.max(1);
+    let at = |t: usize| (1 + t / per, t % per);
+    let mut failed = FirstError::default();
+    pipeline(e, (n - 1) * per, |e, step| match step {
+        Step::Publish(item) => {
+            let (i, p) = at(item);
+            let to = (me + i) % n;
+            let (off, len) = (mine[to].0, mine[to].1 as usize);
+            if off != OUTSIDE || p >= pieces(len) {
+                return Ok(());
+            }
+            let last = p + 1 == pieces(len);
+            e.publish_piece(piece(stamp, item), &v.block(to)[cut.piece(0..len, p)], len, last, [m.world(to)])
+        }
+        Step::Read(item) => {
+            let (i, p) = at(item);
+            let from = (me + n - i) % n;
+            let len = t.theirs[from] as usize;
+            if len == 0 || p >= pieces(len) {
+                return Ok(());
+            }
+            let landing = v.landing(from);
+            let want = landing.len();
+            let range = cut.piece(0..len, p);
+            let into = &mut landing[range.start.min(want)..range.end.min(want)];
+            e.read_agreed(Boxes::Long, m.world(from), piece(stamp, item), into)?;
+            if p == 0 {
+                failed.keep(check_size(from, len, want));
+            }
+            Ok(())
+        }
+    })?;
+    failed.result()
 }
 
 /// Block r of `sends` to rank r, block r of `recvs` from it (equal blocks).

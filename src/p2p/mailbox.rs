@@ -316,7 +316,29 @@ impl Engine {
         at: usize,
         out: &mut [u8],
     ) -> MpiResult<Seen> {
-        let (from, k) = match self.await_publication(kind, from, stamp)? {
+        self.read_watching(kind, from, stamp, at, out, true)
+    }
+
+    /// `read_mailbox` of a publication that the members agreed beforehand
+    /// goes in this mailbox (an alltoallv's blocks outside its tables,
+    /// whose operation has a publication in the other mailbox too):
+    /// no watch for a writer astray.
+    pub fn read_agreed(&mut self, kind: Boxes, from: usize, stamp: u64, out: &mut [u8]) -> MpiResult<Seen> {
+        self.read_watching(kind, from, stamp, 0, out, false)
+    }
+
+    /// `read_following`, watching for a writer astray or not.
+    #[inline]
+    fn read_watching(
+        &mut self,
+        kind: Boxes,
+        from: usize,
+        stamp: u64,
+        at: usize,
+        out: &mut [u8],
+        watch: bool,
+    ) -> MpiResult<Seen> {
+        let (from, k) = match self.await_publication(kind, from, stamp, watch)? {
             Found::Here(from, k) => (from, k),
             Found::Astray(seen) => return Ok(seen),
         };
@@ -341,7 +363,7 @@ impl Engine {
         stamp: u64,
         f: impl FnOnce(&[u8], Seen) -> T,
     ) -> MpiResult<T> {
-        let (from, k) = match self.await_publication(kind, from, stamp)? {
+        let (from, k) = match self.await_publication(kind, from, stamp, true)? {
             Found::Here(from, k) => (from, k),
             Found::Astray(seen) => return Ok(f(&[], seen)),
         };
@@ -368,7 +390,7 @@ impl Engine {
     /// awaits an earlier publication; every slot is looked at now and then
     /// for it.
     #[inline]
-    fn await_publication(&mut self, kind: Boxes, from: usize, stamp: u64) -> MpiResult<Found> {
+    fn await_publication(&mut self, kind: Boxes, from: usize, stamp: u64, watch: bool) -> MpiResult<Found> {
         let slots = kind.slots() as u64;
         let after = self.tally(kind).after[from];
         let (world, from) = (from, self.local_index(from));
@@ -437,6 +459,9 @@ impl Engine {
         let other = if kind == Boxes::Short { Boxes::Long } else { Boxes::Short };
         let (ctx, tag) = (context_of(stamp) as u32, user_tag(stamp as u32));
         let astray = |e: &Engine| {
+            if !watch {
+                return None;
+            }
             let seg = &e.seg;
             (0..other.slots())
                 .map(|k| seg.mailbox(other, from, k))
