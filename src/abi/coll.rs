@@ -12,6 +12,7 @@
 use super::handles;
 use super::{mpi_fn, with_state};
 use crate::coll::inter::{self, Role};
+use crate::coll::shm::Varied;
 use crate::coll::tuning::Pieces;
 use crate::coll::{self, algo, shm, Block, Plan, Scratch};
 use crate::datatype::{pack, TypeInfo, TypeRef};
@@ -1535,7 +1536,7 @@ fn varied_short(
     }
     let mut v = VariedParts { m, stamp, sends, sbuf, packed, recvs, rbuf, staged, outside: 0 };
     // this rank's own block (at most its room, checked)
-    unpacked(recvs[me].at(rbuf), &recvs[me].ty, shm::Varied::block(&v, me));
+    unpacked(recvs[me].at(rbuf), &recvs[me].ty, v.block(me));
     let (posted, sizes_ok) = shm::alltoallv(e, m, stamp, &mut v)?;
     let mut first = sizes_ok;
     for id in posted {
@@ -1579,7 +1580,7 @@ impl VariedParts<'_> {
     }
 }
 
-impl shm::Varied for VariedParts<'_> {
+impl Varied for VariedParts<'_> {
     fn size(&self, r: usize) -> usize {
         self.sends[r].bytes()
     }
