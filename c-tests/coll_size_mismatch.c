@@ -134,8 +134,8 @@ static void prefix(int n)
 }
 
 /* Allgather (op 0), Alltoall (1), Allreduce (2), Reduce_scatter_block
- * (3) or Alltoallv (4) of `n` doubles a rank, the last rank `n / 2`: everyone reads
- * everyone, so every rank fails. Whole, the last rank's buffer is too
+ * (3) or Alltoallv (4) of `n` doubles a rank, the last rank `n / 2`:
+ * everyone reads everyone, so every rank fails. Whole, the last rank's buffer is too
  * small and the others get too little. */
 static void everyone(int op, int n, int whole)
 {

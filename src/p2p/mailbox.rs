@@ -388,7 +388,9 @@ impl Engine {
     /// collectives of two communicators in different orders on their
     /// common members (unsafe: it hangs wherever collectives synchronize)
     /// awaits an earlier publication; every slot is looked at now and then
-    /// for it.
+    /// for it. With `watch`, a writer that took the other path (published
+    /// the operation in its other mailbox, or sent it as messages) is
+    /// noticed too.
     #[inline]
     fn await_publication(&mut self, kind: Boxes, from: usize, stamp: u64, watch: bool) -> MpiResult<Found> {
         let slots = kind.slots() as u64;
