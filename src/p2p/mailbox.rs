@@ -236,6 +236,11 @@ impl Engine {
         readers: impl IntoIterator<Item = usize>,
     ) -> MpiResult<()> {
         debug_assert!(data.len() <= kind.bytes() && stamp != 0);
+        let mut readers = readers.into_iter().peekable();
+        if readers.peek().is_none() {
+            // (a communicator of one rank) no one would read it
+            return Ok(());
+        }
         let number = self.tally(kind).published;
         let k = (number % kind.slots() as u64) as usize;
         self.wait_read(kind, k, "a blocking collective")?;
