@@ -795,17 +795,23 @@ pub fn alltoallv(
     for q in (0..n).filter(|&q| q != me) {
         let read = e.use_mailbox(Boxes::Short, m.world(q), stamp, |data, seen| {
             let word = |at: usize| data.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
-            if seen.astray || data.len() < table {
-                return None;
+            if seen.astray {
+                return Err(format!("published this operation in its long mailbox ({} bytes)", seen.stream));
+            }
+            if data.len() < table {
+                return Err(format!("published {} bytes, less than a table", data.len()));
             }
             let entry = |r: usize| (word(8 * r).unwrap_or(0), word(8 * r + 4).unwrap_or(0));
             t.note((0..n).filter(|&r| r != q).map(entry));
             match entry(me) {
-                (OUTSIDE, len) => Some(Ok(Some(len))),
+                (OUTSIDE, len) => Ok(Ok(Some(len))),
                 (off, len) => {
                     let at = table + off as usize;
-                    let block = data.get(at..at + len as usize)?;
-                    Some(check_size(q, block.len(), v.expect(q)).map(|()| {
+                    let Some(block) = data.get(at..at + len as usize) else {
+                        let bytes = data.len();
+                        return Err(format!("published {bytes} bytes, and its table puts {len} for this rank at {at}"));
+                    };
+                    Ok(check_size(q, block.len(), v.expect(q)).map(|()| {
                         v.land(q, block);
                         None
                     }))
@@ -813,13 +819,13 @@ pub fn alltoallv(
             }
         });
         match read {
-            Ok(Some(Ok(None))) => {}
-            Ok(Some(Ok(Some(len)))) => t.theirs[q] = len,
+            Ok(Ok(Ok(None))) => {}
+            Ok(Ok(Ok(Some(len)))) => t.theirs[q] = len,
             // the sizes differ
-            Ok(Some(Err(err))) => failed.keep(Err(err)),
-            Ok(None) => {
+            Ok(Ok(Err(err))) => failed.keep(Err(err)),
+            Ok(Err(what)) => {
                 e.give_up_mailboxes(stamp);
-                return err!(Other, "rank {q} took part in this alltoallv another way");
+                return err!(Other, "rank {q} took part in this alltoallv another way: it {what}");
             }
             Err(err) => return Err(err),
         }
