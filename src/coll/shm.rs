@@ -203,7 +203,7 @@ pub fn bcast(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usiz
 /// reduction's last step, the root may be astray in a pattern of
 /// another operation.
 fn bcast_in(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize, follow: bool) -> MpiResult<()> {
-    let (len, size) = (buf.len(), Boxes::Long.bytes());
+    let len = buf.len();
     if whole(len) {
         if m.me == root {
             return e.publish(Boxes::Short, stamp, buf, m.others(root));
@@ -218,11 +218,7 @@ fn bcast_in(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize
         return check_size(root, seen.stream, len);
     }
     if m.me == root {
-        let pieces = len.div_ceil(size);
-        for (p, part) in buf.chunks(size).enumerate() {
-            e.publish_piece(piece(stamp, p), part, len, p + 1 == pieces, m.others(root))?;
-        }
-        return Ok(());
+        return publish_stream(e, stamp, buf, |p| p, || m.others(root));
     }
     // the root's stream is read to its last piece whatever its size (its
     // pieces wait for that), as much as fits
@@ -232,6 +228,23 @@ fn bcast_in(e: &mut Engine, m: &Members, stamp: u64, buf: &mut [u8], root: usize
         e.read_following(Boxes::Short, m.world(root), stamp, 0, buf)?;
     }
     check_size(root, seen.stream, len)
+}
+
+/// Publish `data` (not empty) as a stream of pieces for `readers()`,
+/// piece p under the operation's piece `number(p)`, the last one marked
+/// (`read_stream` reads it).
+fn publish_stream<R: IntoIterator<Item = usize>>(
+    e: &mut Engine,
+    stamp: u64,
+    data: &[u8],
+    number: impl Fn(usize) -> usize,
+    readers: impl Fn() -> R,
+) -> MpiResult<()> {
+    let pieces = data.len().div_ceil(Boxes::Long.bytes());
+    for (p, part) in data.chunks(Boxes::Long.bytes()).enumerate() {
+        e.publish_piece(piece(stamp, number(p)), part, data.len(), p + 1 == pieces, readers())?;
+    }
+    Ok(())
 }
 
 /// Read world rank `from`'s stream of pieces `stamp` to its last into
@@ -633,12 +646,7 @@ pub fn gather(e: &mut Engine, m: &Members, stamp: u64, mine: &[u8], all: &mut [u
         if whole(mine.len() * n) {
             return e.publish(Boxes::Short, stamp, mine, [m.world(root)]);
         }
-        let cut = Cut::new(mine.len(), 1);
-        for p in 0..cut.pieces {
-            let part = &mine[cut.piece(0..mine.len(), p)];
-            e.publish_piece(piece(stamp, p * n + me), part, mine.len(), p + 1 == cut.pieces, [m.world(root)])?;
-        }
-        return Ok(());
+        return publish_stream(e, stamp, mine, |p| p * n + me, || [m.world(root)]);
     }
     let b = all.len() / n.max(1);
     let mut failed = FirstError::default();
