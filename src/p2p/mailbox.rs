@@ -151,10 +151,22 @@ impl Engine {
                 return Ok(None);
             }
             if round.is_multiple_of(ASTRAY_EVERY) {
-                if let Some(a) = astray(self) {
-                    return Ok(Some(a));
+                // what says `done` will never hold (the writer on another
+                // path, the mailboxes given up) may have come after it did:
+                // a writer that published what we await and went on to
+                // its next step (an alltoallv's pieces in the other
+                // mailbox), members that finished this operation and gave
+                // the mailboxes up in a later one. Seen that, `done` is
+                // looked at once more: what it waits for came first.
+                let astray = astray(self);
+                let spoilt = self.seg.spoilt() != 0;
+                if (astray.is_some() || spoilt) && done(&self.seg) {
+                    return Ok(None);
                 }
-                if self.seg.spoilt() != 0 {
+                if astray.is_some() {
+                    return Ok(astray);
+                }
+                if spoilt {
                     return err!(
                         Other,
                         "a collective through shared memory was abandoned: another rank found its ranks passing counts or datatypes of different sizes (collectives use point-to-point messages from now on)"
