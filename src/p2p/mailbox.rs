@@ -586,3 +586,60 @@ fn seen(kind: Boxes, m: &crate::transport::shm::Slot) -> Seen {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::p2p::{Config, Route};
+    use crate::transport::shm::Geometry;
+
+    /// An engine of one rank on a segment of its own (its name unlinked
+    /// at once: the mapping stays while the engine lives).
+    fn engine() -> Engine {
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let name = format!("/oxmpi-unit-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let seg = Segment::create(&name, 1, 0, &Geometry { nslots: 4, payload: 256 }).expect("a segment");
+        Segment::unlink(&name);
+        let cfg = Config {
+            check_types: false,
+            eager_limit: 256,
+            tcp_eager_limit: 256,
+            unexpected_budget: 1 << 20,
+            single_copy: false,
+            single_copy_min: usize::MAX,
+        };
+        Engine::new(0, seg, vec![Route::Shm(0)], None, vec![std::process::id() as i32], cfg)
+    }
+
+    /// A sign that the awaited publication will never come (the writer on
+    /// another path, the mailboxes given up) counts only if it is still
+    /// not there once the sign is seen: the writer may have published it
+    /// and gone on to its next step while the wait looked elsewhere.
+    #[test]
+    fn a_sign_of_another_path_counts_only_if_the_wait_is_still_not_over() {
+        let what = || String::from("a publication");
+        let mut e = engine();
+        // published while the wait looked for the writer elsewhere
+        let done = Cell::new(false);
+        let astray = |_: &Engine| {
+            done.set(true);
+            Some("pieces of the same operation")
+        };
+        assert!(matches!(e.wait_unless(&what, |_| done.get(), astray, None), Ok(None)));
+        // never published: the sign counts
+        let got = e.wait_unless(&what, |_| false, |_: &Engine| Some("the other mailbox"), None);
+        assert!(matches!(got, Ok(Some("the other mailbox"))));
+        // the others finished this operation and gave the mailboxes up
+        // in the next one
+        let done = Cell::new(false);
+        let later = |e: &Engine| {
+            e.give_up_mailboxes(crate::coll::shm::stamp(1, 8));
+            done.set(true);
+            None::<()>
+        };
+        assert!(matches!(e.wait_unless(&what, |_| done.get(), later, None), Ok(None)));
+        // given up, and what this wait awaits never comes: an error
+        let got = e.wait_unless(&what, |_| false, |_: &Engine| None::<()>, None);
+        assert!(got.is_err_and(|err| err.to_string().contains("abandoned")));
+    }
+}
