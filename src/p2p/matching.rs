@@ -35,9 +35,10 @@ pub enum Body {
     /// Eager data, copied out of the slot; `ack` is the sender's request
     /// when it waits for the match (synchronous mode).
     Eager { data: Vec<u8>, ack: Option<u64> },
-    /// A long message still at the sender: its length, send request id and
-    /// the address of its bytes in the sender.
-    Rts { len: usize, sreq: u64, addr: u64 },
+    /// A long message still at the sender: its length, send request id,
+    /// the address of its bytes in the sender, and whether the sender
+    /// waits for it alone (`protocol::FLAG_HELPS`).
+    Rts { len: usize, sreq: u64, addr: u64, helps: bool },
 }
 
 pub struct Unexpected {
@@ -194,7 +195,7 @@ mod tests {
     fn cancel_takes_back_only_the_named_message() {
         let mut q = Queues::default();
         q.push_unexpected(Unexpected { env: env(1, 0), body: Body::Eager { data: vec![1, 2], ack: Some(7) } });
-        q.push_unexpected(Unexpected { env: env(1, 0), body: Body::Rts { len: 100, sreq: 8, addr: 0 } });
+        q.push_unexpected(Unexpected { env: env(1, 0), body: Body::Rts { len: 100, sreq: 8, addr: 0, helps: false } });
         assert!(!q.cancel_unexpected(2, 7), "another sender's id");
         assert!(q.cancel_unexpected(1, 8));
         assert!(q.cancel_unexpected(1, 7));

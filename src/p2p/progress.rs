@@ -3,7 +3,7 @@
 //! flush frames that waited for room, push rendezvous data.
 
 use super::matching::{Body, Envelope, Unexpected};
-use super::protocol::{FLAG_READY, FLAG_SIG, FLAG_SYNC};
+use super::protocol::{FLAG_HELPS, FLAG_READY, FLAG_SIG, FLAG_SYNC};
 use super::request::{RecvState, Request, SendState};
 use super::wire::Route;
 use super::{finish_recv, Engine};
@@ -146,11 +146,11 @@ impl Engine {
                 }
             }
             Some(FrameKind::Rts) => {
-                let (len, sreq, addr) = (h.len as usize, h.a, h.b);
+                let (len, sreq, addr, helps) = (h.len as usize, h.a, h.b, h.flags & FLAG_HELPS != 0);
                 match self.queues.take_posted(&env) {
-                    Some(id) => self.match_rts(id, &env, len, sreq, addr),
+                    Some(id) => self.match_rts(id, &env, len, sreq, addr, helps),
                     None if h.flags & FLAG_READY != 0 => self.reply(env.src, FrameKind::Nack, sreq, 0),
-                    None => self.queues.push_unexpected(Unexpected { env, body: Body::Rts { len, sreq, addr } }),
+                    None => self.queues.push_unexpected(Unexpected { env, body: Body::Rts { len, sreq, addr, helps } }),
                 }
             }
             Some(FrameKind::Fin | FrameKind::Ack) => self.send_done(h.a, 0),

@@ -43,6 +43,10 @@ pub const FLAG_SYNC: u32 = 1;
 pub const FLAG_READY: u32 = 2;
 /// The frame carries the sender's type signature (OXMPI_CHECK_TYPES=1).
 pub const FLAG_SIG: u32 = 4;
+/// An RTS whose sender waits for this send alone (a blocking send): it
+/// answers a Put at once, so the receiver may have it copy half of the
+/// message (`Engine::match_rts`).
+pub const FLAG_HELPS: u32 = 8;
 
 pub fn flags(mode: Mode) -> u32 {
     match mode {

@@ -1,0 +1,81 @@
+/* oxmpi-test: ranks=2,4
+ * A long contiguous message between ranks of one host arrives while its
+ * sender computes: the receiver copies it by cross-memory attach and
+ * needs nothing of the sender between MPI_Isend and MPI_Wait. Each even
+ * rank sends its odd neighbour 4 MiB, then computes (no MPI call) until
+ * the receiver says, through memory the ranks share outside MPI, that
+ * MPI_Recv returned. Several rounds: the first long message from a peer
+ * is read whole, later ones could go another way. The MPI standard does
+ * not require this (MPICH's receive waits for the sender's next call):
+ * it is oxmpi's own promise, with the default tunables (with
+ * OXMPI_SINGLE_COPY=0 the sender pushes the message through the slots,
+ * which takes its calls). A sender that sees nothing for 30 s fails the
+ * test and waits no more in later rounds. */
+#define _GNU_SOURCE
+#include "common.h"
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BYTES (4 << 20)
+#define ROUNDS 4
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    /* one counter per rank, shared outside MPI */
+    char name[64];
+    if (rank == 0) snprintf(name, sizeof name, "/p2p_progress-%d", (int)getpid());
+    MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
+    int fd = shm_open(name, rank == 0 ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600);
+    if (rank == 0 && fd >= 0) CHECK(ftruncate(fd, 4096) == 0, "ftruncate");
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank != 0) fd = shm_open(name, O_RDWR, 0600);
+    CHECK(fd >= 0, "shm_open %s", name);
+    volatile int *got = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(got != MAP_FAILED, "mmap");
+    close(fd);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) shm_unlink(name);
+
+    unsigned char *buf = malloc(BYTES);
+    int peer = rank % 2 == 0 ? rank + 1 : rank - 1, gave_up = 0;
+    for (int round = 0; round < ROUNDS && peer < size; round++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank % 2 == 0) {
+            for (int i = 0; i < BYTES; i++) buf[i] = (unsigned char)(i * 7 + round + rank);
+            MPI_Request q;
+            MPI_Isend(buf, BYTES, MPI_BYTE, peer, round, MPI_COMM_WORLD, &q);
+            /* compute, no MPI call, until the receiver has it */
+            double start = now();
+            while (!gave_up && __atomic_load_n(&got[peer], __ATOMIC_ACQUIRE) <= round && now() - start < 30) {
+            }
+            if (!gave_up) {
+                gave_up = __atomic_load_n(&got[peer], __ATOMIC_ACQUIRE) <= round;
+                CHECK(!gave_up, "round %d: rank %d's receive of %d bytes did not complete while this rank computed",
+                      round, peer, BYTES);
+            }
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else {
+            memset(buf, 0, BYTES);
+            MPI_Recv(buf, BYTES, MPI_BYTE, peer, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            __atomic_store_n(&got[rank], round + 1, __ATOMIC_RELEASE);
+            int bad = 0;
+            for (int i = 0; i < BYTES && !bad; i++) bad = buf[i] != (unsigned char)(i * 7 + round + peer);
+            CHECK(!bad, "round %d: wrong data from rank %d", round, peer);
+        }
+    }
+    free(buf);
+    return finish();
+}
