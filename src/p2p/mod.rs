@@ -191,7 +191,7 @@ impl Engine {
     ///
     /// # Safety
     /// As `isend`.
-    unsafe fn isend_as(&mut self, a: SendArgs, helps: bool) -> MpiResult<ReqId> {
+    pub(super) unsafe fn isend_as(&mut self, a: SendArgs, helps: bool) -> MpiResult<ReqId> {
         let Some(dst) = a.dst else {
             return Ok(self.requests.insert(Request::Done(Status {
                 source: PROC_NULL,

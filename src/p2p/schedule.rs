@@ -62,6 +62,9 @@ pub struct Schedule {
     /// For a blocking collective a user started: how the mailboxes would
     /// name it (`coll::shm::stamp`), to notice members that took them.
     stamp: Option<u64>,
+    /// Run to its end on the caller's stack (`run_schedule`): the rank
+    /// does nothing else meanwhile.
+    blocking: bool,
 }
 
 impl Schedule {
@@ -79,6 +82,7 @@ impl Schedule {
             failure: 0,
             done: false,
             stamp: None,
+            blocking: false,
         }
     }
 
@@ -161,6 +165,7 @@ impl Engine {
     pub fn run_schedule(&mut self, mut s: Schedule) -> MpiResult<()> {
         let mut backoff = crate::runtime::backoff::Backoff::new();
         let mut round = 0u32;
+        s.blocking = true;
         loop {
             self.drive(&mut s);
             if s.done {
@@ -251,6 +256,11 @@ impl Engine {
                 },
                 Some(Step::Transfers(ts)) => {
                     s.active.reserve(ts.len());
+                    // a blocking collective's lone send waits for nothing
+                    // else: its receiver may have it copy half
+                    // (`protocol::FLAG_HELPS`); with several, the receivers
+                    // read at once rather than wait for its writes in turn
+                    let alone = s.blocking && matches!(ts[..], [Transfer::Send { .. }]);
                     for t in ts {
                         let (send, (addr, len), peer) = match t {
                             Transfer::Send { buf, to } => (true, s.resolve(buf), to),
@@ -273,7 +283,7 @@ impl Engine {
                                     label: 0,
                                     sig: None,
                                 };
-                                match self.isend(a) {
+                                match self.isend_as(a, alone) {
                                     Ok(r) => s.active.push((r, None)),
                                     Err(e) => s.fail(e),
                                 }
