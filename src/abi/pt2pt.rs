@@ -13,7 +13,7 @@ use crate::error::MpiResult;
 use crate::p2p::matching::Want;
 use crate::p2p::protocol::Mode;
 use crate::p2p::request::{RecvArgs, ReqId, Status, Template};
-use crate::p2p::{null_status, SendArgs, ANY_SOURCE, ANY_TAG, PROC_NULL};
+use crate::p2p::{null_status, ANY_SOURCE, ANY_TAG, PROC_NULL};
 use crate::runtime::State;
 use std::os::raw::{c_int, c_void};
 
@@ -179,17 +179,10 @@ unsafe fn send_blocking(
     comm: c_int,
     mode: Mode,
 ) -> MpiResult<()> {
-    let s = with_state(|st| match send_template(st, buf, count, dt, dest, tag, comm, mode)? {
-        Template::Send { buf, count, ty, dst, tag, ctx, mode, label } => {
-            let a = SendArgs { buf: buf as *const u8, count, ty, dst, tag, ctx, mode, label, sig: None };
-            // SAFETY: the buffer is valid for the call, which waits.
-            unsafe { st.engine.send(a) }
-        }
-        t => {
-            // SAFETY: we wait for the request before returning.
-            let id = unsafe { start(st, t)? };
-            Ok(st.engine.wait(id))
-        }
+    // the buffer is valid for the call, which waits for the send
+    let s = with_state(|st| {
+        let t = send_template(st, buf, count, dt, dest, tag, comm, mode)?;
+        st.engine.send(t)
     })?;
     status_error(&s)
 }

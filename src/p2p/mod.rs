@@ -175,18 +175,6 @@ impl Engine {
         unsafe { self.isend_as(a, false) }
     }
 
-    /// A blocking send: it completes before this returns, and while it
-    /// waits the receiver may have it copy half of a long message
-    /// (`protocol::FLAG_HELPS`).
-    ///
-    /// # Safety
-    /// `a.buf` must be readable over the items.
-    pub unsafe fn send(&mut self, a: SendArgs) -> MpiResult<Status> {
-        // SAFETY: forwarded from the caller; we wait for the request.
-        let id = unsafe { self.isend_as(a, true)? };
-        Ok(self.wait(id))
-    }
-
     /// `isend`; `helps`: the caller waits for this send alone.
     ///
     /// # Safety
