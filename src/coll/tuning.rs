@@ -113,23 +113,27 @@ pub fn init() -> MpiResult<()> {
     Ok(())
 }
 
+/// The settings `init` read; read now if it has not run (a unit test,
+/// or a call before MPI_Init). Not `get_or_init`: `init` sets the cell,
+/// and setting it from inside its own initializer would block forever.
 fn get() -> Tuning {
-    *TUNING.get_or_init(|| {
-        let _ = init();
-        TUNING.get().copied().unwrap_or(Tuning {
-            bcast: None,
-            bcast_long: 256 << 10,
-            allreduce: None,
-            allreduce_long: 16 << 10,
-            allgather: None,
-            allgather_short: 64 << 10,
-            alltoall: None,
-            alltoall_short: 256,
-            check: false,
-            shm_max: 0,
-            shm_long_max: 0,
-            single_copy_min: 0,
-        })
+    if let Some(t) = TUNING.get() {
+        return *t;
+    }
+    let _ = init();
+    TUNING.get().copied().unwrap_or(Tuning {
+        bcast: None,
+        bcast_long: 256 << 10,
+        allreduce: None,
+        allreduce_long: 16 << 10,
+        allgather: None,
+        allgather_short: 64 << 10,
+        alltoall: None,
+        alltoall_short: 256,
+        check: false,
+        shm_max: 0,
+        shm_long_max: 0,
+        single_copy_min: 0,
     })
 }
 
@@ -209,9 +213,15 @@ pub fn alltoall(n: usize, block: Option<usize>) -> Alltoall {
 /// choices post every transfer at once (every rank sees the same host,
 /// so all choose alike).
 static CROWDED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The shortest message point-to-point moves by one cross-memory copy
+/// on this host (the engine's `single_copy_min`, cut on a crowded host).
+static SINGLE_COPY_FROM: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(usize::MAX);
 
-pub fn set_crowded(yes: bool) {
+/// Called at init: whether the job is crowded (see `CROWDED`), and from
+/// how many bytes point-to-point messages go by single copy.
+pub fn set_crowded(yes: bool, single_copy_from: usize) {
     CROWDED.store(yes, std::sync::atomic::Ordering::Relaxed);
+    SINGLE_COPY_FROM.store(single_copy_from, std::sync::atomic::Ordering::Relaxed);
 }
 
 fn crowded() -> bool {
@@ -238,7 +248,9 @@ pub fn shm_max() -> usize {
 /// 8 and 32 MiB blocks 9.3 and 35 against 12.8 and 48, Allreduce of
 /// 32 MiB 16 against 36, Alltoall of 8 and 16 MiB blocks 11.4 and 23.8
 /// against 13.5 and 26.7 (Open MPI 18.9, 14.3 and 52, 57, 13.0 and 26.8);
-/// so the default (1 GiB) only keeps a bound.
+/// so the default (1 GiB) only keeps a bound. Those were calls back to
+/// back; an alltoall's long blocks, whose ranks arrive apart in an
+/// application, no longer go in pieces there (`in_pieces`).
 pub fn shm_long_max() -> usize {
     get().shm_long_max
 }
@@ -265,7 +277,9 @@ pub enum Pieces {
 /// reduce of 2 ranks or of items larger than a piece. On a crowded host
 /// (more ranks than cores), where ranks sharing a core pass the pieces
 /// through its caches, at any size; otherwise below
-/// OXMPI_SINGLE_COPY_MIN, as point-to-point messages. Measured on the
+/// OXMPI_SINGLE_COPY_MIN, as point-to-point messages; an alltoall on a
+/// crowded host only while its blocks are no longer than point-to-point's
+/// single-copy threshold (see below). Measured on the
 /// 2-core test machine, whose two cores sometimes share a cache and
 /// sometimes do not: at 4 ranks, 1 MiB blocks, pieces against single
 /// copies, allgather 478-670 against 838-988 us with a shared cache and
@@ -299,7 +313,28 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
                 && bytes <= 2 * crate::transport::shm::Boxes::Long.bytes()
         }
     };
-    auto && ((crowded() && op != Pieces::Scan) || bytes < t.single_copy_min)
+    let crowd = crowded()
+        && match op {
+            Pieces::Scan => false,
+            // An alltoall's pieces need all its ranks running at once,
+            // each rank's copies in and out in lockstep with the others';
+            // a cross-memory read needs only the reader. Where ranks
+            // arrive apart (an application computes between calls), blocks
+            // point-to-point moves by single copy go faster so. Measured,
+            // 4 ranks on 2 cores, alltoall loops with 1-3 ms of work
+            // between calls, skewed by rank (whole loop, pieces against
+            // point-to-point): blocks of 64 and 128 KiB 1045 and 1058
+            // against 1143 and 1163 ms, but 256 KiB 633 against 596,
+            // 1 MiB 551-586 against 532-557 and 8 MiB 1143-1935 against
+            // 1047-1107 (Open MPI 1034-1099); NAS FT class A (8 MiB
+            // blocks) 1.99-2.06 s against 1.94-1.98, its time in Alltoall
+            // 210-265 ms a rank against 98-257 (Open MPI 1.92-1.99 s).
+            // Back to back, with no work between, 1 MiB blocks took
+            // 797-858 us against 858-888.
+            Pieces::Alltoall => bytes / n.max(1) <= SINGLE_COPY_FROM.load(std::sync::atomic::Ordering::Relaxed),
+            _ => true,
+        };
+    auto && (crowd || bytes < t.single_copy_min)
 }
 
 /// The settings every rank must share, as one word for the PMI
@@ -310,4 +345,25 @@ pub fn fingerprint() -> String {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     format!("{:?}", get()).hash(&mut h);
     format!("{:016x}", h.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crowded_alltoall_goes_in_pieces_only_up_to_the_single_copy_threshold() {
+        // the defaults: OXMPI_SINGLE_COPY_MIN 512 KiB, no algorithm forced
+        set_crowded(true, 128 << 10);
+        assert!(in_pieces(Pieces::Alltoall, 4, 4 * (128 << 10), 1), "128 KiB blocks");
+        assert!(!in_pieces(Pieces::Alltoall, 4, 4 * (128 << 10) + 4, 1), "a byte more a block");
+        assert!(!in_pieces(Pieces::Alltoall, 4, 4 * (8 << 20), 1), "NAS FT's 8 MiB blocks");
+        assert!(in_pieces(Pieces::Allgather, 4, 4 * (8 << 20), 1), "other operations at any size");
+        set_crowded(true, usize::MAX);
+        assert!(in_pieces(Pieces::Alltoall, 4, 4 * (8 << 20), 1), "no single copy: pieces at any size");
+        set_crowded(false, 512 << 10);
+        assert!(in_pieces(Pieces::Alltoall, 2, 2 * (128 << 10), 1), "uncrowded: below OXMPI_SINGLE_COPY_MIN");
+        assert!(!in_pieces(Pieces::Alltoall, 2, 2 * (256 << 10), 1), "uncrowded: from it");
+        set_crowded(false, usize::MAX);
+    }
 }

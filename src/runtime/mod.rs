@@ -140,9 +140,10 @@ pub fn init(required: i32) -> MpiResult<i32> {
             tunables::flag("OXMPI_SINGLE_COPY")
         ));
     }
+    let single_copy_from = if cfg.single_copy { single_copy_min } else { usize::MAX };
     let engine = Engine::new(rank, w.seg, w.route, w.tcp, w.pids, cfg);
     backoff::set_host(on_host, cores);
-    crate::coll::tuning::set_crowded(on_host == size && on_host > cores);
+    crate::coll::tuning::set_crowded(on_host == size && on_host > cores, single_copy_from);
     let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
     *lock() = Some(State {
         engine,
