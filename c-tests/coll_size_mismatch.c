@@ -11,8 +11,8 @@
  * while the others go in pieces (6144 against 3072 bytes), and ranks
  * that the sizes split between shared memory and point-to-point messages
  * (at 2 ranks an Allreduce of more than 4 KiB goes point to point, so
- * 6144 bytes against 3072; a Bcast of 512 KiB or more too, so 800 KB
- * against 400 KB): there a rank whose part went as messages may also get
+ * 6144 bytes against 3072; a Bcast of OXMPI_SINGLE_COPY_MIN, 128 KiB,
+ * or more too, so 192 KB against 96 KB): there a rank whose part went as messages may also get
  * MPI_ERR_COUNT where it would otherwise succeed.
  * Not covered: point-to-point algorithms chosen by size (as in MPICH,
  * ranks that pick different ones wait for each other), nor TCP, where
@@ -177,9 +177,9 @@ int main(int argc, char **argv)
     if (transport && strcmp(transport, "tcp") == 0)
         return finish();
     rooted(100, 1, 0);
-    rooted(40000, 1, 0);
+    rooted(12000, 1, 0);
     rooted(768, size > 2, 0);
-    rooted(100000, 1, size == 2);
+    rooted(24000, 1, size == 2);
     /* whole; in pieces; the last rank whole, the others in pieces; at 2
      * ranks the last in pieces, rank 0 point to point */
     blocks(100);

@@ -353,7 +353,8 @@ mod tests {
 
     #[test]
     fn a_crowded_alltoall_goes_in_pieces_only_up_to_the_single_copy_threshold() {
-        // the defaults: OXMPI_SINGLE_COPY_MIN 512 KiB, no algorithm forced
+        // the defaults: no algorithm forced
+        let below = get().single_copy_min;
         set_crowded(true, 128 << 10);
         assert!(in_pieces(Pieces::Alltoall, 4, 4 * (128 << 10), 1), "128 KiB blocks");
         assert!(!in_pieces(Pieces::Alltoall, 4, 4 * (128 << 10) + 4, 1), "a byte more a block");
@@ -361,9 +362,9 @@ mod tests {
         assert!(in_pieces(Pieces::Allgather, 4, 4 * (8 << 20), 1), "other operations at any size");
         set_crowded(true, usize::MAX);
         assert!(in_pieces(Pieces::Alltoall, 4, 4 * (8 << 20), 1), "no single copy: pieces at any size");
-        set_crowded(false, 512 << 10);
-        assert!(in_pieces(Pieces::Alltoall, 2, 2 * (128 << 10), 1), "uncrowded: below OXMPI_SINGLE_COPY_MIN");
-        assert!(!in_pieces(Pieces::Alltoall, 2, 2 * (256 << 10), 1), "uncrowded: from it");
+        set_crowded(false, below);
+        assert!(in_pieces(Pieces::Alltoall, 2, below - 1, 1), "uncrowded: below OXMPI_SINGLE_COPY_MIN");
+        assert!(!in_pieces(Pieces::Alltoall, 2, below, 1), "uncrowded: from it");
         set_crowded(false, usize::MAX);
     }
 }

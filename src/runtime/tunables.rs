@@ -46,8 +46,8 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "OXMPI_SINGLE_COPY_MIN",
-        default: "512k",
-        meaning: "contiguous messages between ranks of one host shorter than this are pipelined through the shared slots (two copies that overlap beat the kernel's cross-memory copy, whose set-up costs microseconds, up to about this size); on a host with more ranks than cores at most OXMPI_SLOTS times the eager limit (a pipeline needs both ranks running)",
+        default: "128k",
+        meaning: "contiguous messages between ranks of one host shorter than this are pipelined through the shared slots (two copies that overlap beat the kernel's cross-memory copy, whose set-up costs microseconds, up to about this size; more or less where the two cores share a cache or not); on a host with more ranks than cores at most OXMPI_SLOTS times the eager limit (a pipeline needs both ranks running)",
     },
     Tunable {
         name: "OXMPI_CHECK_TYPES",
