@@ -276,8 +276,9 @@ pub enum Pieces {
 /// variable forces the operation's algorithm, nor for an allreduce or a
 /// reduce of 2 ranks or of items larger than a piece. On a crowded host
 /// (more ranks than cores), where ranks sharing a core pass the pieces
-/// through its caches, at any size; otherwise below
-/// OXMPI_SINGLE_COPY_MIN, as point-to-point messages; an alltoall on a
+/// through its caches, at any size; otherwise while the longest message
+/// over point-to-point would be below OXMPI_SINGLE_COPY_MIN (pipelined
+/// too); an alltoall on a
 /// crowded host only while its blocks are no longer than point-to-point's
 /// single-copy threshold (see below). Measured on the
 /// 2-core test machine, whose two cores sometimes share a cache and
@@ -334,7 +335,15 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
             Pieces::Alltoall => bytes / n.max(1) <= SINGLE_COPY_FROM.load(std::sync::atomic::Ordering::Relaxed),
             _ => true,
         };
-    auto && (crowd || bytes < t.single_copy_min)
+    // elsewhere pieces go where the point-to-point algorithms' longest
+    // message would be pipelined through the shared slots (one block of
+    // an allgather, alltoall, gather, scatter or reduce-scatter, the
+    // whole of the others), two copies either way
+    let message = match op {
+        Pieces::Allgather | Pieces::Alltoall | Pieces::Rooted | Pieces::ReduceScatter => bytes / n.max(1),
+        _ => bytes,
+    };
+    auto && (crowd || message < t.single_copy_min)
 }
 
 /// The settings every rank must share, as one word for the PMI
@@ -363,8 +372,10 @@ mod tests {
         set_crowded(true, usize::MAX);
         assert!(in_pieces(Pieces::Alltoall, 4, 4 * (8 << 20), 1), "no single copy: pieces at any size");
         set_crowded(false, below);
-        assert!(in_pieces(Pieces::Alltoall, 2, below - 1, 1), "uncrowded: below OXMPI_SINGLE_COPY_MIN");
-        assert!(!in_pieces(Pieces::Alltoall, 2, below, 1), "uncrowded: from it");
+        assert!(in_pieces(Pieces::Alltoall, 2, 2 * below - 2, 1), "uncrowded: blocks below OXMPI_SINGLE_COPY_MIN");
+        assert!(!in_pieces(Pieces::Alltoall, 2, 2 * below, 1), "uncrowded: blocks from it");
+        assert!(in_pieces(Pieces::Bcast, 2, below - 1, 1), "a bcast's one message below it");
+        assert!(!in_pieces(Pieces::Bcast, 2, below, 1), "a bcast's one message from it");
         set_crowded(false, usize::MAX);
     }
 }
