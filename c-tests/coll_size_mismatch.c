@@ -12,8 +12,9 @@
  * that the sizes split between shared memory and point-to-point messages
  * (at 2 ranks an Allreduce of more than 4 KiB goes point to point, so
  * 6144 bytes against 3072; a Bcast of OXMPI_SINGLE_COPY_MIN, 128 KiB,
- * or more too, so 192 KB against 96 KB): there a rank whose part went as messages may also get
- * MPI_ERR_COUNT where it would otherwise succeed.
+ * or more too, so 192 KB against 96 KB): there a rank whose part went
+ * as messages may also get MPI_ERR_COUNT where it would otherwise
+ * succeed.
  * Not covered: point-to-point algorithms chosen by size (as in MPICH,
  * ranks that pick different ones wait for each other), nor TCP, where
  * every collective goes point to point, nor a Scan or Exscan whose sizes

@@ -276,11 +276,10 @@ pub enum Pieces {
 /// variable forces the operation's algorithm, nor for an allreduce or a
 /// reduce of 2 ranks or of items larger than a piece. On a crowded host
 /// (more ranks than cores), where ranks sharing a core pass the pieces
-/// through its caches, at any size; otherwise while the longest message
-/// over point-to-point would be below OXMPI_SINGLE_COPY_MIN (pipelined
-/// too); an alltoall on a
-/// crowded host only while its blocks are no longer than point-to-point's
-/// single-copy threshold (see below). Measured on the
+/// through its caches, at any size (an alltoall only while its blocks
+/// are no longer than point-to-point's single-copy threshold, see
+/// below); otherwise while the longest message over point-to-point would
+/// be below OXMPI_SINGLE_COPY_MIN (pipelined too). Measured on the
 /// 2-core test machine, whose two cores sometimes share a cache and
 /// sometimes do not: at 4 ranks, 1 MiB blocks, pieces against single
 /// copies, allgather 478-670 against 838-988 us with a shared cache and
