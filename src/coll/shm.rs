@@ -838,9 +838,11 @@ pub fn alltoallv(
             Err(err) => return Err(err),
         }
     }
+    // as for an alltoall, a block decides (here the longest outside, as
+    // if every rank's were that long); the bytes in all stay bounded
     let by_pieces = t.heaviest > 0
         && !t.huge
-        && tuning::in_pieces(Pieces::Alltoall, n, t.heaviest, 1)
+        && tuning::in_pieces(Pieces::Alltoall, n, t.longest.saturating_mul(n), 1)
         && t.heaviest <= tuning::shm_long_max();
     if by_pieces {
         failed.keep(varied_cut(e, m, stamp, v, (mine, &t)));
