@@ -1023,7 +1023,7 @@ impl<'a> Blocks<'a> {
             }
             done
         };
-        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), Some((Pieces::Rooted, self.n, 1))), short)
+        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), Some((Pieces::Gather, self.n, 1))), short)
     }
 
     /// MPI_Scatter through the mailboxes, when short enough: Some(result).
@@ -1052,7 +1052,7 @@ impl<'a> Blocks<'a> {
             unpacked(rbuf, ty, &staged);
             done
         };
-        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), Some((Pieces::Rooted, self.n, 1))), short)
+        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), Some((Pieces::Scatter, self.n, 1))), short)
     }
 }
 

@@ -112,7 +112,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_SHM_COLL_LONG_MAX",
         default: "1073741824",
-        meaning: "blocking Bcast, Gather, Scatter, Allgather, Allgatherv (parts of one size), Alltoall and (on 3 or more ranks) Allreduce, Reduce and Reduce_scatter(_block) of more than 4096 and at most this many bytes in all (equal blocks, no OXMPI_COLL_* algorithm forced for the operation) go in 32 KiB pieces through per-rank shared-memory mailboxes: while one rank's block (the whole message for Bcast, Allreduce, Reduce) is below OXMPI_SINGLE_COPY_MIN, and at any size when the host has more ranks than cores (an Alltoall there only while its blocks are no longer than point-to-point's single-copy threshold); Scan and Exscan up to 64 KiB (0: never)",
+        meaning: "blocking Bcast, Gather, Scatter, Allgather, Allgatherv (parts of one size), Alltoall and (on 3 or more ranks) Allreduce, Reduce and Reduce_scatter(_block) of more than 4096 and at most this many bytes in all (equal blocks, no OXMPI_COLL_* algorithm forced for the operation) go in 32 KiB pieces through per-rank shared-memory mailboxes: while one rank's block (the whole message for Bcast, Allreduce, Reduce) is below OXMPI_SINGLE_COPY_MIN, and at any size when the host has more ranks than cores (an Alltoall or Scatter there only while its blocks are no longer than point-to-point's single-copy threshold); Scan and Exscan up to 64 KiB (0: never)",
     },
     Tunable {
         name: "OXMPI_DEBUG",
