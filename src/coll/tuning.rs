@@ -280,7 +280,8 @@ pub enum Pieces {
 /// through its caches, at any size (an alltoall or a scatter only while
 /// its blocks are no longer than point-to-point's single-copy threshold,
 /// see below); otherwise while the longest message over point-to-point would
-/// be below OXMPI_SINGLE_COPY_MIN (pipelined too). Measured on the
+/// be below OXMPI_SINGLE_COPY_MIN (pipelined too; a third of it for an
+/// alltoall's or allgather's blocks, see below). Measured on the
 /// 2-core test machine, whose two cores sometimes share a cache and
 /// sometimes do not: at 4 ranks, 1 MiB blocks, pieces against single
 /// copies, allgather 478-670 against 838-988 us with a shared cache and
@@ -351,14 +352,29 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
     // elsewhere pieces go where the point-to-point algorithms' longest
     // message would be pipelined through the shared slots (one block of
     // an allgather, alltoall, gather, scatter or reduce-scatter, the
-    // whole of the others), two copies either way
+    // whole of the others), two copies either way, the writer's and the
+    // reader's at once...
     let message = match op {
         Pieces::Allgather | Pieces::Alltoall | Pieces::Gather | Pieces::Scatter | Pieces::ReduceScatter => {
             bytes / n.max(1)
         }
         _ => bytes,
     };
-    auto && (crowd || message < t.single_copy_min)
+    // ...but where every rank sends and receives alike, each copies both
+    // in and out, and single copies (point-to-point reads an exchange's
+    // messages from a quarter of OXMPI_SINGLE_COPY_MIN) win sooner.
+    // Measured at 2 ranks on 2 cores, best of 6 alternations, pieces
+    // against single copies (Open MPI): Allgather of 32 KiB blocks 5.2
+    // against 5.5 us (5.5), 48 KiB 7.5 against 6.9, 64 KiB 9.4 against
+    // 8.2 (8.3); Alltoall 32 KiB 5.0 against 5.5 (5.4), 48 KiB 7.2
+    // against 6.9, 64 KiB 8.7 against 8.3 (8.3). Pieces also suffer most
+    // from this machine's slow spells: 64 KiB Allgather 20-31 us against
+    // 8.8-9.0 (Open MPI 10.2-10.4).
+    let most = match op {
+        Pieces::Allgather | Pieces::Alltoall => t.single_copy_min / 3,
+        _ => t.single_copy_min,
+    };
+    auto && (crowd || message < most)
 }
 
 /// The settings every rank must share, as one word for the PMI
@@ -390,8 +406,15 @@ mod tests {
         set_crowded(true, usize::MAX);
         assert!(in_pieces(Pieces::Alltoall, 4, 4 * (8 << 20), 1), "no single copy: pieces at any size");
         set_crowded(false, below);
-        assert!(in_pieces(Pieces::Alltoall, 2, 2 * below - 2, 1), "uncrowded: blocks below OXMPI_SINGLE_COPY_MIN");
-        assert!(!in_pieces(Pieces::Alltoall, 2, 2 * below, 1), "uncrowded: blocks from it");
+        let third = below / 3;
+        assert!(
+            in_pieces(Pieces::Alltoall, 2, 2 * (third - 1), 1),
+            "uncrowded: blocks below a third of OXMPI_SINGLE_COPY_MIN"
+        );
+        assert!(!in_pieces(Pieces::Alltoall, 2, 2 * third, 1), "uncrowded: blocks from a third of it");
+        assert!(!in_pieces(Pieces::Allgather, 4, 4 * third, 1), "an allgather's too");
+        assert!(in_pieces(Pieces::Gather, 2, 2 * below - 2, 1), "a gather's blocks below it");
+        assert!(!in_pieces(Pieces::Gather, 2, 2 * below, 1), "a gather's blocks from it");
         assert!(in_pieces(Pieces::Bcast, 2, below - 1, 1), "a bcast's one message below it");
         assert!(!in_pieces(Pieces::Bcast, 2, below, 1), "a bcast's one message from it");
         set_crowded(false, usize::MAX);
