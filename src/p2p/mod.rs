@@ -64,6 +64,9 @@ pub struct Engine {
     /// kernel's copy (which pins pages and costs microseconds to set up)
     /// up to a few hundred KiB.
     single_copy_min: usize,
+    /// Sends of this rank's that offered a long message (an RTS) and are
+    /// not done: waiting for their receiver, or pushing (`match_rts`).
+    long_sends: usize,
     pub eager_limit: usize,
     /// The eager limit towards ranks reached over TCP.
     tcp_eager_limit: usize,
@@ -144,6 +147,7 @@ impl Engine {
             check_types: cfg.check_types,
             single_copy_works: false,
             single_copy_min: cfg.single_copy_min,
+            long_sends: 0,
             eager_limit,
             tcp_eager_limit: cfg.tcp_eager_limit,
             unexpected_budget: cfg.unexpected_budget,
@@ -244,6 +248,7 @@ impl Engine {
         let offered = if layout.is_some() { 0 } else { addr };
         let id =
             self.requests.insert(Request::Send(self.send_req(&a, dst, len, layout, addr, SendState::AwaitingReceiver)));
+        self.long_sends += 1;
         header.kind = FrameKind::Rts as u32;
         if helps {
             header.flags |= protocol::FLAG_HELPS;
@@ -663,14 +668,6 @@ impl Engine {
         }
     }
 
-    /// Whether a long message of this rank's is under way: offered to its
-    /// receiver or being pushed (`match_rts`).
-    fn sending_long(&self) -> bool {
-        self.requests.live().any(|(_, r)| {
-            matches!(r, Request::Send(s) if matches!(s.state, SendState::AwaitingReceiver | SendState::Pushing { .. }))
-        })
-    }
-
     /// A control frame about sender request `sreq` (Ack, Nack, Fin, ...).
     fn reply(&mut self, dst: usize, kind: FrameKind, sreq: u64, result: u64) {
         let h = FrameHeader { kind: kind as u32, src: self.rank as u32, a: sreq, b: result, ..Default::default() };
@@ -708,7 +705,7 @@ impl Engine {
     fn match_rts(&mut self, id: ReqId, env: &Envelope, len: usize, sreq: u64, addr: u64, helps: bool) {
         let pid = self.pids[env.src];
         let single_copy = self.single_copy && self.is_local(env.src);
-        let from = if len < self.single_copy_min && len >= self.single_copy_min / 4 && self.sending_long() {
+        let from = if len < self.single_copy_min && len >= self.single_copy_min / 4 && self.long_sends > 0 {
             self.single_copy_min / 4
         } else {
             self.single_copy_min

@@ -185,7 +185,7 @@ impl Engine {
                 if let Some(Request::Send(s)) = self.requests.get_mut(h.a as u32) {
                     s.cancel_pending = false;
                     if h.b == 1 {
-                        s.state = SendState::Done;
+                        s.finish(&mut self.long_sends);
                         s.status.cancelled = true;
                     }
                 }
@@ -221,7 +221,7 @@ impl Engine {
     /// The receiver acknowledged (or refused, with `error`) a send.
     fn send_done(&mut self, sreq: u64, error: i32) {
         if let Some(Request::Send(s)) = self.requests.get_mut(sreq as u32) {
-            s.state = SendState::Done;
+            s.finish(&mut self.long_sends);
             s.status.error = error;
         }
     }
@@ -338,7 +338,7 @@ impl Engine {
             let lent = self.lends_to(dst);
             let Some(Request::Send(s)) = self.requests.get_mut(id) else { unreachable!("looked up above") };
             if sent == len && !lent {
-                s.state = SendState::Done;
+                s.finish(&mut self.long_sends);
                 self.pushing.swap_remove(i);
             } else {
                 s.state = SendState::Pushing { rreq, sent };

@@ -48,6 +48,17 @@ pub enum SendState {
     Done,
 }
 
+impl SendReq {
+    /// This send is done; a long one leaves `long_sends`
+    /// (`Engine::long_sends`).
+    pub fn finish(&mut self, long_sends: &mut usize) {
+        if matches!(self.state, SendState::AwaitingReceiver | SendState::Pushing { .. }) {
+            *long_sends -= 1;
+        }
+        self.state = SendState::Done;
+    }
+}
+
 pub struct SendReq {
     pub dst: usize,
     pub tag: i32,
