@@ -219,7 +219,20 @@ impl Engine {
         data: &[u8],
         readers: impl IntoIterator<Item = usize>,
     ) -> MpiResult<()> {
-        self.publish_in(kind, stamp, data, None, readers)
+        self.publish_in(kind, stamp, data.len(), None, readers, |to| to.copy_from_slice(data))
+    }
+
+    /// `publish` of `len` bytes that `fill` writes in place (no copy
+    /// built beforehand).
+    pub fn publish_filled(
+        &mut self,
+        kind: Boxes,
+        stamp: u64,
+        len: usize,
+        readers: impl IntoIterator<Item = usize>,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> MpiResult<()> {
+        self.publish_in(kind, stamp, len, None, readers, fill)
     }
 
     /// Publish `data` in the long mailbox as a piece of a stream of
@@ -235,7 +248,7 @@ impl Engine {
         readers: impl IntoIterator<Item = usize>,
     ) -> MpiResult<()> {
         let about = stream as u64 | if last { LAST } else { 0 };
-        self.publish_in(Boxes::Long, stamp, data, Some(about), readers)
+        self.publish_in(Boxes::Long, stamp, data.len(), Some(about), readers, |to| to.copy_from_slice(data))
     }
 
     #[inline]
@@ -243,11 +256,12 @@ impl Engine {
         &mut self,
         kind: Boxes,
         stamp: u64,
-        data: &[u8],
+        len: usize,
         about: Option<u64>,
         readers: impl IntoIterator<Item = usize>,
+        fill: impl FnOnce(&mut [u8]),
     ) -> MpiResult<()> {
-        debug_assert!(data.len() <= kind.bytes() && stamp != 0);
+        assert!(len <= kind.bytes() && stamp != 0);
         let mut readers = readers.into_iter().peekable();
         if readers.peek().is_none() {
             // (a communicator of one rank) no one would read it
@@ -258,9 +272,9 @@ impl Engine {
         self.wait_read(kind, k, "a blocking collective")?;
         let m = self.seg.mailbox(kind, self.seg.me, k);
         // SAFETY: our own mailbox, which no one reads until the stamp below
-        // names this publication; `data` fits (checked by the callers).
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), m.data(data.len()), data.len()) };
-        m.len.store(data.len() as u64, Ordering::Relaxed);
+        // names this publication; `len` fits (asserted).
+        fill(unsafe { std::slice::from_raw_parts_mut(m.data(len), len) });
+        m.len.store(len as u64, Ordering::Relaxed);
         if let Some(about) = about {
             m.stream.store(about, Ordering::Relaxed);
         }
