@@ -1279,6 +1279,13 @@ fn allgather_any(
                 return r;
             }
         }
+        if let Some(d) = displs {
+            // MPI_Allgatherv of contiguous datatypes: no parts built
+            let recv = (recvbuf, counts, d, recvtype);
+            if let Some(r) = flat_gatherv(st, comm, how, &c, (sendbuf, sendcount, sendtype), recv) {
+                return r;
+            }
+        }
         let layout = parts(c.peers(), &handles::committed(recvtype)?, counts, displs, recvbuf, "recvbuf")?;
         let in_place = is_in_place(sendbuf);
         let send = if in_place { None } else { Some(side(sendcount, sendtype, sendbuf, "sendbuf")?) };
@@ -1718,9 +1725,14 @@ impl FlatSide {
         self.counts.get(r) as usize * self.size
     }
 
+    /// Where rank r's block starts, in bytes from `buf`.
+    fn offset(&self, r: usize) -> isize {
+        self.displs.get(r) as isize * self.extent
+    }
+
     /// Where rank r's block lies.
     fn at(&self, r: usize) -> Block {
-        Block { addr: self.buf.wrapping_add_signed(self.displs.get(r) as isize * self.extent), len: self.bytes(r) }
+        Block { addr: self.buf.wrapping_add_signed(self.offset(r)), len: self.bytes(r) }
     }
 
     /// Rank r's block of the send side.
@@ -1778,6 +1790,57 @@ impl Varied for FlatParts<'_> {
     fn recv(&mut self, e: &mut crate::p2p::Engine, q: usize) -> crate::p2p::request::ReqId {
         recv_aside(e, self.m, self.stamp, q, self.recv.landing(q))
     }
+}
+
+/// An Allgatherv of contiguous datatypes on an intracommunicator of one
+/// host through the mailboxes, as `allgather_any` takes parts of their
+/// own sizes there but with no parts built (8 B at 2 ranks 0.23 -> 0.20
+/// us); None where it does not apply, or where an argument fails a
+/// check, which the general path then reports.
+fn flat_gatherv(
+    st: &mut State,
+    comm: c_int,
+    how: How,
+    c: &Local,
+    (sendbuf, sendcount, sendtype): (*const c_void, i64, c_int),
+    (recvbuf, counts, displs, recvtype): (*mut c_void, Arr, Arr, c_int),
+) -> Option<MpiResult<()>> {
+    let (n, me) = (c.n, c.rank);
+    if c.remote.is_some() {
+        return None;
+    }
+    let recv = FlatSide::new(n, recvtype, counts, displs, recvbuf)?;
+    let (in_place, b) = (is_in_place(sendbuf), recv.bytes(me));
+    if !in_place {
+        let (count, ty) = check_count(sendcount, sendtype).ok()?;
+        check_buf(sendbuf, count, &ty, "sendbuf").ok()?;
+        if !ty.is_contiguous() || count * ty.size != b {
+            return None;
+        }
+    }
+    // each part's place: where it lies in recvbuf, from the lowest on
+    let lo = (0..n).map(|r| recv.offset(r)).min().unwrap_or(0);
+    let at = |r: usize| {
+        let start = (recv.offset(r) - lo) as usize;
+        start..start + recv.bytes(r)
+    };
+    let span = (0..n).map(|r| at(r).end).max().unwrap_or(0);
+    // parts of one size may also go in pieces when they are long
+    let equal = (0..n).all(|r| recv.bytes(r) == b).then_some(b);
+    let total = (0..n).map(|r| recv.bytes(r)).sum::<usize>();
+    let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
+        // SAFETY: the parts lie in recvbuf (checked), apart from each
+        // other (the standard's rule); not in place, this rank's part
+        // comes from a contiguous sendbuf of its size, apart from them.
+        let all = unsafe { Block { addr: recv.buf.wrapping_add_signed(lo), len: span }.bytes_mut() };
+        if !in_place {
+            // SAFETY: as above.
+            all[at(me)].copy_from_slice(unsafe { Block { addr: sendbuf as usize, len: b }.bytes() });
+        }
+        shm::allgatherv(e, m, stamp, all, at, equal)
+    };
+    let pieces = equal.map(|_| (Pieces::Allgather, n, 1));
+    mailbox_path(st, comm, how, shm::fits(total, pieces), short)
 }
 
 /// An Alltoallv of contiguous datatypes on an intracommunicator of one
