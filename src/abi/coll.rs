@@ -1696,10 +1696,10 @@ fn waited(e: &mut crate::p2p::Engine, posted: Vec<crate::p2p::request::ReqId>, f
     first
 }
 
-/// One side of an Alltoallv whose datatype is contiguous (`flat_short`):
-/// rank r's block is `counts[r]` items at `displs[r]` extents from `buf`,
-/// in a row; read from the caller's arrays as needed, every rank's part
-/// checked first.
+/// One side of an Alltoallv, or the receive side of an Allgatherv, whose
+/// datatype is contiguous (`flat_short`, `flat_gatherv`): rank r's block
+/// is `counts[r]` items at `displs[r]` extents from `buf`, in a row; read
+/// from the caller's arrays as needed, every rank's part checked first.
 #[derive(Clone, Copy)]
 struct FlatSide {
     buf: usize,
@@ -1806,7 +1806,7 @@ fn flat_gatherv(
     (recvbuf, counts, displs, recvtype): (*mut c_void, Arr, Arr, c_int),
 ) -> Option<MpiResult<()>> {
     let (n, me) = (c.n, c.rank);
-    if c.remote.is_some() {
+    if c.remote.is_some() || !matches!(how, How::Now) {
         return None;
     }
     let recv = FlatSide::new(n, recvtype, counts, displs, recvbuf)?;
@@ -1857,7 +1857,8 @@ fn flat_short(
     (recvbuf, recvcounts, rdispls, recvtype): (*mut c_void, Arr, Arr, c_int),
 ) -> Option<MpiResult<()>> {
     let (n, me) = (c.n, c.rank);
-    if c.remote.is_some() || n > shm::VARIED_MAX_RANKS || !coll::tuning::alltoall_auto() || is_in_place(sendbuf) {
+    let applies = matches!(how, How::Now) && c.remote.is_none() && n <= shm::VARIED_MAX_RANKS;
+    if !applies || !coll::tuning::alltoall_auto() || is_in_place(sendbuf) {
         return None;
     }
     let recv = FlatSide::new(n, recvtype, recvcounts, rdispls, recvbuf)?;
