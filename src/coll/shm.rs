@@ -722,41 +722,10 @@ fn read_part(
 /// among (`alltoallv`): a publication starts with 8 bytes per rank.
 pub const VARIED_MAX_RANKS: usize = 64;
 
-/// One entry per rank of an alltoallv's `n` (at most
-/// `VARIED_MAX_RANKS`), on the stack with the rest left uninitialized:
-/// zeroing whole tables of the most ranks (`memset`) took an eighth of an
-/// 8-byte Alltoallv's time at 2 ranks.
-struct PerRank<T: Copy> {
-    v: [std::mem::MaybeUninit<T>; VARIED_MAX_RANKS],
-    n: usize,
-}
-
-impl<T: Copy> PerRank<T> {
-    /// `n` entries of `x`.
-    fn filled(n: usize, x: T) -> PerRank<T> {
-        assert!(n <= VARIED_MAX_RANKS);
-        let mut v = [std::mem::MaybeUninit::uninit(); VARIED_MAX_RANKS];
-        for e in &mut v[..n] {
-            e.write(x);
-        }
-        PerRank { v, n }
-    }
-}
-
-impl<T: Copy> std::ops::Deref for PerRank<T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        // SAFETY: the first `n` entries are initialized (`filled`).
-        unsafe { std::slice::from_raw_parts(self.v.as_ptr().cast(), self.n) }
-    }
-}
-
-impl<T: Copy> std::ops::DerefMut for PerRank<T> {
-    fn deref_mut(&mut self) -> &mut [T] {
-        // SAFETY: as `deref`.
-        unsafe { std::slice::from_raw_parts_mut(self.v.as_mut_ptr().cast(), self.n) }
-    }
-}
+/// Entries of an alltoallv's ranks (at most `VARIED_MAX_RANKS`), on the
+/// stack and only as many as there are: zeroing whole tables of the most
+/// ranks took an eighth of an 8-byte Alltoallv's time at 2 ranks.
+type PerRank<T> = arrayvec::ArrayVec<T, VARIED_MAX_RANKS>;
 
 /// A block of an alltoallv that does not go in its writer's publication
 /// (`alltoallv`): as a message or in pieces.
@@ -812,15 +781,17 @@ pub fn alltoallv(
     // while they fit (and come to at most OXMPI_SHM_COLL_MAX bytes)
     let cap = Boxes::Short.bytes().min(table + tuning::shm_max());
     let mut end = table;
-    let mut mine = PerRank::filled(n, (0u32, 0u32));
-    for (r, entry) in mine.iter_mut().enumerate().filter(|&(r, _)| r != me) {
+    let mut mine = PerRank::new();
+    for r in 0..n {
         let len = v.size(r);
-        *entry = if end + len <= cap {
+        mine.push(if r == me {
+            (0, 0)
+        } else if end + len <= cap {
             end += len;
             ((end - len - table) as u32, len as u32)
         } else {
             (OUTSIDE, u32::try_from(len).unwrap_or(HUGE))
-        };
+        });
     }
     let mine = &mine[..];
     e.publish_filled(Boxes::Short, stamp, end, m.others(me), |out| {
@@ -833,7 +804,7 @@ pub fn alltoallv(
             }
         }
     })?;
-    let mut t = Outside::new(n);
+    let mut t = Outside::new();
     t.note(mine.iter().copied());
     let mut failed = FirstError::default();
     for q in (0..n).filter(|&q| q != me) {
@@ -864,7 +835,7 @@ pub fn alltoallv(
         });
         match read {
             Ok(Ok(Ok(None))) => {}
-            Ok(Ok(Ok(Some(len)))) => t.theirs[q] = len,
+            Ok(Ok(Ok(Some(len)))) => t.theirs.push((q, len)),
             // the sizes differ
             Ok(Ok(Err(err))) => failed.keep(Err(err)),
             Ok(Err(what)) => {
@@ -891,7 +862,7 @@ pub fn alltoallv(
             Err(err) => failed.keep(Err(err)),
         }
     }
-    for q in (0..n).filter(|&q| t.theirs[q] != 0) {
+    for &(q, _) in &t.theirs {
         posted.push(v.recv(e, q));
     }
     Ok((posted, failed.result()))
@@ -906,15 +877,21 @@ struct Outside {
     longest: usize,
     /// Some block is of 4 GiB or more.
     huge: bool,
-    /// Per rank, the length of its block for this rank when it goes
-    /// outside (0: it does not; an empty block never does).
-    theirs: PerRank<u32>,
+    /// The ranks whose block for this rank goes outside, in rank order,
+    /// with its length (an empty block never does).
+    theirs: PerRank<(usize, u32)>,
 }
 
 impl Outside {
-    /// Nothing outside yet, among `n` ranks.
-    fn new(n: usize) -> Outside {
-        Outside { heaviest: 0, longest: 0, huge: false, theirs: PerRank::filled(n, 0) }
+    /// Nothing outside yet.
+    fn new() -> Outside {
+        Outside { heaviest: 0, longest: 0, huge: false, theirs: PerRank::new() }
+    }
+
+    /// The length of rank q's block for this rank when it goes outside,
+    /// or 0.
+    fn theirs(&self, q: usize) -> usize {
+        self.theirs.iter().find(|&&(r, _)| r == q).map_or(0, |&(_, len)| len as usize)
     }
 
     /// Take note of one rank's table `entries` (offset, length).
@@ -964,7 +941,7 @@ fn varied_cut(
         Step::Read(item) => {
             let (i, p) = at(item);
             let from = (me + n - i) % n;
-            let len = t.theirs[from] as usize;
+            let len = t.theirs(from);
             if len == 0 || p >= pieces(len) {
                 return Ok(());
             }

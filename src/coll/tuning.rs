@@ -162,7 +162,7 @@ pub fn allreduce(n: usize, count: usize, bytes: usize) -> Allreduce {
     let t = get();
     let pof2 = if n == 0 { 1 } else { 1 << n.ilog2() };
     let a = t.allreduce.unwrap_or(if n > 2 && bytes >= t.allreduce_long && count >= pof2 {
-        if n > 2 && crowded() && bytes <= CROWDED_LINEAR_MAX {
+        if crowded() && bytes <= CROWDED_LINEAR_MAX {
             Allreduce::Linear
         } else {
             Allreduce::Rabenseifner

@@ -77,7 +77,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_COLL_ALLREDUCE",
         default: "auto",
-        meaning: "MPI_Allreduce algorithm: recursive_doubling, rabenseifner (reduce-scatter by recursive halving, then allgather), reduce_bcast, linear (reduce-scatter and allgather with every transfer at once; power-of-two sizes, rabenseifner otherwise), or auto: on 3 or more ranks rabenseifner from OXMPI_ALLREDUCE_LONG bytes (linear up to 256 KiB on 3 or more ranks when the job shares one host with more ranks than cores), else recursive_doubling",
+        meaning: "MPI_Allreduce algorithm: recursive_doubling, rabenseifner (reduce-scatter by recursive halving, then allgather), reduce_bcast, linear (reduce-scatter and allgather with every transfer at once; power-of-two sizes, rabenseifner otherwise), or auto: on 3 or more ranks rabenseifner from OXMPI_ALLREDUCE_LONG bytes (linear up to 256 KiB when the job shares one host with more ranks than cores), else recursive_doubling (always on 2 ranks)",
     },
     Tunable {
         name: "OXMPI_ALLREDUCE_LONG",
