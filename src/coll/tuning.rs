@@ -375,8 +375,26 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
     // against 6.9, 64 KiB 8.7 against 8.3 (8.3). Pieces also suffer most
     // from this machine's slow spells: 64 KiB Allgather 20-31 us against
     // 8.8-9.0 (Open MPI 10.2-10.4).
+    // A bcast's, gather's or scatter's one message between two ranks goes
+    // from a blocking send, which its receiver has the sender help copy
+    // (by cross-memory copies, each side half of it) from
+    // `p2p::SPLIT_MIN` on: both cores copy once, where pieces have one copy
+    // in and one out, the reader's pulling every line across from the
+    // writer's core. Measured, 2 ranks on 2 cores, calls in a loop,
+    // medians of the best of 3 alternations, split against pieces (Open
+    // MPI): Bcast of 32 KiB 3.65 against 3.78 us (4.52), 64 KiB 4.98
+    // against 7.29 (6.60), 96 KiB 5.82 against 10.69 (8.79); Gather and
+    // Scatter of 32 KiB 4.32 and 4.49 against 3.68 and 4.28 (5.11, 5.05),
+    // 48 KiB 5.21 and 5.41 against 5.56 and 6.49, bests 5.18 and 5.31
+    // against 4.70 and 4.52 (6.58, 6.52), 64 KiB 5.91 and 6.12 against
+    // 6.69 and 8.62 (7.93, 7.95), 96 KiB 7.62 and 7.79 against 9.82 and
+    // 12.40 (11.07, 11.12). So a bcast splits from SPLIT_MIN, a gather's
+    // or scatter's block from twice that.
+    let split = n == 2 && SINGLE_COPY_FROM.load(std::sync::atomic::Ordering::Relaxed) != usize::MAX;
     let most = match op {
         Pieces::Allgather | Pieces::Alltoall => t.single_copy_min / 3,
+        Pieces::Bcast if split => crate::p2p::SPLIT_MIN.min(t.single_copy_min),
+        Pieces::Gather | Pieces::Scatter if split => (2 * crate::p2p::SPLIT_MIN).min(t.single_copy_min),
         _ => t.single_copy_min,
     };
     auto && (crowd || message < most)
@@ -418,10 +436,22 @@ mod tests {
         );
         assert!(!in_pieces(Pieces::Alltoall, 2, 2 * third, 1), "uncrowded: blocks from a third of it");
         assert!(!in_pieces(Pieces::Allgather, 4, 4 * third, 1), "an allgather's too");
-        assert!(in_pieces(Pieces::Gather, 2, 2 * below - 2, 1), "a gather's blocks below it");
-        assert!(!in_pieces(Pieces::Gather, 2, 2 * below, 1), "a gather's blocks from it");
-        assert!(in_pieces(Pieces::Bcast, 2, below - 1, 1), "a bcast's one message below it");
-        assert!(!in_pieces(Pieces::Bcast, 2, below, 1), "a bcast's one message from it");
+        assert!(in_pieces(Pieces::Gather, 4, 4 * below - 4, 1), "a gather's blocks below it");
+        assert!(!in_pieces(Pieces::Gather, 4, 4 * below, 1), "a gather's blocks from it");
+        assert!(in_pieces(Pieces::Bcast, 4, below - 1, 1), "a bcast's one message below it");
+        assert!(!in_pieces(Pieces::Bcast, 4, below, 1), "a bcast's one message from it");
+        // two ranks: the one message is split from SPLIT_MIN (a gather's
+        // or scatter's block from twice that)
+        let split = crate::p2p::SPLIT_MIN;
+        assert!(in_pieces(Pieces::Bcast, 2, split - 1, 1), "two ranks: a bcast below SPLIT_MIN");
+        assert!(!in_pieces(Pieces::Bcast, 2, split, 1), "two ranks: a bcast from SPLIT_MIN");
+        assert!(
+            in_pieces(Pieces::Scatter, 2, 2 * (2 * split - 1), 1),
+            "two ranks: a scatter's blocks below 2 SPLIT_MIN"
+        );
+        assert!(!in_pieces(Pieces::Gather, 2, 2 * (2 * split), 1), "two ranks: a gather's blocks from 2 SPLIT_MIN");
+        set_crowded(false, usize::MAX);
+        assert!(in_pieces(Pieces::Bcast, 2, below - 1, 1), "no single copy: a bcast's one message below it");
         set_crowded(false, usize::MAX);
     }
 

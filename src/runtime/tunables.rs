@@ -47,7 +47,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_SINGLE_COPY_MIN",
         default: "128k",
-        meaning: "contiguous messages between ranks of one host shorter than this are pipelined through the shared slots (two copies that overlap beat the kernel's cross-memory copy, whose set-up costs microseconds, up to about this size; more or less where the two cores share a cache or not); a receiver with a long send of its own under way (an exchange: both copies of a pipeline would fall to each core) reads from a quarter of this size; on a host with more ranks than cores at most OXMPI_SLOTS times the eager limit (a pipeline needs both ranks running)",
+        meaning: "contiguous messages between ranks of one host shorter than this are pipelined through the shared slots (two copies that overlap beat the kernel's cross-memory copy, whose set-up costs microseconds, up to about this size; more or less where the two cores share a cache or not); a receiver with a long send of its own under way (an exchange: both copies of a pipeline would fall to each core) reads from a quarter of this size; a blocking send's message of 32 KiB or more is split whatever this size, the sender writing half while the receiver reads half (unless OXMPI_SINGLE_COPY=0); on a host with more ranks than cores at most OXMPI_SLOTS times the eager limit (a pipeline needs both ranks running)",
     },
     Tunable {
         name: "OXMPI_CHECK_TYPES",
@@ -112,7 +112,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_SHM_COLL_LONG_MAX",
         default: "1073741824",
-        meaning: "blocking Bcast, Gather, Scatter, Allgather, Allgatherv (parts of one size), Alltoall and (on 3 or more ranks) Allreduce, Reduce and Reduce_scatter(_block) of more than 4096 and at most this many bytes in all (equal blocks, no OXMPI_COLL_* algorithm forced for the operation) go in 32 KiB pieces through per-rank shared-memory mailboxes: while one rank's block (the whole message for Bcast, Allreduce, Reduce) is below OXMPI_SINGLE_COPY_MIN (an Allgather's or Alltoall's below a third of it: there every rank copies in and out), and at any size when the host has more ranks than cores (an Alltoall or Scatter there only while its blocks are no longer than point-to-point's single-copy threshold); Scan and Exscan up to 64 KiB (0: never)",
+        meaning: "blocking Bcast, Gather, Scatter, Allgather, Allgatherv (parts of one size), Alltoall and (on 3 or more ranks) Allreduce, Reduce and Reduce_scatter(_block) of more than 4096 and at most this many bytes in all (equal blocks, no OXMPI_COLL_* algorithm forced for the operation) go in 32 KiB pieces through per-rank shared-memory mailboxes: while one rank's block (the whole message for Bcast, Allreduce, Reduce) is below OXMPI_SINGLE_COPY_MIN (an Allgather's or Alltoall's below a third of it: there every rank copies in and out; between two ranks a Bcast below 32 KiB, a Gather's or Scatter's block below 64 KiB: from there the one message goes by a blocking send, split between the two), and at any size when the host has more ranks than cores (an Alltoall or Scatter there only while its blocks are no longer than point-to-point's single-copy threshold); Scan and Exscan up to 64 KiB (0: never)",
     },
     Tunable {
         name: "OXMPI_DEBUG",
