@@ -2,6 +2,7 @@
  * Long messages (rendezvous): expected and unexpected, contiguous and
  * into a pair type with holes, many in flight, truncated prefix checks. */
 #include "common.h"
+#include <unistd.h>
 
 static void fill(unsigned char *b, size_t n, int seed)
 {
@@ -60,8 +61,9 @@ int main(int argc, char **argv)
 
     /* a completed send's buffer may be reused at once: the receiver must
      * already have every byte (a send completing early shows up here);
-     * from 32 KiB a blocking send's message is copied half by the sender,
-     * half by the receiver, below the single-copy threshold too */
+     * from 32 KiB a blocking send's message, and an Isend's below the
+     * single-copy threshold, are copied half by the sender, half by the
+     * receiver */
     size_t reused[] = {32768, 40000, 100000, 4 << 20};
     for (int k = 0; k < 4 && size > 1; k++) {
         size_t n = reused[k];
@@ -69,7 +71,16 @@ int main(int argc, char **argv)
         for (int it = 0; it < 20; it++) {
             if (rank == 0) {
                 memset(b, it + 1, n);
-                MPI_Send(b, (int)n, MPI_BYTE, 1, 500, MPI_COMM_WORLD);
+                if (it % 2 == 0) {
+                    MPI_Send(b, (int)n, MPI_BYTE, 1, 500, MPI_COMM_WORLD);
+                } else {
+                    /* not a blocking send, and late to its next call:
+                     * the receiver waits for its half as for a pipeline */
+                    MPI_Request r;
+                    MPI_Isend(b, (int)n, MPI_BYTE, 1, 500, MPI_COMM_WORLD, &r);
+                    if (it % 4 == 1) usleep(2000);
+                    MPI_Wait(&r, MPI_STATUS_IGNORE);
+                }
                 memset(b, 0xff, n);
             } else if (rank == 1) {
                 MPI_Recv(b, (int)n, MPI_BYTE, 0, 500, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -81,19 +92,24 @@ int main(int argc, char **argv)
         free(b);
     }
 
-    /* many long messages in flight at once */
-    enum { M = 8, LEN = 200000 };
-    unsigned char *bufs = malloc((size_t)M * LEN * 2);
-    MPI_Request reqs[2 * M];
-    for (int m = 0; m < M; m++) {
-        fill(bufs + (size_t)m * LEN, LEN, rank * 7 + m);
-        MPI_Irecv(bufs + (size_t)(M + m) * LEN, LEN, MPI_BYTE, left, m, MPI_COMM_WORLD, &reqs[m]);
+    /* many long messages in flight at once (40000 bytes: below the
+     * single-copy threshold, each split between sender and receiver) */
+    enum { M = 8 };
+    int lens[] = {40000, 200000};
+    for (int k = 0; k < 2; k++) {
+        int LEN = lens[k];
+        unsigned char *bufs = malloc((size_t)M * LEN * 2);
+        MPI_Request reqs[2 * M];
+        for (int m = 0; m < M; m++) {
+            fill(bufs + (size_t)m * LEN, LEN, rank * 7 + m);
+            MPI_Irecv(bufs + (size_t)(M + m) * LEN, LEN, MPI_BYTE, left, m, MPI_COMM_WORLD, &reqs[m]);
+        }
+        for (int m = M - 1; m >= 0; m--)
+            MPI_Isend(bufs + (size_t)m * LEN, LEN, MPI_BYTE, right, m, MPI_COMM_WORLD, &reqs[M + m]);
+        MPI_Waitall(2 * M, reqs, MPI_STATUSES_IGNORE);
+        for (int m = 0; m < M; m++)
+            CHECK(same(bufs + (size_t)(M + m) * LEN, LEN, left * 7 + m), "%d bytes: message %d of %d wrong", LEN, m, M);
+        free(bufs);
     }
-    for (int m = M - 1; m >= 0; m--)
-        MPI_Isend(bufs + (size_t)m * LEN, LEN, MPI_BYTE, right, m, MPI_COMM_WORLD, &reqs[M + m]);
-    MPI_Waitall(2 * M, reqs, MPI_STATUSES_IGNORE);
-    for (int m = 0; m < M; m++)
-        CHECK(same(bufs + (size_t)(M + m) * LEN, LEN, left * 7 + m), "message %d of %d wrong", m, M);
-    free(bufs);
     return finish();
 }

@@ -47,7 +47,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_SINGLE_COPY_MIN",
         default: "128k",
-        meaning: "contiguous messages between ranks of one host shorter than this are pipelined through the shared slots (two copies that overlap beat the kernel's cross-memory copy, whose set-up costs microseconds, up to about this size; more or less where the two cores share a cache or not); a receiver with a long send of its own under way (an exchange: both copies of a pipeline would fall to each core) reads from a quarter of this size; a blocking send's message of 32 KiB or more is split whatever this size, the sender writing half while the receiver reads half (unless OXMPI_SINGLE_COPY=0); on a host with more ranks than cores at most OXMPI_SLOTS times the eager limit (a pipeline needs both ranks running)",
+        meaning: "contiguous messages between ranks of one host shorter than this are pipelined through the shared slots (two copies that overlap beat the kernel's cross-memory copy, whose set-up costs microseconds, up to about this size; more or less where the two cores share a cache or not); a receiver with a long send of its own under way (an exchange: both copies of a pipeline would fall to each core) reads from a quarter of this size; a contiguous message of 32 KiB or more below this size, or from a blocking send at any size, is instead split: the sender writes half by cross-memory copy while the receiver reads half (unless OXMPI_SINGLE_COPY=0); on a host with more ranks than cores at most OXMPI_SLOTS times the eager limit (a pipeline needs both ranks running)",
     },
     Tunable {
         name: "OXMPI_CHECK_TYPES",
