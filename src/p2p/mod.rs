@@ -14,7 +14,7 @@ mod wire;
 use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
-use crate::runtime::backoff::Backoff;
+use crate::runtime::backoff::{self, Backoff};
 use crate::transport::shm::{Boxes, Segment};
 use crate::transport::tcp::Tcp;
 use crate::transport::{FrameHeader, FrameKind};
@@ -249,6 +249,10 @@ impl Engine {
         let id =
             self.requests.insert(Request::Send(self.send_req(&a, dst, len, layout, addr, SendState::AwaitingReceiver)));
         self.long_sends += 1;
+        if self.is_local(dst) {
+            // (its receiver splits the copy only with a sender elsewhere)
+            self.seg.note_core();
+        }
         header.kind = FrameKind::Rts as u32;
         if helps {
             header.flags |= protocol::FLAG_HELPS;
@@ -716,6 +720,14 @@ impl Engine {
         };
         let split_ok = self.single_copy_works;
         let me = self.rank as u32;
+        // where the sender would have to wait for a core to copy its half:
+        // more ranks want one than the host has, or it last ran on ours
+        let (crowd, together) = if single_copy && len >= SPLIT_MIN {
+            let src = self.local_index(env.src);
+            (backoff::outnumbered(|| self.seg.awake(backoff::now_ns())), self.seg.shares_core(src))
+        } else {
+            (false, false)
+        };
         let Some(Request::Recv(r)) = self.requests.get_mut(id) else {
             return;
         };
@@ -723,11 +735,16 @@ impl Engine {
         r.status.source = r.group.rank_of(env.src).map_or(-1, |x| x as i32);
         r.status.tag = env.tag;
         verify_signature(r, env, len);
-        // split from SPLIT_MIN on: a helping sender's message, and one
-        // that the pipeline would take (the first one read whole, which
-        // shows that cross-memory copies work here)
-        let splits = (helps || len < from) && n == len && len >= SPLIT_MIN && r.ty.is_contiguous();
-        let readable = single_copy && addr != 0 && pack::coarse(&r.ty) && (len >= from || splits);
+        // From SPLIT_MIN on, a helping sender's message, and one that the
+        // pipeline would take, are split (the first one read whole, which
+        // shows that cross-memory copies work here); but read whole while
+        // more ranks want a core than the host has (the reader then needs
+        // nothing more of the sender), and below `from` pipelined when
+        // both run on one core (copies through its caches beat the
+        // kernel's). See SPLIT_MIN.
+        let eligible = (helps || len < from) && n == len && len >= SPLIT_MIN && r.ty.is_contiguous();
+        let readable = single_copy && addr != 0 && pack::coarse(&r.ty) && (len >= from || eligible && !together);
+        let splits = eligible && !crowd && !together;
         if readable && splits && split_ok {
             // Both copy at once: the sender writes the second half while
             // we read the first.
@@ -843,13 +860,24 @@ const NONCONTIG_EAGER: usize = 4096;
 
 /// Messages from this size on are copied by both sides at once
 /// (`Engine::match_rts`) when the sender helps or the message is below
-/// `single_copy_min`, by cross-memory copies: each side copies half, where the pipeline through
-/// the slots has each copy all of it once, the receiver's copy pulling
-/// every line across from the sender's core. Measured, 2 ranks on 2 cores,
-/// ping-pong (half round trip), best of 3 alternations, split against
-/// pipelined (Open MPI): 20 KiB 3.21 against 3.28 us (3.94), 32 KiB 3.60
-/// against 4.70 (4.87), 48 KiB 4.47 against 6.84 (7.19), 64 KiB 4.67
-/// against 8.57 (6.80), 96 KiB 6.21 against 12.95 (9.77).
+/// `single_copy_min`, by cross-memory copies: each side copies half,
+/// where the pipeline through the slots has each copy all of it once,
+/// the receiver's copy pulling every line across from the sender's core.
+/// Measured, 2 ranks on 2 cores, ping-pong (half round trip), best of 3
+/// alternations, split against pipelined (Open MPI): 20 KiB 3.21 against
+/// 3.28 us (3.94), 32 KiB 3.60 against 4.70 (4.87), 48 KiB 4.47 against
+/// 6.84 (7.19), 64 KiB 4.67 against 8.57 (6.80), 96 KiB 6.21 against
+/// 12.95 (9.77).
+///
+/// Not while the host's ranks that want a core outnumber its cores: a
+/// sender then often waits for one to copy its half, so the receiver
+/// reads it all. Measured, 4 ranks on 2 cores, a ring of blocking sends
+/// (even ranks send first), medians of the best of 6 alternations, read
+/// whole against split (pipelined before splits; Open MPI): 40000 bytes
+/// 23.5 against 33.0 us (24.5; 15.6), 64 KiB 22.8 against 32.0 (33.3;
+/// 35.5), 256 KiB 54.4 against 75.6 split as before (76.2). Nor, below
+/// `single_copy_min`, with a sender last seen on the receiver's core,
+/// where the pipeline copies through that core's caches.
 pub const SPLIT_MIN: usize = 32 * 1024;
 
 /// Source MPI_PROC_NULL, tag MPI_ANY_TAG, no data: the status of a

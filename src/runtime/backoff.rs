@@ -44,6 +44,13 @@ pub fn spare_cores_help() -> bool {
     CORES_IF_OVERSUBSCRIBED.load(Ordering::Relaxed) > 1
 }
 
+/// Whether the ranks that want a core now (`awake`: `Segment::awake`)
+/// outnumber this host's cores (never where it has a core per rank).
+pub fn outnumbered(awake: impl FnOnce() -> usize) -> bool {
+    let cores = CORES_IF_OVERSUBSCRIBED.load(Ordering::Relaxed) as usize;
+    cores > 0 && awake() > cores
+}
+
 /// Called at init: this host runs `ranks` ranks and has `cores` cores.
 pub fn set_host(ranks: usize, cores: usize) {
     let v = if ranks > cores { cores as u32 } else { 0 };

@@ -48,8 +48,9 @@ pub struct Doorbell {
     /// The operation (`coll::shm::stamp` without piece) of the short
     /// publication this rank waits for, or 0 (`park`).
     pub parked: AtomicU64,
-    /// The core this rank ran on when it last parked or looked at its
-    /// core's other ranks (`core_spare`), plus 1 (0: not yet known).
+    /// The core this rank ran on when it last parked, looked at its
+    /// core's other ranks (`core_spare`) or offered a long message
+    /// (`note_core`), plus 1 (0: not yet known).
     pub cpu: AtomicU32,
 }
 
@@ -452,6 +453,17 @@ impl Segment {
     /// yielding to it).
     pub fn doze(&self) {
         self.doorbell(self.me).dozed_at.store(now_ns(), Ordering::Relaxed);
+    }
+
+    /// Note the core this rank runs on now (`Doorbell::cpu`).
+    pub fn note_core(&self) {
+        self.doorbell(self.me).cpu.store(this_cpu(), Ordering::Relaxed);
+    }
+
+    /// Whether local rank `q` was last seen on the core this rank runs on.
+    pub fn shares_core(&self, q: usize) -> bool {
+        let cpu = this_cpu();
+        cpu != 0 && self.doorbell(q).cpu.load(Ordering::Relaxed) == cpu
     }
 
     /// This rank waits for a short publication of operation `op` (a
