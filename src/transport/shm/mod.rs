@@ -448,6 +448,18 @@ impl Segment {
         (0..self.nranks).filter(|&r| self.doorbell(r).wants_core(now)).count()
     }
 
+    /// `awake`, less the ranks parked in a short collective's wait
+    /// (`park`), which hand their core to any rank that wants it: how
+    /// many ranks a sender would share the cores with.
+    pub fn busy(&self, now: u64) -> usize {
+        (0..self.nranks)
+            .filter(|&r| {
+                let d = self.doorbell(r);
+                d.wants_core(now) && d.parked.load(Ordering::Relaxed) == 0
+            })
+            .count()
+    }
+
     /// This rank yields its core in a long wait: for a moment it does not
     /// count as wanting one (its peers on the host spin instead of
     /// yielding to it).
