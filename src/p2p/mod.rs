@@ -874,15 +874,16 @@ const NONCONTIG_EAGER: usize = 4096;
 /// Not while the host's ranks that want a core outnumber its cores (but
 /// for those parked in a short collective's wait, which give theirs up
 /// at once): a sender then often waits for one to copy its half, so the
-/// receiver reads it all. Counting the parked ones too, the 4-rank
-/// ping-pong, two ranks waiting in a barrier, took 220-280 us at 4 MiB
-/// read whole against 173-183 split. Measured, 4 ranks on 2 cores, a ring of blocking sends
-/// (even ranks send first), medians of the best of 6 alternations, read
-/// whole against split (pipelined before splits; Open MPI): 40000 bytes
-/// 23.5 against 33.0 us (24.5; 15.6), 64 KiB 22.8 against 32.0 (33.3;
-/// 35.5), 256 KiB 54.4 against 75.6 split as before (76.2). Nor, below
-/// `single_copy_min`, with a sender last seen on the receiver's core,
-/// where the pipeline copies through that core's caches.
+/// receiver reads it all. Measured, 4 ranks on 2 cores, a ring of
+/// blocking sends (even ranks send first), medians of the best of 6
+/// alternations, read whole against split (pipelined before splits; Open
+/// MPI): 40000 bytes 23.5 against 33.0 us (24.5; 15.6), 64 KiB 22.8
+/// against 32.0 (33.3; 35.5), 256 KiB 54.4 against 75.6 split as before
+/// (76.2). Counting the parked ranks too, the 4-rank ping-pong with two
+/// ranks waiting in a barrier read its 4 MiB whole, 220-280 us against
+/// 173-183 split. Nor, below `single_copy_min`, with a sender last seen
+/// on the receiver's core, where the pipeline copies through that core's
+/// caches.
 pub const SPLIT_MIN: usize = 32 * 1024;
 
 /// Source MPI_PROC_NULL, tag MPI_ANY_TAG, no data: the status of a

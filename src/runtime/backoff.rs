@@ -44,11 +44,12 @@ pub fn spare_cores_help() -> bool {
     CORES_IF_OVERSUBSCRIBED.load(Ordering::Relaxed) > 1
 }
 
-/// Whether the ranks that want a core now (`awake`: `Segment::awake`)
-/// outnumber this host's cores (never where it has a core per rank).
-pub fn outnumbered(awake: impl FnOnce() -> usize) -> bool {
+/// Whether the ranks that want a core now (`wanting`, such as
+/// `Segment::busy`) outnumber this host's cores (never where it has a
+/// core per rank).
+pub fn outnumbered(wanting: impl FnOnce() -> usize) -> bool {
     let cores = CORES_IF_OVERSUBSCRIBED.load(Ordering::Relaxed) as usize;
-    cores > 0 && awake() > cores
+    cores > 0 && wanting() > cores
 }
 
 /// Called at init: this host runs `ranks` ranks and has `cores` cores.
