@@ -724,7 +724,8 @@ impl Engine {
         // more ranks want one than the host has (not counting those parked
         // in a short collective, which give theirs up), or it last ran on
         // ours
-        let (crowd, together) = if single_copy && len >= SPLIT_MIN {
+        // (looked at only for a message that may split)
+        let (crowd, together) = if single_copy && len >= SPLIT_MIN && (helps || len < from) {
             let src = self.local_index(env.src);
             (backoff::outnumbered(|| self.seg.busy(backoff::now_ns())), self.seg.shares_core(src))
         } else {

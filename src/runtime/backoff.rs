@@ -143,9 +143,7 @@ impl Backoff {
     ) {
         self.polls = self.polls.saturating_add(1);
         let cores = CORES_IF_OVERSUBSCRIBED.load(Ordering::Relaxed) as usize;
-        if self.polls < SPIN_POLLS_CROWDED
-            || (self.polls < SPIN_POLLS && !(cores > 0 && awake(self.coarse_now()) > cores))
-        {
+        if self.polls < SPIN_POLLS_CROWDED || (self.polls < SPIN_POLLS && !outnumbered(|| awake(self.coarse_now()))) {
             // no PAUSE instruction: the poll itself (loads of the rings'
             // heads) paces the loop, and a PAUSE (over a hundred cycles on
             // recent x86) only delays noticing the reply (measured: ping-pong

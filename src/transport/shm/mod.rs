@@ -445,19 +445,19 @@ impl Segment {
     /// neither asleep on their doorbells, nor yielding in a long wait
     /// (`doze`), nor past MPI_Finalize's barrier.
     pub fn awake(&self, now: u64) -> usize {
-        (0..self.nranks).filter(|&r| self.doorbell(r).wants_core(now)).count()
+        self.wanting(now, |_| true)
     }
 
     /// `awake`, less the ranks parked in a short collective's wait
     /// (`park`), which hand their core to any rank that wants it: how
     /// many ranks a sender would share the cores with.
     pub fn busy(&self, now: u64) -> usize {
-        (0..self.nranks)
-            .filter(|&r| {
-                let d = self.doorbell(r);
-                d.wants_core(now) && d.parked.load(Ordering::Relaxed) == 0
-            })
-            .count()
+        self.wanting(now, |d| d.parked.load(Ordering::Relaxed) == 0)
+    }
+
+    /// The ranks that may want a core at `now` and pass `and`.
+    fn wanting(&self, now: u64, and: impl Fn(&Doorbell) -> bool) -> usize {
+        (0..self.nranks).map(|r| self.doorbell(r)).filter(|d| d.wants_core(now) && and(d)).count()
     }
 
     /// This rank yields its core in a long wait: for a moment it does not
