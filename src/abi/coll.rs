@@ -969,11 +969,15 @@ struct Blocks<'a> {
 }
 
 impl<'a> Blocks<'a> {
-    /// A Gather's or Scatter's blocks when they are equal (`counts` one
-    /// value, no `displs`) on an intracommunicator: the root's n blocks
-    /// are `count` items each of `root_side`'s (buffer, datatype, name).
-    /// None otherwise, or when n blocks' items overflow (they go the other
-    /// way).
+    /// A Gather's or Scatter's blocks when they are equal (MPI_Gather and
+    /// MPI_Scatter, not their v forms) on an intracommunicator: the root's
+    /// n blocks are `counts`' one value of items each of `root_side`'s
+    /// (buffer, datatype, name). None otherwise, or at the root when its
+    /// count is negative or n blocks' items overflow (it goes the other
+    /// way, and fails there). The other ranks look at their own part only:
+    /// the root's side is not significant there (MPICH's tests pass -1 and
+    /// MPI_DATATYPE_NULL), and whether the blocks are equal is the
+    /// operation's, which every rank knows alike.
     fn equal(
         c: &Local,
         role: Role,
@@ -981,13 +985,18 @@ impl<'a> Blocks<'a> {
         own: Option<&'a Part>,
         root_side: (*const c_void, c_int, &str),
     ) -> MpiResult<Option<Blocks<'a>>> {
-        let total = counts.one().and_then(|v| v.checked_mul(c.n as i64));
-        let (Some(total), None, None) = (total, displs, c.remote) else {
+        let (None, None) = (displs, c.remote) else {
             return Ok(None);
         };
         let root = root_rank(role, c.rank);
-        let (buf, ty, name) = root_side;
-        let all = if c.rank == root { Some(side(total, ty, buf, name)?) } else { None };
+        let mut all = None;
+        if c.rank == root {
+            let Some(total) = counts.one().and_then(|v| v.checked_mul(c.n as i64)) else {
+                return Ok(None);
+            };
+            let (buf, ty, name) = root_side;
+            all = Some(side(total, ty, buf, name)?);
+        }
         Ok(Some(Blocks { n: c.n, me: c.rank, root, own, all }))
     }
 

@@ -1,10 +1,11 @@
-//! Groups and intracommunicator management (MPI 4.0 chapter 7): group
-//! algebra, dup, create, split, free, compare, names.
+//! Groups and communicator management (MPI 4.0 chapter 7): group
+//! algebra, dup, create, split (of intercommunicators too), free,
+//! compare, names; intercommunicators are made and merged further down.
 
 use super::handles::{self, GROUP_NULL};
 use super::{mpi_fn, out, with_state};
 use crate::comm::group::{self, ContextIds};
-use crate::comm::Comm;
+use crate::comm::{Comm, ErrorMode, Group};
 use crate::datatype::{Basic, TypeInfo};
 use crate::err;
 use crate::error::MpiResult;
@@ -72,7 +73,7 @@ fn dup(comm: c_int, newcomm: *mut c_int, hints: Option<Vec<(String, String)>>) -
         if let Some(remote) = parent.remote.clone() {
             let local = local_view(&parent);
             let (cid, _, _) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, 1001, &[])?;
-            let h = install_inter(st, &local, remote.members(), cid);
+            let h = install_inter(st, local.group.members(), remote.members(), cid, local.errors);
             handles::comm_mut(st, h)?.hints = hints.unwrap_or(parent.hints.clone());
             return Ok(h);
         }
@@ -123,13 +124,17 @@ mpi_fn! {
             return err!(Arg, "newcomm is a null pointer");
         }
         let h = with_state(|st| {
-            let parent = intra(st, comm)?;
-            let g = handles::group(st, group)?;
+            let parent = handles::comm(st, comm)?.clone();
+            let g = handles::group(st, group)?.to_vec();
             if g.iter().any(|w| parent.group.rank_of(*w).is_none()) {
-                return err!(Group, "the group has members outside the communicator");
+                let whose = if parent.remote.is_some() { "the local group of the intercommunicator" } else { "the communicator" };
+                return err!(Group, "the group has members outside {whose}");
+            }
+            if let Some(remote) = &parent.remote {
+                return create_inter(st, &parent, remote, g);
             }
             let cid = agree_cid(st, &parent)?;
-            Ok(install(st, g.to_vec(), cid, &parent))
+            Ok(install(st, g, cid, &parent))
         })?;
         write_comm(newcomm, h)
     }
@@ -183,14 +188,71 @@ fn split(st: &mut State, parent: &Comm, color: c_int, key: c_int) -> MpiResult<c
     Ok(install(st, members, cid, parent))
 }
 
+/// MPI_Comm_create of an intercommunicator (MPI 4.0 §7.4.2): each group
+/// passes a subgroup of itself (`g`, the same on all its members); the
+/// new intercommunicator joins the two subgroups. A process outside its
+/// subgroup, or facing an empty one, gets MPI_COMM_NULL.
+fn create_inter(st: &mut State, parent: &Comm, remote: &Group, g: Vec<usize>) -> MpiResult<c_int> {
+    let local = local_view(parent);
+    let mine: Vec<u64> = g.iter().map(|&w| w as u64).collect();
+    let (cid, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_CREATE, &mine)?;
+    if !g.contains(&st.world().rank) || theirs.is_empty() {
+        return Ok(COMM_NULL);
+    }
+    Ok(install_inter(st, g, theirs.iter().map(|&w| w as usize).collect(), cid, parent.errors))
+}
+
+/// MPI_Comm_split of an intercommunicator (MPI 4.0 §7.4.2): the processes
+/// of each color in either group, ordered by key and then by rank, form
+/// an intercommunicator with those of the same color in the other group.
+/// A color the other group does not have gives MPI_COMM_NULL, as
+/// MPI_UNDEFINED does.
+fn split_inter(st: &mut State, parent: &Comm, remote: &Group, color: c_int, key: c_int) -> MpiResult<c_int> {
+    if color < 0 && color != UNDEFINED {
+        return err!(Arg, "color {color} must be non-negative or MPI_UNDEFINED");
+    }
+    let local = local_view(parent);
+    let pair = |color: c_int, key: c_int| (color as u32 as u64) << 32 | key as u32 as u64;
+    let all = crate::coll::allgather_bytes(&mut st.engine, &local, &pair(color, key).to_ne_bytes())?;
+    let ours = unwords(&all);
+    let (cid, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_SPLIT, &ours)?;
+    if color == UNDEFINED {
+        return Ok(COMM_NULL);
+    }
+    // a group's members of this color (pairs in rank order) as world ranks
+    let part = |pairs: &[u64], world: &dyn Fn(usize) -> usize| -> Vec<usize> {
+        let mut part: Vec<(c_int, usize)> = pairs
+            .iter()
+            .enumerate()
+            .filter(|(_, &p)| (p >> 32) as u32 as c_int == color)
+            .map(|(r, &p)| (p as u32 as c_int, r))
+            .collect();
+        part.sort();
+        part.into_iter().map(|(_, r)| world(r)).collect()
+    };
+    let (mine, others) = (part(&ours, &|r| local.group.world_rank(r)), part(&theirs, &|r| remote.world_rank(r)));
+    if others.is_empty() {
+        return Ok(COMM_NULL);
+    }
+    Ok(install_inter(st, mine, others, cid, parent.errors))
+}
+
+/// Tags of the leaders' exchanges on an intercommunicator's collective
+/// context (MPI_Intercomm_merge 1000, MPI_Comm_dup 1001).
+const TAG_SPLIT: i32 = 1002;
+const TAG_CREATE: i32 = 1003;
+
 mpi_fn! {
     Initialized fn MPI_Comm_split / PMPI_Comm_split(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) errors(Some(comm)) {
         if newcomm.is_null() {
             return err!(Arg, "newcomm is a null pointer");
         }
         let h = with_state(|st| {
-            let parent = intra(st, comm)?;
-            split(st, &parent, color, key)
+            let parent = handles::comm(st, comm)?.clone();
+            match &parent.remote {
+                Some(remote) => split_inter(st, &parent, remote, color, key),
+                None => split(st, &parent, color, key),
+            }
         })?;
         write_comm(newcomm, h)
     }
@@ -626,9 +688,11 @@ fn agree_across(
     Ok((cid, got[2..2 + n].iter().map(|&w| w as usize).collect(), got[2 + n..].to_vec()))
 }
 
-fn install_inter(st: &mut State, local: &Comm, remote: Vec<usize>, cid: u32) -> c_int {
+/// Make the intercommunicator of `local` (world ranks, this process among
+/// them) and `remote` with context `cid`, errors handled as `errors`.
+fn install_inter(st: &mut State, local: Vec<usize>, remote: Vec<usize>, cid: u32, errors: ErrorMode) -> c_int {
     let me = st.world().rank;
-    let mut c = Comm::new(local.group.members(), me, cid, local.errors).expect("a member of its own group");
+    let mut c = Comm::new(local, me, cid, errors).expect("a member of its own group");
     c.remote = Some(crate::comm::Group::List(std::sync::Arc::from(remote)));
     st.cids().take(cid);
     handles::new_comm(st, c)
@@ -660,7 +724,7 @@ mpi_fn! {
             if remote.iter().any(|w| local.group.rank_of(*w).is_some()) {
                 return err!(Comm, "the local and remote groups of an intercommunicator must not overlap");
             }
-            Ok(install_inter(st, &local, remote, cid))
+            Ok(install_inter(st, local.group.members(), remote, cid, local.errors))
         })?;
         write_comm(newintercomm, h)
     }
