@@ -172,6 +172,9 @@ int main(int argc, char **argv)
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, &lu, &flag);
     lastused = *lu;
     CHECK(flag && lastused >= code, "MPI_LASTUSEDCODE %d", lastused);
+    /* MPI 4.0 §9.5: never below MPI_ERR_LASTCODE, whose value is a constant */
+    CHECK(lastused >= MPI_ERR_LASTCODE && cls > MPI_ERR_LASTCODE && code > MPI_ERR_LASTCODE,
+          "MPI_LASTUSEDCODE %d, new class %d and code %d against MPI_ERR_LASTCODE %d", lastused, cls, code, MPI_ERR_LASTCODE);
 
     /* bad input */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -14,7 +14,22 @@ int main(int argc, char **argv)
     MPI_Get_version(&v, &sv);
     if (v != MPI_VERSION || sv != MPI_SUBVERSION) { printf("version %d.%d\n", v, sv); return 1; }
 
+    /* info objects may be made and used before MPI_Init (MPI 4.0) */
+    MPI_Info before, env;
+    char val_s[64];
+    MPI_Info_create_env(argc, argv, &env);
+    MPI_Info_get(env, "maxprocs", sizeof val_s - 1, val_s, &flag);
+    if (!flag || atoi(val_s) != atoi(getenv("PMI_SIZE") ? getenv("PMI_SIZE") : "1")) {
+        printf("MPI_Info_create_env before MPI_Init: maxprocs %s (flag %d)\n", flag ? val_s : "-", flag);
+        return 1;
+    }
+    MPI_Info_free(&env);
+    MPI_Info_create(&before);
+    MPI_Info_set(before, "made", "before MPI_Init");
+
     MPI_Init(&argc, &argv);
+    MPI_Info_get(before, "made", sizeof val_s - 1, val_s, &flag);
+    CHECK(flag && strcmp(val_s, "before MPI_Init") == 0, "info made before MPI_Init: %s", flag ? val_s : "-");
     MPI_Initialized(&flag);
     CHECK(flag == 1, "MPI_Initialized after init gave %d", flag);
     MPI_Finalized(&flag);
@@ -72,5 +87,11 @@ int main(int argc, char **argv)
     int rc = finish();
     MPI_Finalized(&flag);
     if (!flag) { printf("MPI_Finalized after finalize gave 0\n"); rc = 1; }
+    /* and after MPI_Finalize */
+    int nkeys = -1;
+    if (MPI_Info_get_nkeys(before, &nkeys) != MPI_SUCCESS || nkeys != 1 || MPI_Info_free(&before) != MPI_SUCCESS) {
+        printf("the info made before MPI_Init, after MPI_Finalize: %d keys\n", nkeys);
+        rc = 1;
+    }
     return rc;
 }

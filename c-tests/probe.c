@@ -1,6 +1,8 @@
 /* oxmpi-test: ranks=1,2,4 variants=OXMPI_SINGLE_COPY=0;OXMPI_SINGLE_COPY_MIN=0
  * Probe, Iprobe, Mprobe/Mrecv and Improbe/Imrecv, short and long
- * messages, wildcards, and MPI_PROC_NULL. */
+ * messages, wildcards, and MPI_PROC_NULL. A call completing one operation
+ * leaves its status's MPI_ERROR field as it was (MPI 4.0 §3.2.5), as does
+ * a Waitall or Testsome that succeeds. */
 #include "common.h"
 
 int main(int argc, char **argv)
@@ -85,5 +87,53 @@ int main(int argc, char **argv)
     int rc = MPI_Mrecv(&y, 1, MPI_INT, &bogus, &st), cls;
     MPI_Error_class(rc, &cls);
     CHECK(cls == MPI_ERR_REQUEST, "Mrecv of a bogus message gave class %d", cls);
+    /* MPI_ERROR untouched: every single completion, and array ones that
+     * succeed */
+    {
+        MPI_Status st;
+        MPI_Message m;
+        MPI_Request rq[2];
+        MPI_Status sts[2];
+        int a = rank, b = -1, idx[2], outcount;
+#define UNTOUCHED(what) CHECK(st.MPI_ERROR == MPI_ERR_DIMS, "%s set MPI_ERROR to %d", what, st.MPI_ERROR)
+        st.MPI_ERROR = MPI_ERR_DIMS;
+        MPI_Sendrecv(&a, 1, MPI_INT, right, 77, &b, 1, MPI_INT, left, 77, MPI_COMM_WORLD, &st);
+        UNTOUCHED("MPI_Sendrecv");
+        MPI_Send(&a, 1, MPI_INT, right, 78, MPI_COMM_WORLD);
+        MPI_Probe(left, 78, MPI_COMM_WORLD, &st);
+        UNTOUCHED("MPI_Probe");
+        do MPI_Iprobe(left, 78, MPI_COMM_WORLD, &flag, &st); while (!flag);
+        UNTOUCHED("MPI_Iprobe");
+        MPI_Mprobe(left, 78, MPI_COMM_WORLD, &m, &st);
+        UNTOUCHED("MPI_Mprobe");
+        MPI_Mrecv(&b, 1, MPI_INT, &m, &st);
+        UNTOUCHED("MPI_Mrecv");
+        MPI_Isend(&a, 1, MPI_INT, right, 79, MPI_COMM_WORLD, &rq[0]);
+        MPI_Recv(&b, 1, MPI_INT, left, 79, MPI_COMM_WORLD, &st);
+        UNTOUCHED("MPI_Recv");
+        MPI_Wait(&rq[0], &st);
+        UNTOUCHED("MPI_Wait");
+        MPI_Isend(&a, 1, MPI_INT, right, 80, MPI_COMM_WORLD, &rq[0]);
+        MPI_Irecv(&b, 1, MPI_INT, left, 80, MPI_COMM_WORLD, &rq[1]);
+        sts[0].MPI_ERROR = sts[1].MPI_ERROR = MPI_ERR_DIMS;
+        MPI_Waitall(2, rq, sts);
+        CHECK(sts[0].MPI_ERROR == MPI_ERR_DIMS && sts[1].MPI_ERROR == MPI_ERR_DIMS, "a successful MPI_Waitall set MPI_ERROR to %d %d",
+              sts[0].MPI_ERROR, sts[1].MPI_ERROR);
+        MPI_Isend(&a, 1, MPI_INT, right, 81, MPI_COMM_WORLD, &rq[0]);
+        MPI_Irecv(&b, 1, MPI_INT, left, 81, MPI_COMM_WORLD, &rq[1]);
+        sts[0].MPI_ERROR = sts[1].MPI_ERROR = MPI_ERR_DIMS;
+        for (int done = 0; done < 2; done += outcount == MPI_UNDEFINED ? 0 : outcount) {
+            MPI_Testsome(2, rq, &outcount, idx, sts);
+            for (int i = 0; outcount != MPI_UNDEFINED && i < outcount; i++)
+                CHECK(sts[i].MPI_ERROR == MPI_ERR_DIMS, "a successful MPI_Testsome set MPI_ERROR to %d", sts[i].MPI_ERROR);
+        }
+        st.MPI_ERROR = MPI_ERR_DIMS;
+        MPI_Isend(&a, 1, MPI_INT, right, 82, MPI_COMM_WORLD, &rq[0]);
+        MPI_Irecv(&b, 1, MPI_INT, left, 82, MPI_COMM_WORLD, &rq[1]);
+        for (flag = 0; !flag;) MPI_Test(&rq[1], &flag, &st);
+        UNTOUCHED("MPI_Test");
+        MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+#undef UNTOUCHED
+    }
     return finish();
 }

@@ -160,8 +160,9 @@ pub fn delete_all(kind: Kind, obj: c_int) -> MpiResult<()> {
     Ok(())
 }
 
-/// The largest error code or class in use (MPI_LASTUSEDCODE).
-pub static LAST_USED_CODE: AtomicI32 = AtomicI32::new(super::env::LAST_CODE);
+/// The largest error code or class in use (MPI_LASTUSEDCODE): the
+/// program's own, numbered on from MPI_ERR_LASTCODE.
+pub static LAST_USED_CODE: AtomicI32 = AtomicI32::new(super::env::ERR_LASTCODE);
 
 /// Storage of the predefined attributes' values: C callers receive
 /// pointers to these.

@@ -10,8 +10,12 @@ use std::sync::OnceLock;
 
 /// The largest tag a message may carry (MPI_TAG_UB).
 pub const TAG_UB: i32 = i32::MAX;
-/// The largest error code or class in use (MPI_LASTUSEDCODE).
+/// The last predefined error class (the codes 0..=LAST_CODE are classes).
 pub const LAST_CODE: i32 = 78;
+/// MPI_ERR_LASTCODE (MPICH's value): MPI_LASTUSEDCODE starts here, and
+/// the codes and classes a program adds come after it (MPI 4.0 §9.5: the
+/// attribute is never below MPI_ERR_LASTCODE).
+pub const ERR_LASTCODE: i32 = 0x3fff_ffff;
 pub const MAX_ERROR_STRING: usize = 512;
 pub const MAX_PROCESSOR_NAME: usize = 128;
 pub const MAX_LIBRARY_VERSION_STRING: usize = 8192;

@@ -202,7 +202,7 @@ mpi_fn! {
     }
 }
 
-/// A new error code or class number (after all the predefined ones).
+/// A new error code or class number (after MPI_ERR_LASTCODE).
 fn next_code() -> c_int {
     LAST_USED_CODE.fetch_add(1, Ordering::Relaxed) + 1
 }

@@ -1,7 +1,9 @@
 //! Info objects (MPI 4.0 §10): ordered (key, value) string pairs. They
 //! are local to the process and only the C interface uses them, so they
-//! live here, in a table of their own. MPI_INFO_ENV describes how the
-//! program was started.
+//! live here, in a table of their own, which every MPI_Info_* call may use
+//! before MPI_Init and after MPI_Finalize as well (MPI 4.0 allows it:
+//! MPI_Info_create_env exists to be called first).
+//! MPI_INFO_ENV describes how the program was started.
 
 use super::env::write_c_string;
 use super::{mpi_fn, out, with_state};
@@ -33,7 +35,10 @@ fn env_pairs() -> Pairs {
     if args.len() > 1 {
         v.push(("argv".into(), args[1..].join(" ")));
     }
-    let size = with_state(|st| Ok(st.world().size())).unwrap_or(1);
+    // before MPI_Init (MPI_Info_create_env may come first): the
+    // launcher's count
+    let launched = || std::env::var("PMI_SIZE").ok().and_then(|v| v.parse().ok()).unwrap_or(1);
+    let size = with_state(|st| Ok(st.world().size())).unwrap_or_else(|_| launched());
     v.push(("maxprocs".into(), size.to_string()));
     if let Ok(d) = std::env::current_dir() {
         v.push(("wdir".into(), d.display().to_string()));
@@ -101,21 +106,21 @@ fn key(k: *const c_char) -> MpiResult<String> {
 }
 
 mpi_fn! {
-    Initialized fn MPI_Info_create / PMPI_Info_create(info: *mut c_int) errors(None) {
+    Always fn MPI_Info_create / PMPI_Info_create(info: *mut c_int) errors(None) {
         // SAFETY: valid per the standard (checked non-null).
         unsafe { out(info, "info", new_info(vec![])) }
     }
 }
 
 mpi_fn! {
-    Initialized fn MPI_Info_create_env / PMPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_char, info: *mut c_int) errors(None) {
+    Always fn MPI_Info_create_env / PMPI_Info_create_env(_argc: c_int, _argv: *mut *mut c_char, info: *mut c_int) errors(None) {
         // SAFETY: valid per the standard (checked non-null).
         unsafe { out(info, "info", new_info(env_pairs())) }
     }
 }
 
 mpi_fn! {
-    Initialized fn MPI_Info_set / PMPI_Info_set(info: c_int, k: *const c_char, value: *const c_char) errors(None) {
+    Always fn MPI_Info_set / PMPI_Info_set(info: c_int, k: *const c_char, value: *const c_char) errors(None) {
         let k = key(k)?;
         if value.is_null() {
             return err!(InfoValue, "the value is a null pointer");
@@ -139,7 +144,7 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    Initialized fn MPI_Info_delete / PMPI_Info_delete(info: c_int, k: *const c_char) errors(None) {
+    Always fn MPI_Info_delete / PMPI_Info_delete(info: c_int, k: *const c_char) errors(None) {
         let k = key(k)?;
         if info == INFO_ENV {
             return err!(Info, "MPI_INFO_ENV cannot be changed");
@@ -161,7 +166,7 @@ fn lookup(info: c_int, k: *const c_char) -> MpiResult<Option<String>> {
 }
 
 mpi_fn! {
-    Initialized fn MPI_Info_get / PMPI_Info_get(info: c_int, k: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) errors(None) {
+    Always fn MPI_Info_get / PMPI_Info_get(info: c_int, k: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) errors(None) {
         let v = lookup(info, k)?;
         if flag.is_null() || (v.is_some() && value.is_null()) || valuelen < 0 {
             return err!(Arg, "flag and value must not be null pointers, valuelen not negative");
@@ -178,7 +183,7 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    Initialized fn MPI_Info_get_string / PMPI_Info_get_string(info: c_int, k: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) errors(None) {
+    Always fn MPI_Info_get_string / PMPI_Info_get_string(info: c_int, k: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) errors(None) {
         let v = lookup(info, k)?;
         if flag.is_null() || buflen.is_null() {
             return err!(Arg, "buflen and flag must not be null pointers");
@@ -200,7 +205,7 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    Initialized fn MPI_Info_get_valuelen / PMPI_Info_get_valuelen(info: c_int, k: *const c_char, valuelen: *mut c_int, flag: *mut c_int) errors(None) {
+    Always fn MPI_Info_get_valuelen / PMPI_Info_get_valuelen(info: c_int, k: *const c_char, valuelen: *mut c_int, flag: *mut c_int) errors(None) {
         let v = lookup(info, k)?;
         if flag.is_null() || valuelen.is_null() {
             return err!(Arg, "valuelen and flag must not be null pointers");
@@ -217,7 +222,7 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    Initialized fn MPI_Info_get_nkeys / PMPI_Info_get_nkeys(info: c_int, nkeys: *mut c_int) errors(None) {
+    Always fn MPI_Info_get_nkeys / PMPI_Info_get_nkeys(info: c_int, nkeys: *mut c_int) errors(None) {
         let n = with_info(info, |p| Ok(p.len()))?;
         // SAFETY: valid per the standard (checked non-null).
         unsafe { out(nkeys, "nkeys", n as c_int) }
@@ -225,7 +230,7 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    Initialized fn MPI_Info_get_nthkey / PMPI_Info_get_nthkey(info: c_int, n: c_int, k: *mut c_char) errors(None) {
+    Always fn MPI_Info_get_nthkey / PMPI_Info_get_nthkey(info: c_int, n: c_int, k: *mut c_char) errors(None) {
         let name = with_info(info, |p| match p.get(n.max(0) as usize) {
             Some((k, _)) if n >= 0 => Ok(k.clone()),
             _ => err!(Arg, "key number {n} is out of range: the info has {} keys", p.len()),
@@ -240,7 +245,7 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    Initialized fn MPI_Info_dup / PMPI_Info_dup(info: c_int, newinfo: *mut c_int) errors(None) {
+    Always fn MPI_Info_dup / PMPI_Info_dup(info: c_int, newinfo: *mut c_int) errors(None) {
         let p = with_info(info, |p| Ok(p.clone()))?;
         // SAFETY: valid per the standard (checked non-null).
         unsafe { out(newinfo, "newinfo", new_info(p)) }
@@ -248,7 +253,7 @@ mpi_fn! {
 }
 
 mpi_fn! {
-    Initialized fn MPI_Info_free / PMPI_Info_free(info: *mut c_int) errors(None) {
+    Always fn MPI_Info_free / PMPI_Info_free(info: *mut c_int) errors(None) {
         if info.is_null() {
             return err!(Arg, "info is a null pointer");
         }

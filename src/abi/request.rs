@@ -27,7 +27,11 @@ pub struct CStatus {
     pub error: c_int,
 }
 
-/// Write `s` to a C status unless it is MPI_STATUS_IGNORE.
+/// Write `s` to a C status unless it is MPI_STATUS_IGNORE, all but its
+/// MPI_ERROR field, which a call completing one operation leaves as it
+/// was (MPI 4.0 §3.2.5: the call's own return value says it; only the
+/// calls completing several set the field, with MPI_ERR_IN_STATUS, see
+/// `write_statuses`).
 ///
 /// # Safety
 /// `p` must be MPI_STATUS_IGNORE, null, or valid for a write of MPI_Status.
@@ -42,7 +46,6 @@ pub unsafe fn write_status(p: *mut CStatus, s: &Status) {
         (*p).count_hi_and_cancelled = ((bytes >> 32) as c_int & 0x7fff_ffff) | ((s.cancelled as c_int) << 31);
         (*p).source = s.source;
         (*p).tag = s.tag;
-        (*p).error = s.error;
     }
 }
 
@@ -117,13 +120,30 @@ fn array_error(done: &[Status]) -> MpiResult<()> {
     }
 }
 
+/// Write the statuses of the operations an array completion completed
+/// (`done`, in order) and return its error: MPI_ERR_IN_STATUS if any
+/// failed, and then every status's MPI_ERROR field says which (MPI_SUCCESS
+/// for the others); on success the fields are left as they were, as a
+/// single completion leaves its status's.
+///
 /// # Safety
-/// `statuses` is MPI_STATUSES_IGNORE or holds `k + 1` statuses.
-unsafe fn write_status_at(statuses: *mut CStatus, k: usize, s: &Status) {
-    if !statuses.is_null() && statuses as usize != STATUS_IGNORE {
-        // SAFETY: per the caller's contract.
-        unsafe { write_status(statuses.add(k), s) };
+/// `statuses` is MPI_STATUSES_IGNORE or holds `done.len()` statuses.
+unsafe fn write_statuses(statuses: *mut CStatus, done: &[Status]) -> MpiResult<()> {
+    let result = array_error(done);
+    if statuses.is_null() || statuses as usize == STATUS_IGNORE {
+        return result;
     }
+    for (k, s) in done.iter().enumerate() {
+        // SAFETY: per the caller's contract.
+        unsafe {
+            let p = statuses.add(k);
+            write_status(p, s);
+            if result.is_err() {
+                (*p).error = s.error;
+            }
+        }
+    }
+    result
 }
 
 mpi_fn! {
@@ -207,11 +227,8 @@ mpi_fn! {
             }
             Ok(done)
         })?;
-        for (k, s) in done.iter().enumerate() {
-            // SAFETY: the standard requires `count` statuses (or IGNORE).
-            unsafe { write_status_at(statuses, k, s) };
-        }
-        array_error(&done)
+        // SAFETY: the standard requires `count` statuses (or IGNORE).
+        unsafe { write_statuses(statuses, &done) }
     }
 }
 
@@ -245,11 +262,8 @@ mpi_fn! {
         // SAFETY: flag checked non-null.
         unsafe { *flag = done.is_some() as c_int };
         let Some(done) = done else { return Ok(()) };
-        for (k, s) in done.iter().enumerate() {
-            // SAFETY: the standard requires `count` statuses (or IGNORE).
-            unsafe { write_status_at(statuses, k, s) };
-        }
-        array_error(&done)
+        // SAFETY: the standard requires `count` statuses (or IGNORE).
+        unsafe { write_statuses(statuses, &done) }
     }
 }
 
@@ -359,12 +373,11 @@ unsafe fn some(
     // SAFETY: checked non-null; arrays hold `count` entries.
     unsafe {
         *outcount = done.len() as c_int;
-        for (i, (k, s)) in done.iter().enumerate() {
+        for (i, (k, _)) in done.iter().enumerate() {
             *indices.add(i) = *k as c_int;
-            write_status_at(statuses, i, s);
         }
+        write_statuses(statuses, &done.iter().map(|&(_, s)| s).collect::<Vec<_>>())
     }
-    array_error(&done.iter().map(|&(_, s)| s).collect::<Vec<_>>())
 }
 
 mpi_fn! {
