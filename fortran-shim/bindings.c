@@ -1477,7 +1477,7 @@ OXF_NAMES(oxf_pmpi_info_create, pmpi_info_create, PMPI_INFO_CREATE)
 
 void oxf_mpi_info_delete(MPI_Fint *info, char *key, MPI_Fint *ierr, size_t key_len)
 {
-    char *c_key = oxf_cstr(key, key_len);
+    char *c_key = oxf_cstr_info(key, key_len);
     *ierr = MPI_Info_delete((MPI_Info)*info, c_key);
     free(c_key);
 }
@@ -1485,7 +1485,7 @@ OXF_NAMES(oxf_mpi_info_delete, mpi_info_delete, MPI_INFO_DELETE)
 
 void oxf_pmpi_info_delete(MPI_Fint *info, char *key, MPI_Fint *ierr, size_t key_len)
 {
-    char *c_key = oxf_cstr(key, key_len);
+    char *c_key = oxf_cstr_info(key, key_len);
     *ierr = PMPI_Info_delete((MPI_Info)*info, c_key);
     free(c_key);
 }
@@ -1514,28 +1514,6 @@ void oxf_pmpi_info_free(MPI_Fint *info, MPI_Fint *ierr)
     *ierr = PMPI_Info_free((MPI_Info *)info);
 }
 OXF_NAMES(oxf_pmpi_info_free, pmpi_info_free, PMPI_INFO_FREE)
-
-void oxf_mpi_info_get(MPI_Fint *info, char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len)
-{
-    char *c_key = oxf_cstr(key, key_len);
-    char *c_value = oxf_out(value_len);
-    *ierr = MPI_Info_get((MPI_Info)*info, c_key, *valuelen, c_value, flag);
-    free(c_key);
-    oxf_fstr(c_value, value, value_len);
-    free(c_value);
-}
-OXF_NAMES(oxf_mpi_info_get, mpi_info_get, MPI_INFO_GET)
-
-void oxf_pmpi_info_get(MPI_Fint *info, char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len, size_t value_len)
-{
-    char *c_key = oxf_cstr(key, key_len);
-    char *c_value = oxf_out(value_len);
-    *ierr = PMPI_Info_get((MPI_Info)*info, c_key, *valuelen, c_value, flag);
-    free(c_key);
-    oxf_fstr(c_value, value, value_len);
-    free(c_value);
-}
-OXF_NAMES(oxf_pmpi_info_get, pmpi_info_get, PMPI_INFO_GET)
 
 void oxf_mpi_info_get_nkeys(MPI_Fint *info, MPI_Fint *nkeys, MPI_Fint *ierr)
 {
@@ -1569,7 +1547,7 @@ OXF_NAMES(oxf_pmpi_info_get_nthkey, pmpi_info_get_nthkey, PMPI_INFO_GET_NTHKEY)
 
 void oxf_mpi_info_get_valuelen(MPI_Fint *info, char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len)
 {
-    char *c_key = oxf_cstr(key, key_len);
+    char *c_key = oxf_cstr_info(key, key_len);
     *ierr = MPI_Info_get_valuelen((MPI_Info)*info, c_key, valuelen, flag);
     free(c_key);
 }
@@ -1577,7 +1555,7 @@ OXF_NAMES(oxf_mpi_info_get_valuelen, mpi_info_get_valuelen, MPI_INFO_GET_VALUELE
 
 void oxf_pmpi_info_get_valuelen(MPI_Fint *info, char *key, MPI_Fint *valuelen, MPI_Fint *flag, MPI_Fint *ierr, size_t key_len)
 {
-    char *c_key = oxf_cstr(key, key_len);
+    char *c_key = oxf_cstr_info(key, key_len);
     *ierr = PMPI_Info_get_valuelen((MPI_Info)*info, c_key, valuelen, flag);
     free(c_key);
 }
@@ -1585,8 +1563,8 @@ OXF_NAMES(oxf_pmpi_info_get_valuelen, pmpi_info_get_valuelen, PMPI_INFO_GET_VALU
 
 void oxf_mpi_info_set(MPI_Fint *info, char *key, char *value, MPI_Fint *ierr, size_t key_len, size_t value_len)
 {
-    char *c_key = oxf_cstr(key, key_len);
-    char *c_value = oxf_cstr(value, value_len);
+    char *c_key = oxf_cstr_info(key, key_len);
+    char *c_value = oxf_cstr_info(value, value_len);
     *ierr = MPI_Info_set((MPI_Info)*info, c_key, c_value);
     free(c_key);
     free(c_value);
@@ -1595,8 +1573,8 @@ OXF_NAMES(oxf_mpi_info_set, mpi_info_set, MPI_INFO_SET)
 
 void oxf_pmpi_info_set(MPI_Fint *info, char *key, char *value, MPI_Fint *ierr, size_t key_len, size_t value_len)
 {
-    char *c_key = oxf_cstr(key, key_len);
-    char *c_value = oxf_cstr(value, value_len);
+    char *c_key = oxf_cstr_info(key, key_len);
+    char *c_value = oxf_cstr_info(value, value_len);
     *ierr = PMPI_Info_set((MPI_Info)*info, c_key, c_value);
     free(c_key);
     free(c_value);
@@ -2451,30 +2429,6 @@ void oxf_pmpi_testall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *fl
 }
 OXF_NAMES(oxf_pmpi_testall, pmpi_testall, PMPI_TESTALL)
 
-void oxf_mpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
-{
-    *ierr = MPI_Testany(*count, (MPI_Request *)array_of_requests, index, flag, oxf_status(status));
-}
-OXF_NAMES(oxf_mpi_testany, mpi_testany, MPI_TESTANY)
-
-void oxf_pmpi_testany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
-{
-    *ierr = PMPI_Testany(*count, (MPI_Request *)array_of_requests, index, flag, oxf_status(status));
-}
-OXF_NAMES(oxf_pmpi_testany, pmpi_testany, PMPI_TESTANY)
-
-void oxf_mpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
-{
-    *ierr = MPI_Testsome(*incount, (MPI_Request *)array_of_requests, outcount, array_of_indices, oxf_statuses(array_of_statuses));
-}
-OXF_NAMES(oxf_mpi_testsome, mpi_testsome, MPI_TESTSOME)
-
-void oxf_pmpi_testsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
-{
-    *ierr = PMPI_Testsome(*incount, (MPI_Request *)array_of_requests, outcount, array_of_indices, oxf_statuses(array_of_statuses));
-}
-OXF_NAMES(oxf_pmpi_testsome, pmpi_testsome, PMPI_TESTSOME)
-
 void oxf_mpi_topo_test(MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
     *ierr = MPI_Topo_test((MPI_Comm)*comm, status);
@@ -2908,28 +2862,4 @@ void oxf_pmpi_waitall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *ar
     *ierr = PMPI_Waitall(*count, (MPI_Request *)array_of_requests, oxf_statuses(array_of_statuses));
 }
 OXF_NAMES(oxf_pmpi_waitall, pmpi_waitall, PMPI_WAITALL)
-
-void oxf_mpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
-{
-    *ierr = MPI_Waitany(*count, (MPI_Request *)array_of_requests, index, oxf_status(status));
-}
-OXF_NAMES(oxf_mpi_waitany, mpi_waitany, MPI_WAITANY)
-
-void oxf_pmpi_waitany(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
-{
-    *ierr = PMPI_Waitany(*count, (MPI_Request *)array_of_requests, index, oxf_status(status));
-}
-OXF_NAMES(oxf_pmpi_waitany, pmpi_waitany, PMPI_WAITANY)
-
-void oxf_mpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
-{
-    *ierr = MPI_Waitsome(*incount, (MPI_Request *)array_of_requests, outcount, array_of_indices, oxf_statuses(array_of_statuses));
-}
-OXF_NAMES(oxf_mpi_waitsome, mpi_waitsome, MPI_WAITSOME)
-
-void oxf_pmpi_waitsome(MPI_Fint *incount, MPI_Fint *array_of_requests, MPI_Fint *outcount, MPI_Fint *array_of_indices, MPI_Fint *array_of_statuses, MPI_Fint *ierr)
-{
-    *ierr = PMPI_Waitsome(*incount, (MPI_Request *)array_of_requests, outcount, array_of_indices, oxf_statuses(array_of_statuses));
-}
-OXF_NAMES(oxf_pmpi_waitsome, pmpi_waitsome, PMPI_WAITSOME)
 

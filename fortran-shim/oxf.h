@@ -53,6 +53,10 @@ static inline int *oxf_weights(MPI_Fint *w)
 /* A Fortran string as a C string without its trailing blanks (malloc'd;
  * NULL only when out of memory). */
 char *oxf_cstr(const char *f, size_t len);
+/* An info key or value from Fortran: without its leading blanks too (the
+ * Fortran info calls strip both ends, as MPICH's and Open MPI's do and
+ * MPICH's test suite checks). */
+char *oxf_cstr_info(const char *f, size_t len);
 /* A C string into a Fortran string: truncated or padded with blanks. */
 void oxf_fstr(const char *c, char *f, size_t len);
 /* Room for what a C function writes into an output string for a Fortran

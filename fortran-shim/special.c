@@ -32,6 +32,15 @@ char *oxf_cstr(const char *f, size_t len)
     return c;
 }
 
+char *oxf_cstr_info(const char *f, size_t len)
+{
+    while (len > 0 && *f == ' ') {
+        f++;
+        len--;
+    }
+    return oxf_cstr(f, len);
+}
+
 void oxf_fstr(const char *c, char *f, size_t len)
 {
     if (!c)
@@ -73,18 +82,20 @@ void oxf_pmpi_info_create_env(MPI_Fint *info, MPI_Fint *ierr) { *ierr = PMPI_Inf
 OXF_NAMES(oxf_mpi_info_create_env, mpi_info_create_env, MPI_INFO_CREATE_ENV)
 OXF_NAMES(oxf_pmpi_info_create_env, pmpi_info_create_env, PMPI_INFO_CREATE_ENV)
 
-/* MPI_INFO_GET_STRING: in Fortran BUFLEN counts no terminating NUL. */
+/* MPI_INFO_GET_STRING: in Fortran BUFLEN counts no terminating NUL; the
+ * value's first BUFLEN characters land in VALUE, blanks after them, and
+ * VALUE stays as it was when BUFLEN is 0 or the key is not there. */
 OXF_HAND(MPI_Info_get_string)
 static void info_get_string(int prof, MPI_Fint *info, char *key, MPI_Fint *buflen, char *value, MPI_Fint *flag,
                             MPI_Fint *ierr, size_t key_len, size_t value_len)
 {
-    char *k = oxf_cstr(key, key_len);
+    char *k = oxf_cstr_info(key, key_len);
     int room = *buflen > 0 ? *buflen + 1 : 0;
     char *v = calloc((size_t)room + 1, 1);
     *ierr = (prof ? PMPI_Info_get_string : MPI_Info_get_string)(*info, k, &room, v, flag);
     if (*ierr == MPI_SUCCESS && *flag) {
         if (*buflen > 0)
-            oxf_fstr(v, value, value_len < (size_t)*buflen ? value_len : (size_t)*buflen);
+            oxf_fstr(v, value, value_len);
         *buflen = room - 1;
     }
     free(k);
@@ -102,6 +113,113 @@ void oxf_pmpi_info_get_string(MPI_Fint *info, char *key, MPI_Fint *buflen, char 
 }
 OXF_NAMES(oxf_mpi_info_get_string, mpi_info_get_string, MPI_INFO_GET_STRING)
 OXF_NAMES(oxf_pmpi_info_get_string, pmpi_info_get_string, PMPI_INFO_GET_STRING)
+
+/* MPI_INFO_GET: VALUE stays as it was when the key is not there. */
+OXF_HAND(MPI_Info_get)
+static void info_get(int prof, MPI_Fint *info, char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag,
+                     MPI_Fint *ierr, size_t key_len, size_t value_len)
+{
+    char *k = oxf_cstr_info(key, key_len);
+    char *v = calloc((size_t)(*valuelen > 0 ? *valuelen : 0) + 1, 1);
+    *ierr = (prof ? PMPI_Info_get : MPI_Info_get)(*info, k, *valuelen, v, flag);
+    if (*ierr == MPI_SUCCESS && *flag)
+        oxf_fstr(v, value, value_len);
+    free(k);
+    free(v);
+}
+void oxf_mpi_info_get(MPI_Fint *info, char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierr,
+                      size_t key_len, size_t value_len)
+{
+    info_get(0, info, key, valuelen, value, flag, ierr, key_len, value_len);
+}
+void oxf_pmpi_info_get(MPI_Fint *info, char *key, MPI_Fint *valuelen, char *value, MPI_Fint *flag, MPI_Fint *ierr,
+                       size_t key_len, size_t value_len)
+{
+    info_get(1, info, key, valuelen, value, flag, ierr, key_len, value_len);
+}
+OXF_NAMES(oxf_mpi_info_get, mpi_info_get, MPI_INFO_GET)
+OXF_NAMES(oxf_pmpi_info_get, pmpi_info_get, PMPI_INFO_GET)
+
+/* ---- MPI_WAITANY, MPI_TESTANY, MPI_WAITSOME, MPI_TESTSOME -------------
+ * Fortran numbers the requests of an array from 1, C from 0: the indices C
+ * returns are shifted; MPI_UNDEFINED stays as it is. */
+OXF_HAND(MPI_Waitany)
+OXF_HAND(MPI_Testany)
+OXF_HAND(MPI_Waitsome)
+OXF_HAND(MPI_Testsome)
+
+static void from_one(MPI_Fint *index)
+{
+    if (*index != MPI_UNDEFINED)
+        *index += 1;
+}
+
+static void waitany(int prof, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
+{
+    *ierr = (prof ? PMPI_Waitany : MPI_Waitany)(*count, (MPI_Request *)requests, index, oxf_status(status));
+    from_one(index);
+}
+void oxf_mpi_waitany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
+{
+    waitany(0, count, requests, index, status, ierr);
+}
+void oxf_pmpi_waitany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
+{
+    waitany(1, count, requests, index, status, ierr);
+}
+OXF_NAMES(oxf_mpi_waitany, mpi_waitany, MPI_WAITANY)
+OXF_NAMES(oxf_pmpi_waitany, pmpi_waitany, PMPI_WAITANY)
+
+static void testany(int prof, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
+                    MPI_Fint *ierr)
+{
+    *ierr = (prof ? PMPI_Testany : MPI_Testany)(*count, (MPI_Request *)requests, index, flag, oxf_status(status));
+    from_one(index);
+}
+void oxf_mpi_testany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
+                     MPI_Fint *ierr)
+{
+    testany(0, count, requests, index, flag, status, ierr);
+}
+void oxf_pmpi_testany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
+                      MPI_Fint *ierr)
+{
+    testany(1, count, requests, index, flag, status, ierr);
+}
+OXF_NAMES(oxf_mpi_testany, mpi_testany, MPI_TESTANY)
+OXF_NAMES(oxf_pmpi_testany, pmpi_testany, PMPI_TESTANY)
+
+static void some(int (*f)(int, MPI_Request *, int *, int *, MPI_Status *), MPI_Fint *incount, MPI_Fint *requests,
+                 MPI_Fint *outcount, MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    *ierr = f(*incount, (MPI_Request *)requests, outcount, indices, oxf_statuses(statuses));
+    for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; i++)
+        indices[i] += 1;
+}
+void oxf_mpi_waitsome(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                      MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    some(MPI_Waitsome, incount, requests, outcount, indices, statuses, ierr);
+}
+void oxf_pmpi_waitsome(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                       MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    some(PMPI_Waitsome, incount, requests, outcount, indices, statuses, ierr);
+}
+void oxf_mpi_testsome(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                      MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    some(MPI_Testsome, incount, requests, outcount, indices, statuses, ierr);
+}
+void oxf_pmpi_testsome(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,
+                       MPI_Fint *statuses, MPI_Fint *ierr)
+{
+    some(PMPI_Testsome, incount, requests, outcount, indices, statuses, ierr);
+}
+OXF_NAMES(oxf_mpi_waitsome, mpi_waitsome, MPI_WAITSOME)
+OXF_NAMES(oxf_pmpi_waitsome, pmpi_waitsome, PMPI_WAITSOME)
+OXF_NAMES(oxf_mpi_testsome, mpi_testsome, MPI_TESTSOME)
+OXF_NAMES(oxf_pmpi_testsome, pmpi_testsome, PMPI_TESTSOME)
 
 /* ---- functions with a value ------------------------------------------- */
 OXF_HAND(MPI_Wtime)

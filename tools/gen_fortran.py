@@ -48,10 +48,12 @@ def hand_written():
     return set(re.findall(r"OXF_HAND\((MPI_\w+)\)", open(SPECIAL).read()))
 
 
-def param(p):
+def param(p, info=False):
     """How one C parameter crosses from Fortran: (declaration in the
     wrapper, C argument, statements before the call, statements after it,
-    the hidden length's name for a CHARACTER argument or None)."""
+    the hidden length's name for a CHARACTER argument or None). `info`: a
+    parameter of an MPI_Info_* function, whose keys and values lose their
+    leading blanks too."""
     t, name, array = p.type.replace("const ", ""), p.name, bool(p.array)
     base = t.rstrip("*")
     if p.kind.name == "BUFFER" and t == "void*":
@@ -63,7 +65,8 @@ def param(p):
     if base == "char":
         n = f"{name}_len"
         if p.direction.name == "IN":
-            return f"char *{name}", f"c_{name}", [f"char *c_{name} = oxf_cstr({name}, {n});"], [f"free(c_{name});"], n
+            conv = "oxf_cstr_info" if info else "oxf_cstr"
+            return f"char *{name}", f"c_{name}", [f"char *c_{name} = {conv}({name}, {n});"], [f"free(c_{name});"], n
         return (f"char *{name}", f"c_{name}", [f"char *c_{name} = oxf_out({n});"],
                 [f"oxf_fstr(c_{name}, {name}, {n});", f"free(c_{name});"], n)
     if base in HANDLES or base == "int" or base in WIDE:
@@ -86,7 +89,7 @@ def param(p):
 def wrapper(c):
     decls, args, before, after, hidden = [], [], [], [], []
     for p in c.parameters:
-        d, a, b, af, n = param(p)
+        d, a, b, af, n = param(p, c.name.startswith("MPI_Info_"))
         decls.append(d)
         args.append(a)
         before += b

@@ -147,9 +147,26 @@
          ERRS = ERRS + 1
          PRINT *, 'info_get_string ', VLEN, ' "', VALUE(1:9), '"'
       END IF
+      VALUE = 'kept'
       CALL MPI_INFO_GET(INFO, 'none', MPI_MAX_INFO_VAL, VALUE, FLAG,
      &     IERR)
-      IF (FLAG) ERRS = ERRS + 1
+      IF (FLAG .OR. VALUE .NE. 'kept') ERRS = ERRS + 1
+!     leading blanks go too; a short BUFLEN leaves blanks after the value
+      CALL MPI_INFO_SET(INFO, '  shade', ' dark ', IERR)
+      VALUE = 'xxxxxxxx'
+      CALL MPI_INFO_GET(INFO, 'shade', MPI_MAX_INFO_VAL, VALUE, FLAG,
+     &     IERR)
+      IF (.NOT. FLAG .OR. VALUE .NE. 'dark') THEN
+         ERRS = ERRS + 1
+         PRINT *, 'info_get of a key set with blanks "', VALUE(1:8), '"'
+      END IF
+      VALUE = 'xxxxxxxx'
+      VLEN = 2
+      CALL MPI_INFO_GET_STRING(INFO, 'shade', VLEN, VALUE, FLAG, IERR)
+      IF (.NOT. FLAG .OR. VLEN .NE. 4 .OR. VALUE .NE. 'da') THEN
+         ERRS = ERRS + 1
+         PRINT *, 'info_get_string, BUFLEN 2 "', VALUE(1:8), '"'
+      END IF
       CALL MPI_INFO_FREE(INFO, IERR)
       IF (INFO .NE. MPI_INFO_NULL) ERRS = ERRS + 1
 !     a Fortran error handler sees the error code

@@ -1,13 +1,15 @@
 ! oxmpi-test: ranks=1,2,4
 ! Point-to-point from Fortran 77: blocking and nonblocking, status
 ! fields, MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE, probe, get_count,
-! sendrecv, MPI_PROC_NULL, errors returned under MPI_ERRORS_RETURN.
+! sendrecv, MPI_PROC_NULL, errors returned under MPI_ERRORS_RETURN;
+! WAITANY/TESTANY/WAITSOME/TESTSOME number the requests from 1.
       PROGRAM FPT2PT
       IMPLICIT NONE
       INCLUDE 'mpif.h'
       INTEGER IERR, RANK, NP, NEXT, PREV, I, ERRS, CNT, FLAG
       INTEGER STATUS(MPI_STATUS_SIZE), STATS(MPI_STATUS_SIZE, 2)
-      INTEGER REQS(2), ECLASS
+      INTEGER REQS(2), ECLASS, IDX, OUTCNT, IDXS(2), DONE
+      LOGICAL LFLAG
       INTEGER SBUF(100), RBUF(100)
       DOUBLE PRECISION D(10), DR(10)
       ERRS = 0
@@ -42,6 +44,61 @@
          IF (RBUF(I) .NE. PREV * 1000 + I) ERRS = ERRS + 1
       END DO
       IF (REQS(1) .NE. MPI_REQUEST_NULL) ERRS = ERRS + 1
+!     the index of the receive, request 1, is 1 in Fortran: WAITANY
+!     and TESTANY (after the send is done), WAITSOME and TESTSOME
+      CALL MPI_ISEND(SBUF, 3, MPI_INTEGER, NEXT, 10, MPI_COMM_WORLD,
+     &     REQS(2), IERR)
+      CALL MPI_WAIT(REQS(2), STATUS, IERR)
+      CALL MPI_IRECV(RBUF, 100, MPI_INTEGER, PREV, 10, MPI_COMM_WORLD,
+     &     REQS(1), IERR)
+      CALL MPI_WAITANY(2, REQS, IDX, STATUS, IERR)
+      IF (IDX .NE. 1 .OR. STATUS(MPI_SOURCE) .NE. PREV) THEN
+         ERRS = ERRS + 1
+         PRINT *, 'waitany index ', IDX
+      END IF
+      CALL MPI_WAITANY(2, REQS, IDX, STATUS, IERR)
+      IF (IDX .NE. MPI_UNDEFINED) ERRS = ERRS + 1
+      CALL MPI_ISEND(SBUF, 3, MPI_INTEGER, NEXT, 11, MPI_COMM_WORLD,
+     &     REQS(2), IERR)
+      CALL MPI_WAIT(REQS(2), STATUS, IERR)
+      CALL MPI_IRECV(RBUF, 100, MPI_INTEGER, PREV, 11, MPI_COMM_WORLD,
+     &     REQS(1), IERR)
+      LFLAG = .FALSE.
+      DO WHILE (.NOT. LFLAG)
+         CALL MPI_TESTANY(2, REQS, IDX, LFLAG, STATUS, IERR)
+      END DO
+      IF (IDX .NE. 1) THEN
+         ERRS = ERRS + 1
+         PRINT *, 'testany index ', IDX
+      END IF
+      CALL MPI_ISEND(SBUF, 3, MPI_INTEGER, NEXT, 12, MPI_COMM_WORLD,
+     &     REQS(2), IERR)
+      CALL MPI_WAIT(REQS(2), STATUS, IERR)
+      CALL MPI_IRECV(RBUF, 100, MPI_INTEGER, PREV, 12, MPI_COMM_WORLD,
+     &     REQS(2), IERR)
+      CALL MPI_WAITSOME(2, REQS, OUTCNT, IDXS, STATS, IERR)
+      IF (OUTCNT .NE. 1 .OR. IDXS(1) .NE. 2 .OR.
+     &     STATS(MPI_TAG, 1) .NE. 12) THEN
+         ERRS = ERRS + 1
+         PRINT *, 'waitsome ', OUTCNT, ' index ', IDXS(1)
+      END IF
+      CALL MPI_IRECV(RBUF, 100, MPI_INTEGER, PREV, 13, MPI_COMM_WORLD,
+     &     REQS(1), IERR)
+      CALL MPI_ISEND(SBUF, 3, MPI_INTEGER, NEXT, 13, MPI_COMM_WORLD,
+     &     REQS(2), IERR)
+      DONE = 0
+      DO WHILE (DONE .LT. 2)
+         CALL MPI_TESTSOME(2, REQS, OUTCNT, IDXS, STATS, IERR)
+         DO I = 1, OUTCNT
+            IF (IDXS(I) .LT. 1 .OR. IDXS(I) .GT. 2) ERRS = ERRS + 1
+            IF (IDXS(I) .EQ. 1 .AND. STATS(MPI_TAG, I) .NE. 13) THEN
+               ERRS = ERRS + 1
+               PRINT *, 'testsome: the receive has tag ',
+     &              STATS(MPI_TAG, I)
+            END IF
+            DONE = DONE + 1
+         END DO
+      END DO
 !     the same with MPI_STATUSES_IGNORE
       CALL MPI_IRECV(RBUF, 100, MPI_INTEGER, PREV, 8, MPI_COMM_WORLD,
      &     REQS(1), IERR)

@@ -248,7 +248,8 @@ fn builtins() -> &'static Builtins {
             (0x4c00080b, "MPI_DOUBLE", Float { bytes: 8 }),
             (0x4c00100c, "MPI_LONG_DOUBLE", LongDouble),
             (0x4c000246, "MPIX_C_FLOAT16", Float { bytes: 2 }),
-            (0x4c000840, "MPI_C_FLOAT_COMPLEX", Complex { bytes: 8 }),
+            // MPICH names it by its MPI 2.2 name; MPI_C_FLOAT_COMPLEX is the same handle
+            (0x4c000840, "MPI_C_COMPLEX", Complex { bytes: 8 }),
             (0x4c001041, "MPI_C_DOUBLE_COMPLEX", Complex { bytes: 16 }),
             (0x4c002042, "MPI_C_LONG_DOUBLE_COMPLEX", LongDoubleComplex),
             (0x4c00013f, "MPI_C_BOOL", CBool),
