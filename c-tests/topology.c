@@ -104,6 +104,15 @@ int main(int argc, char **argv)
     CHECK(indeg == 1 && outdeg == 1 && !weighted, "adjacent dist graph");
     MPI_Comm_free(&dg);
     MPI_Comm_free(&dga);
+    /* no edges, weighted all the same (MPI_WEIGHTS_EMPTY), both ways */
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 0, NULL, MPI_WEIGHTS_EMPTY, 0, NULL, MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, &dga);
+    MPI_Dist_graph_neighbors_count(dga, &indeg, &outdeg, &weighted);
+    CHECK(indeg == 0 && outdeg == 0 && weighted, "adjacent, MPI_WEIGHTS_EMPTY: %d %d weighted %d", indeg, outdeg, weighted);
+    MPI_Comm_free(&dga);
+    MPI_Dist_graph_create(MPI_COMM_WORLD, 0, NULL, NULL, NULL, MPI_WEIGHTS_EMPTY, MPI_INFO_NULL, 0, &dga);
+    MPI_Dist_graph_neighbors_count(dga, &indeg, &outdeg, &weighted);
+    CHECK(indeg == 0 && outdeg == 0 && weighted, "MPI_WEIGHTS_EMPTY: %d %d weighted %d", indeg, outdeg, weighted);
+    MPI_Comm_free(&dga);
 
     /* bad input */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

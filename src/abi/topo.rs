@@ -278,15 +278,23 @@ mpi_fn! {
     }
 }
 
-/// Weights given by the caller, or None for MPI_UNWEIGHTED / MPI_WEIGHTS_EMPTY.
+/// Weights given by the caller, or None for MPI_UNWEIGHTED.
+/// MPI_WEIGHTS_EMPTY is the weights of no edges: the graph is weighted
+/// (MPI_Dist_graph_neighbors_count says so), this process has none.
 ///
 /// # Safety
 /// `w` is one of the sentinels or holds `n` ints.
 unsafe fn weights(w: *const c_int, n: c_int) -> MpiResult<Option<Vec<i32>>> {
     let unweighted = super::data::MPI_UNWEIGHTED.0 as *const c_int;
     let empty = super::data::MPI_WEIGHTS_EMPTY.0 as *const c_int;
-    if w == unweighted || (w == empty && n == 0) {
+    if w == unweighted {
         return Ok(None);
+    }
+    if w == empty {
+        if n != 0 {
+            return err!(Arg, "MPI_WEIGHTS_EMPTY stands for the weights of no edges, but there are {n}");
+        }
+        return Ok(Some(vec![]));
     }
     // SAFETY: per the caller's contract.
     Ok(Some(unsafe { arr(w, n, "weights")? }))
