@@ -3,7 +3,9 @@
  * and delete; the predefined callbacks and the MPI-1 names; datatype
  * attributes), info objects and MPI_INFO_ENV, communicator hints, user
  * error handlers (called, inherited by dup), MPI_Comm_call_errhandler,
- * and user error classes, codes and strings. */
+ * and user error classes, codes and strings. A failing delete callback
+ * leaves its attribute, a failing copy callback fails the dup; MPI_Finalize
+ * deletes MPI_COMM_SELF's attributes first, the last set first. */
 #include "common.h"
 
 static int copies, deletes;
@@ -21,6 +23,33 @@ static int delete_fn(MPI_Comm c, int k, void *val, void *extra)
 {
     (void)c; (void)k; (void)val; (void)extra;
     deletes++;
+    return MPI_SUCCESS;
+}
+
+/* fails while `refuse` is set */
+static int refuse;
+static int refusing_delete(MPI_Comm c, int k, void *val, void *extra)
+{
+    (void)c; (void)k; (void)val; (void)extra;
+    return refuse ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+static int refusing_copy(MPI_Comm c, int k, void *extra, void *in, void *out, int *flag)
+{
+    (void)c; (void)k; (void)extra;
+    *(void **)out = in;
+    *flag = 1;
+    return MPI_ERR_OTHER;
+}
+
+/* MPI_COMM_SELF's attributes, deleted at MPI_Finalize: the order seen */
+static int finalized_order[3], finalized_n;
+static int at_finalize(MPI_Comm c, int k, void *val, void *extra)
+{
+    (void)k; (void)extra;
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (c == MPI_COMM_SELF && finalized_n < 3 && inited)
+        finalized_order[finalized_n++] = (int)(MPI_Aint)val;
     return MPI_SUCCESS;
 }
 
@@ -186,9 +215,65 @@ int main(int argc, char **argv)
     EXPECT(MPI_Info_get_nthkey(info, 5, keyname), MPI_ERR_ARG);
     EXPECT(MPI_Info_set(MPI_INFO_NULL, "a", "b"), MPI_ERR_INFO);
     EXPECT(MPI_Add_error_code(12345, &code), MPI_ERR_ARG);
+
+    /* a failing delete callback leaves the attribute; a failing copy
+     * callback fails the dup */
+    MPI_Comm dupw, d2;
+    int key_refuse, key_nocopy;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dupw);
+    MPI_Comm_set_errhandler(dupw, MPI_ERRORS_RETURN);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, refusing_delete, &key_refuse, NULL);
+    MPI_Comm_set_attr(dupw, key_refuse, (void *)1);
+    refuse = 1;
+    CHECK(MPI_Comm_set_attr(dupw, key_refuse, (void *)2) != MPI_SUCCESS, "replacing: the delete callback failed");
+    CHECK(MPI_Comm_delete_attr(dupw, key_refuse) != MPI_SUCCESS, "deleting: the delete callback failed");
+    MPI_Comm_get_attr(dupw, key_refuse, &v, &flag);
+    CHECK(flag && v == (void *)1, "a failed delete removed the attribute (flag %d)", flag);
+    refuse = 0;
+    MPI_Comm_delete_attr(dupw, key_refuse);
+    MPI_Comm_get_attr(dupw, key_refuse, &v, &flag);
+    CHECK(!flag, "deleted once the callback agreed");
+    MPI_Comm_create_keyval(refusing_copy, MPI_COMM_NULL_DELETE_FN, &key_nocopy, NULL);
+    MPI_Comm_set_attr(dupw, key_nocopy, (void *)3);
+    CHECK(MPI_Comm_dup(dupw, &d2) != MPI_SUCCESS, "the copy callback failed, the dup did not");
+    /* a keyval freed while an attribute uses it lives on for that
+     * attribute: a saved copy of the handle still gets and deletes it,
+     * but takes no new attribute; gone once the attribute is */
+    int key_saved, key_copy;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &key_saved, NULL);
+    key_copy = key_saved;
+    MPI_Comm_set_attr(dupw, key_saved, (void *)5);
+    MPI_Comm_free_keyval(&key_saved);
+    CHECK(key_saved == MPI_KEYVAL_INVALID, "freed keyval handle");
+    CHECK(MPI_Comm_get_attr(dupw, key_copy, &v, &flag) == MPI_SUCCESS && flag && v == (void *)5,
+          "the attribute of a freed keyval");
+    CHECK(MPI_Comm_set_attr(MPI_COMM_WORLD, key_copy, (void *)6) != MPI_SUCCESS, "a freed keyval took a new attribute");
+    CHECK(MPI_Comm_delete_attr(dupw, key_copy) == MPI_SUCCESS, "deleting the attribute of a freed keyval");
+    CHECK(MPI_Comm_get_attr(dupw, key_copy, &v, &flag) != MPI_SUCCESS, "the keyval outlived its last attribute");
+    MPI_Comm_free(&dupw);
+    MPI_Comm_free_keyval(&key_refuse);
+    MPI_Comm_free_keyval(&key_nocopy);
+
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Info_free(&info);
     MPI_Comm_free_keyval(&key_dup);
     MPI_Comm_free_keyval(&key_none);
-    return finish();
+
+    /* three attributes on MPI_COMM_SELF: MPI_Finalize deletes them, the
+     * last set first, while MPI is still initialized */
+    int key_fin;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key_fin, NULL);
+    int key_fin2, key_fin3;
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key_fin2, NULL);
+    MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &key_fin3, NULL);
+    MPI_Comm_set_attr(MPI_COMM_SELF, key_fin2, (void *)1);
+    MPI_Comm_set_attr(MPI_COMM_SELF, key_fin, (void *)2);
+    MPI_Comm_set_attr(MPI_COMM_SELF, key_fin3, (void *)3);
+    int rc2 = finish();
+    if (finalized_n != 3 || finalized_order[0] != 3 || finalized_order[1] != 2 || finalized_order[2] != 1) {
+        printf("MPI_Finalize deleted MPI_COMM_SELF's attributes as %d: %d %d %d, not 3 2 1\n", finalized_n,
+               finalized_order[0], finalized_order[1], finalized_order[2]);
+        rc2 = 1;
+    }
+    return rc2;
 }

@@ -53,10 +53,15 @@ fn keyval_index(k: c_int) -> Option<usize> {
     ((k as u32) & 0xfc00_0000 == KEYVAL_DIRECT).then_some((k as u32 & 0x03ff_ffff) as usize)
 }
 
+/// Keyval `k` for `kind`'s attributes. One the program freed lives on
+/// while attributes still use it (MPI 4.0 §7.7.2: the actual free waits
+/// for them): their delete callbacks, or the program's saved copy of the
+/// handle, may still get, delete, or free it again (as MPICH counts it).
 fn keyval(k: c_int, kind: Kind) -> MpiResult<Keyval> {
     let found = keyval_index(k).and_then(|i| with_attrs(|a| a.keyvals.get(i).copied()));
+    let in_use = || with_attrs(|a| a.values.values().any(|l| l.iter().any(|(kk, _)| *kk == k)));
     match found {
-        Some(kv) if kv.freed => err!(Keyval, "keyval 0x{k:08x} was freed"),
+        Some(kv) if kv.freed && !in_use() => err!(Keyval, "keyval 0x{k:08x} was freed"),
         Some(kv) if kv.kind != kind => err!(Keyval, "keyval 0x{k:08x} is for {:?} attributes, not {kind:?}", kv.kind),
         Some(kv) => Ok(kv),
         None if k == KEYVAL_INVALID => err!(Keyval, "the keyval is MPI_KEYVAL_INVALID"),
@@ -100,23 +105,32 @@ fn free_keyval(kind: Kind, k: *mut c_int) -> MpiResult<()> {
     Ok(())
 }
 
-/// Remove one attribute, running its delete callback.
+/// Delete attribute `k` of `obj`, if set: its delete callback first, and
+/// the attribute stays when that fails (the error is the caller's, as in
+/// MPICH: a failed delete leaves what it could not delete).
 fn delete_one(kind: Kind, obj: c_int, k: c_int) -> MpiResult<()> {
     let kv = with_attrs(|a| a.keyvals.get(keyval_index(k)?).copied());
-    let value = with_attrs(|a| {
-        let list = a.values.get_mut(&(kind, obj))?;
-        let i = list.iter().position(|(kk, _)| *kk == k)?;
-        Some(list.remove(i).1)
-    });
-    if let (Some(v), Some(Keyval { delete: Some(f), extra, .. })) = (value, kv) {
+    let value =
+        with_attrs(|a| a.values.get(&(kind, obj)).and_then(|l| l.iter().find(|(kk, _)| *kk == k).map(|(_, v)| *v)));
+    let Some(v) = value else {
+        return Ok(());
+    };
+    if let Some(Keyval { delete: Some(f), extra, .. }) = kv {
         // SAFETY: a user callback with the standard's signature.
         check_callback(unsafe { f(obj, k, v as *mut c_void, extra as *mut c_void) }, "delete")?;
     }
+    with_attrs(|a| {
+        if let Some(list) = a.values.get_mut(&(kind, obj)) {
+            list.retain(|(kk, _)| *kk != k);
+        }
+    });
     Ok(())
 }
 
 fn set_attr(kind: Kind, obj: c_int, k: c_int, value: *mut c_void) -> MpiResult<()> {
-    keyval(k, kind)?;
+    if keyval(k, kind)?.freed {
+        return err!(Keyval, "keyval 0x{k:08x} was freed: it takes no new attributes");
+    }
     delete_one(kind, obj, k)?;
     with_attrs(|a| a.values.entry((kind, obj)).or_default().push((k, value as usize)));
     Ok(())
@@ -149,11 +163,15 @@ pub fn copy_all(kind: Kind, from: c_int, to: c_int) -> MpiResult<()> {
     Ok(())
 }
 
-/// On MPI_Comm_free / MPI_Type_free: delete every attribute of `obj`.
+/// On MPI_Comm_free / MPI_Type_free, and for MPI_COMM_SELF first thing in
+/// MPI_Finalize: delete every attribute of `obj`, the last set first
+/// (the standard asks that order of MPI_Finalize, where libraries hang
+/// their clean-up on MPI_COMM_SELF: "Allowing User Functions at Process
+/// Termination").
 pub fn delete_all(kind: Kind, obj: c_int) -> MpiResult<()> {
     let keys: Vec<c_int> =
         with_attrs(|a| a.values.get(&(kind, obj)).map(|l| l.iter().map(|(k, _)| *k).collect()).unwrap_or_default());
-    for k in keys {
+    for k in keys.into_iter().rev() {
         delete_one(kind, obj, k)?;
     }
     with_attrs(|a| a.values.remove(&(kind, obj)));

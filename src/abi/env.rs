@@ -57,6 +57,9 @@ mpi_fn! {
 
 mpi_fn! {
     Initialized fn MPI_Finalize / PMPI_Finalize() errors(None) {
+        // MPI_COMM_SELF's attributes go first, while MPI still works for
+        // their delete callbacks
+        super::attr::delete_all(super::attr::Kind::Comm, super::handles::COMM_SELF)?;
         runtime::finalize()
     }
 }
