@@ -163,6 +163,10 @@ int main(int argc, char **argv)
     /* one handle, two names: MPICH gives the older */
     MPI_Type_get_name(MPI_C_COMPLEX, name, &len);
     CHECK(strcmp(name, "MPI_C_COMPLEX") == 0, "MPI_C_COMPLEX is named %s", name);
+    /* predefined types may be renamed too (MPICH and Open MPI allow it) */
+    CHECK(MPI_Type_set_name(MPI_SHORT, "my short") == MPI_SUCCESS, "renaming MPI_SHORT");
+    MPI_Type_get_name(MPI_SHORT, name, &len);
+    CHECK(strcmp(name, "my short") == 0 && len == 8, "renamed MPI_SHORT is %s", name);
     MPI_Type_free(&t);
     expect_envelope(MPI_INT, "named", MPI_COMBINER_NAMED, 0, 0, 0);
 

@@ -550,8 +550,9 @@ mpi_fn! {
         if type_name.is_null() {
             return err!(Arg, "type_name is a null pointer");
         }
+        let renamed = renamed().get(&datatype).cloned();
         // SAFETY: the standard requires MPI_MAX_OBJECT_NAME bytes.
-        let n = unsafe { write_c_string(type_name, MAX_OBJECT_NAME, &t.name) };
+        let n = unsafe { write_c_string(type_name, MAX_OBJECT_NAME, renamed.as_deref().unwrap_or(&t.name)) };
         // SAFETY: valid per the standard (checked non-null).
         unsafe { out(resultlen, "resultlen", n as c_int) }
     }
@@ -565,8 +566,21 @@ mpi_fn! {
         // SAFETY: a C string per the standard.
         let name = unsafe { std::ffi::CStr::from_ptr(type_name) }.to_string_lossy();
         let name: String = name.chars().take(MAX_OBJECT_NAME - 1).collect();
+        if let TypeRef::Builtin(_) = handles::datatype(datatype)? {
+            renamed().insert(datatype, name);
+            return Ok(());
+        }
         handles::update_datatype(datatype, |t| t.name = name)
     }
+}
+
+/// The names the program gave predefined datatypes (MPI_Type_set_name
+/// may rename them, as MPICH and Open MPI allow); oxmpi's own error
+/// messages keep the standard's names.
+fn renamed() -> std::sync::MutexGuard<'static, std::collections::HashMap<c_int, String>> {
+    static RENAMED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<c_int, String>>> =
+        std::sync::OnceLock::new();
+    RENAMED.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// MPI_TYPECLASS_*: (class, size) -> the Fortran sized type's handle.
