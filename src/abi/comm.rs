@@ -72,7 +72,7 @@ fn dup(comm: c_int, newcomm: *mut c_int, hints: Option<Vec<(String, String)>>) -
         let parent = handles::comm(st, comm)?.clone();
         if let Some(remote) = parent.remote.clone() {
             let local = local_view(&parent);
-            let (cid, _, _) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, 1001, &[])?;
+            let (cid, _, _) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_DUP, &[])?;
             let h = install_inter(st, local.group.members(), remote.members(), cid, local.errors);
             handles::comm_mut(st, h)?.hints = hints.unwrap_or(parent.hints.clone());
             return Ok(h);
@@ -165,27 +165,44 @@ mpi_fn! {
     }
 }
 
-/// Split `parent` by color (processes giving MPI_UNDEFINED get
-/// MPI_COMM_NULL), ordering each part by (key, rank in parent).
-fn split(st: &mut State, parent: &Comm, color: c_int, key: c_int) -> MpiResult<c_int> {
+/// A split's color: non-negative or MPI_UNDEFINED.
+fn check_color(color: c_int) -> MpiResult<()> {
     if color < 0 && color != UNDEFINED {
         return err!(Arg, "color {color} must be non-negative or MPI_UNDEFINED");
     }
-    let mine: Vec<u8> = [color.to_ne_bytes(), key.to_ne_bytes()].concat();
-    let all = crate::coll::allgather_bytes(&mut st.engine, parent, &mine)?;
-    let pairs: Vec<(c_int, c_int)> = all
-        .chunks(8)
-        .map(|c| (c_int::from_ne_bytes(c[0..4].try_into().unwrap()), c_int::from_ne_bytes(c[4..8].try_into().unwrap())))
+    Ok(())
+}
+
+/// Every member's (color, key) of communicator `c`, in rank
+/// order, one word each (a collective over `c`).
+fn colors_and_keys(st: &mut State, c: &Comm, color: c_int, key: c_int) -> MpiResult<Vec<u64>> {
+    let mine = (color as u32 as u64) << 32 | key as u32 as u64;
+    Ok(unwords(&crate::coll::allgather_bytes(&mut st.engine, c, &mine.to_ne_bytes())?))
+}
+
+/// The members whose word of `colors_and_keys` has `color`, ordered by
+/// (key, rank), as world ranks (`world` of a rank).
+fn of_color(words: &[u64], color: c_int, world: impl Fn(usize) -> usize) -> Vec<usize> {
+    let mut part: Vec<(c_int, usize)> = words
+        .iter()
+        .enumerate()
+        .filter(|&(_, &w)| (w >> 32) as u32 as c_int == color)
+        .map(|(r, &w)| (w as u32 as c_int, r))
         .collect();
+    part.sort();
+    part.into_iter().map(|(_, r)| world(r)).collect()
+}
+
+/// Split `parent` by color (processes giving MPI_UNDEFINED get
+/// MPI_COMM_NULL), ordering each part by (key, rank in parent).
+fn split(st: &mut State, parent: &Comm, color: c_int, key: c_int) -> MpiResult<c_int> {
+    check_color(color)?;
+    let words = colors_and_keys(st, parent, color, key)?;
     let cid = agree_cid(st, parent)?;
     if color == UNDEFINED {
         return Ok(COMM_NULL);
     }
-    let mut part: Vec<(c_int, usize)> =
-        pairs.iter().enumerate().filter(|(_, p)| p.0 == color).map(|(r, p)| (p.1, r)).collect();
-    part.sort();
-    let members = part.into_iter().map(|(_, r)| parent.group.world_rank(r)).collect();
-    Ok(install(st, members, cid, parent))
+    Ok(install(st, of_color(&words, color, |r| parent.group.world_rank(r)), cid, parent))
 }
 
 /// MPI_Comm_create of an intercommunicator (MPI 4.0 §7.4.2): each group
@@ -208,37 +225,24 @@ fn create_inter(st: &mut State, parent: &Comm, remote: &Group, g: Vec<usize>) ->
 /// A color the other group does not have gives MPI_COMM_NULL, as
 /// MPI_UNDEFINED does.
 fn split_inter(st: &mut State, parent: &Comm, remote: &Group, color: c_int, key: c_int) -> MpiResult<c_int> {
-    if color < 0 && color != UNDEFINED {
-        return err!(Arg, "color {color} must be non-negative or MPI_UNDEFINED");
-    }
+    check_color(color)?;
     let local = local_view(parent);
-    let pair = |color: c_int, key: c_int| (color as u32 as u64) << 32 | key as u32 as u64;
-    let all = crate::coll::allgather_bytes(&mut st.engine, &local, &pair(color, key).to_ne_bytes())?;
-    let ours = unwords(&all);
+    let ours = colors_and_keys(st, &local, color, key)?;
     let (cid, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_SPLIT, &ours)?;
     if color == UNDEFINED {
         return Ok(COMM_NULL);
     }
-    // a group's members of this color (pairs in rank order) as world ranks
-    let part = |pairs: &[u64], world: &dyn Fn(usize) -> usize| -> Vec<usize> {
-        let mut part: Vec<(c_int, usize)> = pairs
-            .iter()
-            .enumerate()
-            .filter(|(_, &p)| (p >> 32) as u32 as c_int == color)
-            .map(|(r, &p)| (p as u32 as c_int, r))
-            .collect();
-        part.sort();
-        part.into_iter().map(|(_, r)| world(r)).collect()
-    };
-    let (mine, others) = (part(&ours, &|r| local.group.world_rank(r)), part(&theirs, &|r| remote.world_rank(r)));
+    let others = of_color(&theirs, color, |r| remote.world_rank(r));
     if others.is_empty() {
         return Ok(COMM_NULL);
     }
-    Ok(install_inter(st, mine, others, cid, parent.errors))
+    Ok(install_inter(st, of_color(&ours, color, |r| local.group.world_rank(r)), others, cid, parent.errors))
 }
 
-/// Tags of the leaders' exchanges on an intercommunicator's collective
-/// context (MPI_Intercomm_merge 1000, MPI_Comm_dup 1001).
+/// Tags of the two leaders' exchanges (`agree_across`) on an
+/// intercommunicator's collective context, one per operation.
+const TAG_MERGE: i32 = 1000;
+const TAG_DUP: i32 = 1001;
 const TAG_SPLIT: i32 = 1002;
 const TAG_CREATE: i32 = 1003;
 
@@ -742,7 +746,7 @@ mpi_fn! {
             };
             let local = local_view(&c);
             let my_first = local.group.world_rank(0) as u64;
-            let (cid, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), c.ctx_coll, 1000, &[(high != 0) as u64, my_first])?;
+            let (cid, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), c.ctx_coll, TAG_MERGE, &[(high != 0) as u64, my_first])?;
             let (their_high, their_first) = (theirs[0] != 0, theirs[1]);
             let me_high = high != 0;
             // the group that said "low" comes first; on a tie, the one with the lower leader

@@ -236,7 +236,8 @@ impl Engine {
             if self.tally(kind).done[r] > number {
                 continue;
             }
-            if self.seg.read_through(r, kind, me) <= number {
+            let mut mark = self.seg.read_through(r, kind, me);
+            if mark <= number {
                 // wait for all it has to read, not only this slot: looking
                 // at its mark pulls the line it writes at every read from
                 // its core, and then the next slots need no look
@@ -244,9 +245,10 @@ impl Engine {
                 let what = || format!("local rank {r}, reader of {kind:?} mailbox slot {k} ({why}), to finish reading");
                 // (on failure the readers stay: a later wait waits again)
                 self.wait_until(&what, |seg| seg.read_through(r, kind, me) > all)?;
+                mark = self.seg.read_through(r, kind, me);
             }
             // all it has read so far: the next slots need no look
-            self.tally(kind).done[r] = self.seg.read_through(r, kind, me);
+            self.tally(kind).done[r] = mark;
         }
         self.tally(kind).slots[k].1.clear();
         Ok(())

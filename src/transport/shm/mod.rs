@@ -238,8 +238,14 @@ fn read_row_lines(nranks: usize) -> usize {
     (2 * nranks * 8).div_ceil(LINE)
 }
 
+/// Where the rows of read marks start: after the segment header's line,
+/// the doorbells' and the posts' lines (a line per rank each).
+fn read_rows_at(nranks: usize) -> usize {
+    LINE + 2 * nranks * LINE
+}
+
 fn layout(nranks: usize, g: &Geometry) -> (usize, usize) {
-    let header = (LINE + 2 * nranks * LINE + nranks * read_row_lines(nranks) * LINE).div_ceil(PAGE) * PAGE;
+    let header = (read_rows_at(nranks) + nranks * read_row_lines(nranks) * LINE).div_ceil(PAGE) * PAGE;
     let ring = Ring::bytes_needed(g.nslots, g.payload).div_ceil(LINE) * LINE;
     (header, ring)
 }
@@ -381,7 +387,7 @@ impl Segment {
     /// last publication of it the reader read, plus 1 (0: none).
     fn read_mark(&self, reader: usize, kind: Boxes, writer: usize) -> &AtomicU64 {
         assert!(reader < self.nranks && writer < self.nranks);
-        let row = LINE + 2 * self.nranks * LINE + reader * read_row_lines(self.nranks) * LINE;
+        let row = read_rows_at(self.nranks) + reader * read_row_lines(self.nranks) * LINE;
         // SAFETY: the header page(s) hold a row per rank after the posts
         // (`layout`), zero-filled by ftruncate, 8-aligned words.
         unsafe { &*(self.base.add(row + (kind as usize * self.nranks + writer) * 8) as *const AtomicU64) }
