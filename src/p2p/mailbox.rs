@@ -104,8 +104,6 @@ pub struct Tally {
     /// Per local rank: the number below which it is known to have read
     /// all our publications for it (its read mark, as last looked at).
     done: Vec<u64>,
-    /// Per local rank: the number of our last publication for it.
-    owed: Vec<u64>,
     /// Publications made.
     published: u64,
     /// Per world rank: the number of its publication read last, plus 1.
@@ -114,13 +112,7 @@ pub struct Tally {
 
 impl Tally {
     pub fn new(kind: Boxes, ranks: usize) -> Tally {
-        Tally {
-            slots: vec![(0, Vec::new()); kind.slots()],
-            done: vec![0; ranks],
-            owed: vec![0; ranks],
-            published: 0,
-            after: vec![0; ranks],
-        }
+        Tally { slots: vec![(0, Vec::new()); kind.slots()], done: vec![0; ranks], published: 0, after: vec![0; ranks] }
     }
 }
 
@@ -238,13 +230,12 @@ impl Engine {
             }
             let mut mark = self.seg.read_through(r, kind, me);
             if mark <= number {
-                // wait for all it has to read, not only this slot: looking
-                // at its mark pulls the line it writes at every read from
-                // its core, and then the next slots need no look
-                let all = self.tally(kind).owed[r];
+                // only this slot's publication: the reader may be unable to
+                // read our later ones until we read its (a pipeline's
+                // pieces published ahead, every rank reusing a slot)
                 let what = || format!("local rank {r}, reader of {kind:?} mailbox slot {k} ({why}), to finish reading");
                 // (on failure the readers stay: a later wait waits again)
-                self.wait_until(&what, |seg| seg.read_through(r, kind, me) > all)?;
+                self.wait_until(&what, |seg| seg.read_through(r, kind, me) > number)?;
                 mark = self.seg.read_through(r, kind, me);
             }
             // all it has read so far: the next slots need no look
@@ -330,7 +321,6 @@ impl Engine {
         for r in readers {
             let r = self.local_index(r);
             self.tally(kind).slots[k].1.push(r);
-            self.tally(kind).owed[r] = number;
             self.seg.ring_bell(r);
         }
         // the next slot's header lines were last read by its readers'
