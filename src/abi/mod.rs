@@ -68,7 +68,7 @@ pub fn boundary(name: &'static str, when: When, comm: Option<c_int>, body: impl 
 pub fn raise(name: &str, comm: Option<c_int>, e: MpiError) -> c_int {
     let (mode, rank) = {
         let g = runtime::lock();
-        match g.as_ref() {
+        match g.as_ref().ok().and_then(|g| g.as_ref()) {
             Some(st) => {
                 let c = comm.and_then(|h| handles::comm(st, h).ok()).unwrap_or(st.world());
                 (c.errors, st.world().rank as i64)
@@ -95,7 +95,12 @@ fn fatal_outside(name: &str, why: &str) -> c_int {
 
 /// Run `f` on the locked state (present: the boundary checked the phase).
 pub fn with_state<T>(f: impl FnOnce(&mut State) -> MpiResult<T>) -> MpiResult<T> {
-    let mut g = runtime::lock();
+    let Ok(mut g) = runtime::lock() else {
+        return crate::err!(
+            Other,
+            "an MPI function was called from a callback that oxmpi runs inside another MPI call (a user operator, a datatype's or attribute's function); oxmpi does not allow that"
+        );
+    };
     match g.as_mut() {
         Some(st) => f(st),
         None => crate::err!(Other, "MPI is not initialized"),

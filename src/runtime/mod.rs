@@ -12,8 +12,8 @@ use crate::error::MpiResult;
 use crate::p2p::{Config, Engine};
 use crate::transport::shm::Geometry;
 use pmi::Pmi;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
 pub const THREAD_SINGLE: i32 = 0;
@@ -70,9 +70,56 @@ pub fn phase() -> Phase {
     }
 }
 
+/// The thread holding STATE (its pthread_t), or 0.
+static HOLDER: AtomicUsize = AtomicUsize::new(0);
+
+/// This thread, as a number no other running thread has.
+fn this_thread() -> usize {
+    // SAFETY: no arguments, never fails.
+    unsafe { libc::pthread_self() as usize }
+}
+
+/// The state, held; given back when dropped (panics included).
+pub struct Guard(MutexGuard<'static, Option<State>>);
+
+impl std::ops::Deref for Guard {
+    type Target = Option<State>;
+    fn deref(&self) -> &Option<State> {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Guard {
+    fn deref_mut(&mut self) -> &mut Option<State> {
+        &mut self.0
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        // (the mutex is given back after this)
+        HOLDER.store(0, Ordering::Relaxed);
+    }
+}
+
+/// The calling thread holds the state already: an MPI function called
+/// from a callback that oxmpi runs inside an MPI call (a user operator, a
+/// datatype's or an attribute's function), which would otherwise wait for
+/// the lock its own call holds, for good.
+#[derive(Debug)]
+pub struct Reentered;
+
 /// The state, locked. Only valid while Running.
-pub fn lock() -> MutexGuard<'static, Option<State>> {
-    STATE.lock().unwrap_or_else(|p| p.into_inner())
+pub fn lock() -> Result<Guard, Reentered> {
+    let g = match STATE.try_lock() {
+        Ok(g) => g,
+        Err(TryLockError::Poisoned(p)) => p.into_inner(),
+        // (only this thread stores itself there)
+        Err(TryLockError::WouldBlock) if HOLDER.load(Ordering::Relaxed) == this_thread() => return Err(Reentered),
+        Err(TryLockError::WouldBlock) => STATE.lock().unwrap_or_else(|p| p.into_inner()),
+    };
+    HOLDER.store(this_thread(), Ordering::Relaxed);
+    Ok(Guard(g))
 }
 
 pub fn hostname() -> String {
@@ -145,7 +192,10 @@ pub fn init(required: i32) -> MpiResult<i32> {
     backoff::set_host(on_host, cores);
     crate::coll::tuning::set_crowded(on_host == size && on_host > cores, single_copy_from);
     let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
-    *lock() = Some(State {
+    let Ok(mut guard) = lock() else {
+        return err!(Other, "MPI_Init called from a callback inside an MPI call");
+    };
+    *guard = Some(State {
         engine,
         pmi,
         comms: vec![Some(Comm::world(rank, size)), Some(Comm::self_(rank))],
@@ -165,7 +215,9 @@ pub fn init(required: i32) -> MpiResult<i32> {
 
 /// MPI_Finalize: wait for every rank, then leave the job.
 pub fn finalize() -> MpiResult<()> {
-    let mut guard = lock();
+    let Ok(mut guard) = lock() else {
+        return err!(Other, "MPI_Finalize called from a callback inside an MPI call");
+    };
     let Some(st) = guard.as_mut() else {
         return err!(Other, "MPI_Finalize called before MPI_Init or twice");
     };

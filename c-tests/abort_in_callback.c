@@ -1,0 +1,29 @@
+/* oxmpi-test: ranks=2 expect=fail exit=7 stderr="MPI_Abort(errorcode 7) called; ending the job"
+ * MPI_Abort from a user operator, inside the MPI_Allreduce that runs it
+ * (the standard's way out of an error there, MPI 4.0 section 6.9.5),
+ * ends the job with its error code; it used to wait for the lock its own
+ * call held, for good. */
+#include "common.h"
+
+static void sum_or_abort(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    for (int i = 0; i < *len; i++) {
+        if (((int *)in)[i] < 0)
+            MPI_Abort(MPI_COMM_WORLD, 7);
+        ((int *)inout)[i] += ((int *)in)[i];
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int rank, x, y = 0;
+    MPI_Op op;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Op_create(sum_or_abort, 1, &op);
+    x = -1;
+    MPI_Allreduce(&x, &y, 1, MPI_INT, op, MPI_COMM_WORLD);
+    MPI_Op_free(&op);
+    return finish();
+}

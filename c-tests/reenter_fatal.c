@@ -1,0 +1,28 @@
+/* oxmpi-test: ranks=2 expect=fail stderr="MPI_Comm_rank: an MPI function was called from a callback that oxmpi runs inside another MPI call"
+ * A user operator that calls MPI (here MPI_Comm_rank, inside the
+ * MPI_Allreduce that runs it) ends the job with one clear line under the
+ * default error handler; it used to wait for the lock its own call held,
+ * for good. */
+#include "common.h"
+
+static void sum_and_ask(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    int r;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    for (int i = 0; i < *len; i++)
+        ((int *)inout)[i] += ((int *)in)[i];
+}
+
+int main(int argc, char **argv)
+{
+    int rank, x, y = 0;
+    MPI_Op op;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Op_create(sum_and_ask, 1, &op);
+    x = rank;
+    MPI_Allreduce(&x, &y, 1, MPI_INT, op, MPI_COMM_WORLD);
+    MPI_Op_free(&op);
+    return finish();
+}
