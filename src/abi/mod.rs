@@ -98,7 +98,7 @@ pub fn with_state<T>(f: impl FnOnce(&mut State) -> MpiResult<T>) -> MpiResult<T>
     let Ok(mut g) = runtime::lock() else {
         return crate::err!(
             Other,
-            "an MPI function was called from a callback that oxmpi runs inside another MPI call (a user operator, a datatype's or attribute's function); oxmpi does not allow that"
+            "an MPI function was called from a callback that oxmpi runs inside another MPI call (a user operator); oxmpi allows datatype queries there, nothing that needs a communicator or request"
         );
     };
     match g.as_mut() {

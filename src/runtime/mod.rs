@@ -103,9 +103,9 @@ impl Drop for Guard {
 }
 
 /// The calling thread holds the state already: an MPI function called
-/// from a callback that oxmpi runs inside an MPI call (a user operator, a
-/// datatype's or an attribute's function), which would otherwise wait for
-/// the lock its own call holds, for good.
+/// from a callback that oxmpi runs inside an MPI call (a user operator;
+/// attribute and error-handler functions run with the lock given back),
+/// which would otherwise wait for the lock its own call holds, for good.
 #[derive(Debug)]
 pub struct Reentered;
 
