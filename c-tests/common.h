@@ -23,6 +23,18 @@ static inline void mat2_product(void *in, void *inout, int *len, MPI_Datatype *t
     }
 }
 
+/* MPI_Allreduce of one int, `x`, by a user operator made of `f` (the
+ * tests of what a user operator may do): the result. */
+static inline int allreduce_by(MPI_User_function *f, int x)
+{
+    int y = 0;
+    MPI_Op op;
+    MPI_Op_create(f, 1, &op);
+    MPI_Allreduce(&x, &y, 1, MPI_INT, op, MPI_COMM_WORLD);
+    MPI_Op_free(&op);
+    return y;
+}
+
 /* A random number below n, from a seed every rank sets alike, so that
  * all ranks draw the same sequence (the random tests). */
 static unsigned long long test_seed = 20261124;

@@ -19,13 +19,7 @@ static void sum_and_ask(void *in, void *inout, int *len, MPI_Datatype *t)
 
 int main(int argc, char **argv)
 {
-    int rank, x, y = 0;
-    MPI_Op op;
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Op_create(sum_and_ask, 1, &op);
-    x = rank;
-    MPI_Allreduce(&x, &y, 1, MPI_INT, op, MPI_COMM_WORLD);
-    MPI_Op_free(&op);
+    allreduce_by(sum_and_ask, 1);
     return finish();
 }

@@ -154,37 +154,38 @@ static void from_one(MPI_Fint *index)
         *index += 1;
 }
 
-static void waitany(int prof, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
+static void waitany(int (*f)(int, MPI_Request *, int *, MPI_Status *), MPI_Fint *count, MPI_Fint *requests,
+                    MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = (prof ? PMPI_Waitany : MPI_Waitany)(*count, (MPI_Request *)requests, index, oxf_status(status));
+    *ierr = f(*count, (MPI_Request *)requests, index, oxf_status(status));
     from_one(index);
 }
 void oxf_mpi_waitany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
 {
-    waitany(0, count, requests, index, status, ierr);
+    waitany(MPI_Waitany, count, requests, index, status, ierr);
 }
 void oxf_pmpi_waitany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
 {
-    waitany(1, count, requests, index, status, ierr);
+    waitany(PMPI_Waitany, count, requests, index, status, ierr);
 }
 OXF_NAMES(oxf_mpi_waitany, mpi_waitany, MPI_WAITANY)
 OXF_NAMES(oxf_pmpi_waitany, pmpi_waitany, PMPI_WAITANY)
 
-static void testany(int prof, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
-                    MPI_Fint *ierr)
+static void testany(int (*f)(int, MPI_Request *, int *, int *, MPI_Status *), MPI_Fint *count, MPI_Fint *requests,
+                    MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
-    *ierr = (prof ? PMPI_Testany : MPI_Testany)(*count, (MPI_Request *)requests, index, flag, oxf_status(status));
+    *ierr = f(*count, (MPI_Request *)requests, index, flag, oxf_status(status));
     from_one(index);
 }
 void oxf_mpi_testany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
                      MPI_Fint *ierr)
 {
-    testany(0, count, requests, index, flag, status, ierr);
+    testany(MPI_Testany, count, requests, index, flag, status, ierr);
 }
 void oxf_pmpi_testany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
                       MPI_Fint *ierr)
 {
-    testany(1, count, requests, index, flag, status, ierr);
+    testany(PMPI_Testany, count, requests, index, flag, status, ierr);
 }
 OXF_NAMES(oxf_mpi_testany, mpi_testany, MPI_TESTANY)
 OXF_NAMES(oxf_pmpi_testany, pmpi_testany, PMPI_TESTANY)

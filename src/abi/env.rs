@@ -82,8 +82,7 @@ mpi_fn! {
     Initialized fn MPI_Abort / PMPI_Abort(comm: c_int, errorcode: c_int) errors(None) {
         // (from a callback inside an MPI call the state is held: the
         // launcher's word for the rank then)
-        let rank = with_state(|st| Ok(st.world().rank as i64))
-            .unwrap_or_else(|_| std::env::var("PMI_RANK").ok().and_then(|r| r.parse().ok()).unwrap_or(-1));
+        let rank = with_state(|st| Ok(st.world().rank as i64)).unwrap_or_else(|_| runtime::launcher_rank());
         let _ = comm;
         crate::runtime::report(&format!("oxmpi: rank {rank}: MPI_Abort(errorcode {errorcode}) called; ending the job\n"));
         runtime::abort_job(errorcode, &format!("MPI_Abort({errorcode}) on rank {rank}"))

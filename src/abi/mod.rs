@@ -73,7 +73,7 @@ pub fn raise(name: &str, comm: Option<c_int>, e: MpiError) -> c_int {
                 let c = comm.and_then(|h| handles::comm(st, h).ok()).unwrap_or(st.world());
                 (c.errors, st.world().rank as i64)
             }
-            None => (ErrorMode::Fatal, std::env::var("PMI_RANK").ok().and_then(|r| r.parse().ok()).unwrap_or(-1)),
+            None => (ErrorMode::Fatal, runtime::launcher_rank()),
         }
     };
     match mode {

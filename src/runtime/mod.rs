@@ -122,6 +122,12 @@ pub fn lock() -> Result<Guard, Reentered> {
     Ok(Guard(g))
 }
 
+/// This process's rank as the launcher gave it (PMI_RANK), for messages
+/// written where the state cannot be had; -1 when unknown.
+pub fn launcher_rank() -> i64 {
+    std::env::var("PMI_RANK").ok().and_then(|r| r.parse().ok()).unwrap_or(-1)
+}
+
 pub fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: gethostname writes at most buf.len() bytes.
