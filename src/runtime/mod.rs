@@ -187,9 +187,10 @@ pub fn init(required: i32) -> MpiResult<i32> {
     if tunables::flag("OXMPI_DEBUG") {
         let tcp = w.tcp.as_ref().map_or("no TCP peers".to_string(), |t| format!("TCP on {}", t.address()));
         report(&format!(
-            "oxmpi: rank {rank} of {size}: segment {} ({} ranks), {on_host} ranks on {cores} cores of this host, {tcp}, eager limit {eager}, single copy {} from {single_copy_min} bytes\n",
+            "oxmpi: rank {rank} of {size}: segment {} ({} ranks), {on_host} ranks on {cores} cores of this host{}, {tcp}, eager limit {eager}, single copy {} from {single_copy_min} bytes\n",
             w.shm_name,
             w.seg.nranks,
+            w.bound.map_or(String::new(), |cpu| format!(" (bound to CPU {cpu})")),
             tunables::flag("OXMPI_SINGLE_COPY")
         ));
     }

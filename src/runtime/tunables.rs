@@ -50,6 +50,11 @@ pub const TUNABLES: &[Tunable] = &[
         meaning: "contiguous messages between ranks of one host shorter than this are pipelined through the shared slots (two copies that overlap beat the kernel's cross-memory copy, whose set-up costs microseconds, up to about this size; more or less where the two cores share a cache or not); a receiver with a long send of its own under way (an exchange: both copies of a pipeline would fall to each core) reads from a quarter of this size; a contiguous message of 32 KiB or more below this size, or from a blocking send at any size, is instead split: the sender writes half by cross-memory copy while the receiver reads half (unless OXMPI_SINGLE_COPY=0; read whole by the receiver while more ranks want a core than the host has, ranks waiting in a short collective aside, and pipelined below this size when both last ran on one core); on a host with more ranks than cores at most OXMPI_SLOTS times the eager limit (a pipeline needs both ranks running)",
     },
     Tunable {
+        name: "OXMPI_BIND",
+        default: "none",
+        meaning: "where ranks run: none leaves placement to the kernel; auto binds each rank of a host that runs more ranks than it has CPUs to one CPU (the host's i-th rank to the i-th CPU of the mask, round robin), which keeps the kernel from crowding three ranks on one core while another has one (it does now and then, and a barrier loop then takes twice as long) but costs pipelined operations from one root (a long Bcast) the freedom to spread; core binds so at any number of ranks. Ranks that the launcher or the user already bound (masks that differ) are left as they are, and so is a host under a CPU quota",
+    },
+    Tunable {
         name: "OXMPI_CHECK_TYPES",
         default: "0",
         meaning: "1: every message carries its type signature and a send/receive type mismatch is MPI_ERR_TYPE naming both types",
