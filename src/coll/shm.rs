@@ -965,11 +965,21 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
     let b = sends.len() / n.max(1);
     if whole(sends.len()) {
         recvs[me * b..(me + 1) * b].copy_from_slice(&sends[me * b..(me + 1) * b]);
-        e.publish(Boxes::Short, stamp, sends, m.others(me))?;
+        // the others' blocks alone, in rank order: a quarter less to copy
+        // in at 4 ranks, half at 2 (measured, 1 KiB blocks, medians of 16
+        // interleaved runs: 4 ranks on 2 cores 6.45 -> 5.86 us, 3 ranks
+        // 2.82 -> 2.71, 2 ranks 0.858 -> 0.794, on a slow day; 8-byte
+        // blocks, inline either way, alike)
+        e.publish_filled(Boxes::Short, stamp, sends.len() - b, m.others(me), |to| {
+            to[..me * b].copy_from_slice(&sends[..me * b]);
+            to[me * b..].copy_from_slice(&sends[(me + 1) * b..]);
+        })?;
         let mut failed = FirstError::default();
         for r in (0..n).filter(|&r| r != me) {
-            let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, me * b, &mut recvs[r * b..(r + 1) * b])?;
-            failed.keep(check_size(r, seen.len / n, b));
+            // rank r left its own block out, before or after ours
+            let at = if me < r { me } else { me - 1 } * b;
+            let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, at, &mut recvs[r * b..(r + 1) * b])?;
+            failed.keep(check_size(r, seen.len / (n - 1), b));
         }
         return failed.result();
     }
