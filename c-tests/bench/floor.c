@@ -18,6 +18,8 @@
  *                    blocks with one memcpy per byte and no messages;
  *                    per round
  *   allgather_copy_P: the same from every process's one 1 MiB block
+ *   bcast_copy_P:    the same, every process but the first copying the
+ *                    first one's 1 MiB block
  * Prints RESULT <case> <case> <microseconds>, like the MPI benchmarks.
  *   floor [P]   (default 4) */
 #define _GNU_SOURCE
@@ -118,7 +120,16 @@ static double yield_barrier(int p, int n)
 /* each process copies `blocks` 1 MiB blocks of the others' areas in
  * shared memory into its own receive area: block me of each (alltoall,
  * blocks = p) or the only one (allgather, blocks = 1) */
+static double copy_from(int p, int blocks, int sources, int n);
+
 static double copy_rounds(int p, int blocks, int n)
+{
+    return copy_from(p, blocks, p, n);
+}
+
+/* copy_rounds with only the first `sources` processes' blocks copied, and
+ * by the others: sources 1 is a Bcast of process 0's 1 MiB block */
+static double copy_from(int p, int blocks, int sources, int n)
 {
     const size_t mib = 1 << 20;
     long *count = shared_page();
@@ -132,7 +143,7 @@ static double copy_rounds(int p, int blocks, int n)
         if (k == 1)
             t = now();
         meet(count, k, p);
-        for (int r = 0; r < p; r++) {
+        for (int r = 0; r < sources && (sources == p || id >= sources); r++) {
             char *from = sends + ((size_t)r * blocks + (blocks > 1 ? id : 0)) * mib;
             memcpy(recvs + (size_t)r * mib, from, mib);
         }
@@ -219,5 +230,6 @@ int main(int argc, char **argv)
     printf("RESULT futex_barrier_%d futex_barrier_%d %.3f\n", p, p, futex_barrier(p, 20000) * 1e6);
     printf("RESULT alltoall_copy_%d alltoall_copy_%d %.3f\n", p, p, copy_rounds(p, p, 200) * 1e6);
     printf("RESULT allgather_copy_%d allgather_copy_%d %.3f\n", p, p, copy_rounds(p, 1, 200) * 1e6);
+    printf("RESULT bcast_copy_%d bcast_copy_%d %.3f\n", p, p, copy_from(p, 1, 1, 200) * 1e6);
     return 0;
 }
