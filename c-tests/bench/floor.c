@@ -117,19 +117,12 @@ static double yield_barrier(int p, int n)
     return t / n;
 }
 
-/* each process copies `blocks` 1 MiB blocks of the others' areas in
- * shared memory into its own receive area: block me of each (alltoall,
- * blocks = p) or the only one (allgather, blocks = 1) */
-static double copy_from(int p, int blocks, int sources, int n);
-
-static double copy_rounds(int p, int blocks, int n)
-{
-    return copy_from(p, blocks, p, n);
-}
-
-/* copy_rounds with only the first `sources` processes' blocks copied, and
- * by the others: sources 1 is a Bcast of process 0's 1 MiB block */
-static double copy_from(int p, int blocks, int sources, int n)
+/* each process copies `blocks` 1 MiB blocks of the first `sources`
+ * processes' areas in shared memory into its own receive area: block me
+ * of each (alltoall, blocks = p) or the only one (allgather, blocks = 1);
+ * with fewer sources than processes only the others copy (bcast:
+ * sources = 1) */
+static double copy_rounds(int p, int blocks, int sources, int n)
 {
     const size_t mib = 1 << 20;
     long *count = shared_page();
@@ -143,7 +136,8 @@ static double copy_from(int p, int blocks, int sources, int n)
         if (k == 1)
             t = now();
         meet(count, k, p);
-        for (int r = 0; r < sources && (sources == p || id >= sources); r++) {
+        int reads = sources == p || id >= sources;
+        for (int r = 0; reads && r < sources; r++) {
             char *from = sends + ((size_t)r * blocks + (blocks > 1 ? id : 0)) * mib;
             memcpy(recvs + (size_t)r * mib, from, mib);
         }
@@ -228,8 +222,8 @@ int main(int argc, char **argv)
     printf("RESULT yield_barrier_%d yield_barrier_%d %.3f\n", p, p, yield_barrier(p, 100000) * 1e6);
     printf("RESULT core_barrier_%d core_barrier_%d %.3f\n", p, p, core_barrier(p, 100000) * 1e6);
     printf("RESULT futex_barrier_%d futex_barrier_%d %.3f\n", p, p, futex_barrier(p, 20000) * 1e6);
-    printf("RESULT alltoall_copy_%d alltoall_copy_%d %.3f\n", p, p, copy_rounds(p, p, 200) * 1e6);
-    printf("RESULT allgather_copy_%d allgather_copy_%d %.3f\n", p, p, copy_rounds(p, 1, 200) * 1e6);
-    printf("RESULT bcast_copy_%d bcast_copy_%d %.3f\n", p, p, copy_from(p, 1, 1, 200) * 1e6);
+    printf("RESULT alltoall_copy_%d alltoall_copy_%d %.3f\n", p, p, copy_rounds(p, p, p, 200) * 1e6);
+    printf("RESULT allgather_copy_%d allgather_copy_%d %.3f\n", p, p, copy_rounds(p, 1, p, 200) * 1e6);
+    printf("RESULT bcast_copy_%d bcast_copy_%d %.3f\n", p, p, copy_rounds(p, 1, 1, 200) * 1e6);
     return 0;
 }
