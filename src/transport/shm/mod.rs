@@ -120,11 +120,18 @@ impl Boxes {
     /// small messages in a loop runs that far ahead of ranks that wait for
     /// a core (measured, 4 ranks on 2 cores, medians of 20 interleaved
     /// rounds: bcast of 8 B 0.55 us with 32 short slots, 0.36 with 128;
-    /// barrier and allreduce alike; 256 made barriers slower).
+    /// barrier and allreduce alike; 256 made barriers slower). A root
+    /// streaming a long broadcast fills every long slot before it waits,
+    /// so on a crowded core the slots set how often it hands the core to
+    /// a reader: 32 of them (1 MiB a rank) took a 1 MiB bcast among 4
+    /// ranks on 2 cores from 113 us to 84 (best of 10 interleaved rounds;
+    /// 64 KiB 8.7 to 5.2, gather and scan alike, nothing slower at 2 or 3
+    /// ranks); 64 took the bcast to 72 but an allgather of 1 MiB blocks
+    /// from 460 to 600, its pieces no longer in the cache when read.
     pub const fn slots(self) -> usize {
         match self {
             Boxes::Short => 128,
-            Boxes::Long => 16,
+            Boxes::Long => 32,
         }
     }
 
