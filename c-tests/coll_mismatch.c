@@ -7,13 +7,6 @@
  * agreeing collectives afterwards still work. */
 #include "common.h"
 
-static int class_of(int e)
-{
-    int c;
-    MPI_Error_class(e, &c);
-    return c;
-}
-
 int main(int argc, char **argv)
 {
     int rank, size, cls, e;

@@ -27,13 +27,6 @@
 
 static int rank, size;
 
-static int class_of(int e)
-{
-    int c;
-    MPI_Error_class(e, &c);
-    return c;
-}
-
 /* A collective with matching counts works after a failed one. */
 static void still_works(const char *after)
 {

@@ -44,6 +44,14 @@ static inline unsigned draw(unsigned n)
     return (unsigned)(test_seed >> 33) % n;
 }
 
+/* The error class of error code `e`. */
+static inline int class_of(int e)
+{
+    int c;
+    MPI_Error_class(e, &c);
+    return c;
+}
+
 #define CHECK(cond, ...)                                                   \
     do {                                                                   \
         if (!(cond)) {                                                     \

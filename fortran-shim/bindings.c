@@ -103,6 +103,18 @@ void oxf_pmpi_allgatherv_init(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *send
 }
 OXF_NAMES(oxf_pmpi_allgatherv_init, pmpi_allgatherv_init, PMPI_ALLGATHERV_INIT)
 
+void oxf_mpi_alloc_mem(MPI_Aint *size, MPI_Fint *info, void *baseptr, MPI_Fint *ierr)
+{
+    *ierr = MPI_Alloc_mem(*size, (MPI_Info)*info, baseptr);
+}
+OXF_NAMES(oxf_mpi_alloc_mem, mpi_alloc_mem, MPI_ALLOC_MEM)
+
+void oxf_pmpi_alloc_mem(MPI_Aint *size, MPI_Fint *info, void *baseptr, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Alloc_mem(*size, (MPI_Info)*info, baseptr);
+}
+OXF_NAMES(oxf_pmpi_alloc_mem, pmpi_alloc_mem, PMPI_ALLOC_MEM)
+
 void oxf_mpi_allreduce(void *sendbuf, void *recvbuf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
 {
     *ierr = MPI_Allreduce(oxf_buf(sendbuf), oxf_buf(recvbuf), *count, (MPI_Datatype)*datatype, (MPI_Op)*op, (MPI_Comm)*comm);
@@ -874,6 +886,18 @@ void oxf_pmpi_finalized(MPI_Fint *flag, MPI_Fint *ierr)
     *ierr = PMPI_Finalized(flag);
 }
 OXF_NAMES(oxf_pmpi_finalized, pmpi_finalized, PMPI_FINALIZED)
+
+void oxf_mpi_free_mem(void *base, MPI_Fint *ierr)
+{
+    *ierr = MPI_Free_mem(oxf_buf(base));
+}
+OXF_NAMES(oxf_mpi_free_mem, mpi_free_mem, MPI_FREE_MEM)
+
+void oxf_pmpi_free_mem(void *base, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Free_mem(oxf_buf(base));
+}
+OXF_NAMES(oxf_pmpi_free_mem, pmpi_free_mem, PMPI_FREE_MEM)
 
 void oxf_mpi_gather(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
@@ -1748,6 +1772,30 @@ void oxf_pmpi_isend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *de
     *ierr = PMPI_Isend(oxf_buf(buf), *count, (MPI_Datatype)*datatype, *dest, *tag, (MPI_Comm)*comm, (MPI_Request *)request);
 }
 OXF_NAMES(oxf_pmpi_isend, pmpi_isend, PMPI_ISEND)
+
+void oxf_mpi_isendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    *ierr = MPI_Isendrecv(oxf_buf(sendbuf), *sendcount, (MPI_Datatype)*sendtype, *dest, *sendtag, oxf_buf(recvbuf), *recvcount, (MPI_Datatype)*recvtype, *source, *recvtag, (MPI_Comm)*comm, (MPI_Request *)request);
+}
+OXF_NAMES(oxf_mpi_isendrecv, mpi_isendrecv, MPI_ISENDRECV)
+
+void oxf_pmpi_isendrecv(void *sendbuf, MPI_Fint *sendcount, MPI_Fint *sendtype, MPI_Fint *dest, MPI_Fint *sendtag, void *recvbuf, MPI_Fint *recvcount, MPI_Fint *recvtype, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Isendrecv(oxf_buf(sendbuf), *sendcount, (MPI_Datatype)*sendtype, *dest, *sendtag, oxf_buf(recvbuf), *recvcount, (MPI_Datatype)*recvtype, *source, *recvtag, (MPI_Comm)*comm, (MPI_Request *)request);
+}
+OXF_NAMES(oxf_pmpi_isendrecv, pmpi_isendrecv, PMPI_ISENDRECV)
+
+void oxf_mpi_isendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    *ierr = MPI_Isendrecv_replace(oxf_buf(buf), *count, (MPI_Datatype)*datatype, *dest, *sendtag, *source, *recvtag, (MPI_Comm)*comm, (MPI_Request *)request);
+}
+OXF_NAMES(oxf_mpi_isendrecv_replace, mpi_isendrecv_replace, MPI_ISENDRECV_REPLACE)
+
+void oxf_pmpi_isendrecv_replace(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *sendtag, MPI_Fint *source, MPI_Fint *recvtag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Isendrecv_replace(oxf_buf(buf), *count, (MPI_Datatype)*datatype, *dest, *sendtag, *source, *recvtag, (MPI_Comm)*comm, (MPI_Request *)request);
+}
+OXF_NAMES(oxf_pmpi_isendrecv_replace, pmpi_isendrecv_replace, PMPI_ISENDRECV_REPLACE)
 
 void oxf_mpi_issend(void *buf, MPI_Fint *count, MPI_Fint *datatype, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {

@@ -33,6 +33,7 @@ pub enum ErrorClass {
     InfoValue = 30,
     InfoNoKey = 31,
     NoMem = 34,
+    Base = 46,
     Keyval = 48,
 }
 

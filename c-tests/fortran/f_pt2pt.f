@@ -1,7 +1,8 @@
 ! oxmpi-test: ranks=1,2,4
 ! Point-to-point from Fortran 77: blocking and nonblocking, status
 ! fields, MPI_STATUS_IGNORE / MPI_STATUSES_IGNORE, probe, get_count,
-! sendrecv, MPI_PROC_NULL, errors returned under MPI_ERRORS_RETURN;
+! sendrecv, isendrecv(_replace), MPI_PROC_NULL, errors returned under
+! MPI_ERRORS_RETURN;
 ! WAITANY/TESTANY/WAITSOME/TESTSOME number the requests from 1.
       PROGRAM FPT2PT
       IMPLICIT NONE
@@ -133,6 +134,24 @@
       IF (CNT .NE. PREV .OR. STATUS(MPI_SOURCE) .NE. PREV) THEN
          ERRS = ERRS + 1
          PRINT *, 'sendrecv got ', CNT, ' from ', STATUS(MPI_SOURCE)
+      END IF
+!     isendrecv (MPI 4.0): one request, the receive's status;
+!     isendrecv_replace swaps the neighbours' values in place
+      CALL MPI_ISENDRECV(RANK, 1, MPI_INTEGER, NEXT, 4, CNT, 1,
+     &     MPI_INTEGER, PREV, 4, MPI_COMM_WORLD, REQS(1), IERR)
+      CALL MPI_WAIT(REQS(1), STATUS, IERR)
+      IF (CNT .NE. PREV .OR. STATUS(MPI_SOURCE) .NE. PREV .OR.
+     &     STATUS(MPI_TAG) .NE. 4 .OR. IERR .NE. MPI_SUCCESS) THEN
+         ERRS = ERRS + 1
+         PRINT *, 'isendrecv got ', CNT, ' from ', STATUS(MPI_SOURCE)
+      END IF
+      CNT = RANK
+      CALL MPI_ISENDRECV_REPLACE(CNT, 1, MPI_INTEGER, NEXT, 5, PREV,
+     &     5, MPI_COMM_WORLD, REQS(1), IERR)
+      CALL MPI_WAIT(REQS(1), MPI_STATUS_IGNORE, IERR)
+      IF (CNT .NE. PREV) THEN
+         ERRS = ERRS + 1
+         PRINT *, 'isendrecv_replace got ', CNT
       END IF
 !     MPI_PROC_NULL: returns at once, source MPI_PROC_NULL
       CALL MPI_RECV(RBUF, 1, MPI_INTEGER, MPI_PROC_NULL, 0,

@@ -5,7 +5,7 @@ use super::handles;
 use super::{mpi_fn, out, with_state};
 use crate::err;
 use crate::runtime::{self, Phase};
-use std::os::raw::{c_char, c_int};
+use std::os::raw::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
 /// The largest tag a message may carry (MPI_TAG_UB).
@@ -194,5 +194,56 @@ mpi_fn! {
         let r = with_state(|st| Ok(handles::comm(st, comm)?.rank))?;
         // SAFETY: valid int pointer (checked non-null).
         unsafe { out(rank, "rank", r as c_int) }
+    }
+}
+
+/// Memory MPI_Alloc_mem handed out and not yet freed, by address:
+/// MPI_Free_mem takes only these.
+fn allocations() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<usize>> {
+    static LIVE: std::sync::Mutex<std::collections::BTreeSet<usize>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Where MPI_Alloc_mem's memory starts: a cache line, so that no two
+/// ranks' copies of it in shared memory share one.
+const ALLOC_ALIGN: usize = 64;
+
+mpi_fn! {
+    Initialized fn MPI_Alloc_mem / PMPI_Alloc_mem(size: isize, info: c_int, baseptr: *mut c_void) errors(None) {
+        if size < 0 {
+            return err!(Arg, "size {size} is negative");
+        }
+        if baseptr.is_null() {
+            return err!(Arg, "baseptr is a null pointer");
+        }
+        // the one hint there is (MPI 4.1 §9.2): a power of two, or ignored
+        let hint = super::info::pairs(info)?
+            .into_iter()
+            .find(|(k, _)| k == "mpi_minimum_memory_alignment")
+            .and_then(|(_, v)| v.trim().parse::<usize>().ok())
+            .filter(|a| a.is_power_of_two());
+        let align = hint.map_or(ALLOC_ALIGN, |a| a.max(ALLOC_ALIGN));
+        let mut p: *mut c_void = std::ptr::null_mut();
+        // SAFETY: posix_memalign writes `p` only; a size of 0 still gets
+        // an address of its own, which MPI_Free_mem takes back.
+        if unsafe { libc::posix_memalign(&mut p, align, (size as usize).max(1)) } != 0 {
+            return err!(NoMem, "cannot allocate {size} bytes");
+        }
+        allocations().insert(p as usize);
+        // SAFETY: baseptr points to a pointer (the standard's `void *baseptr`).
+        unsafe { *(baseptr as *mut *mut c_void) = p };
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Free_mem / PMPI_Free_mem(base: *mut c_void) errors(None) {
+        if !allocations().remove(&(base as usize)) {
+            return err!(Base, "{base:?} is not the start of memory MPI_Alloc_mem gave and MPI_Free_mem has not taken back");
+        }
+        // SAFETY: allocated by posix_memalign in MPI_Alloc_mem, freed once.
+        unsafe { libc::free(base) };
+        Ok(())
     }
 }

@@ -435,6 +435,23 @@ mpi_fn! {
     }
 }
 
+/// MPI_PACKED: a `*_replace` call's outgoing copy goes as packed bytes,
+/// which match any receive signature.
+const PACKED: c_int = 0x4c00010f;
+
+/// `count` items of `dt` at `buf` packed into a buffer of our own, for a
+/// `*_replace` call to send while the receive overwrites `buf`.
+///
+/// # Safety
+/// `buf` valid for the items.
+unsafe fn packed_copy(buf: *mut c_void, count: i64, dt: c_int) -> MpiResult<Vec<u8>> {
+    let b = check_buffer(buf, count, dt)?;
+    let mut copy = vec![0u8; b.ty.size * b.count];
+    // SAFETY: per the caller's contract.
+    unsafe { crate::datatype::pack::pack(&b.ty, b.count, buf as *const u8, &mut copy) };
+    Ok(copy)
+}
+
 /// Send from and receive into one buffer: the outgoing message is packed
 /// first, so the receive may overwrite the buffer.
 ///
@@ -452,19 +469,14 @@ unsafe fn sendrecv_replace(
     comm: c_int,
     status: *mut CStatus,
 ) -> MpiResult<()> {
-    let b = check_buffer(buf, count, dt)?;
-    let len = b.ty.size * b.count;
-    let mut copy = vec![0u8; len];
-    // SAFETY: the buffer holds `count` items.
-    unsafe { crate::datatype::pack::pack(&b.ty, b.count, buf as *const u8, &mut copy) };
-    // Sent as MPI_PACKED, which matches any receive signature.
-    let packed = 0x4c00010f;
+    // SAFETY: `buf` is valid per the contract.
+    let copy = unsafe { packed_copy(buf, count, dt)? };
     // SAFETY: `copy` outlives the call; `buf` is valid per the contract.
     unsafe {
         sendrecv(
             copy.as_ptr() as *const c_void,
-            len as i64,
-            packed,
+            copy.len() as i64,
+            PACKED,
             dest,
             sendtag,
             buf,
@@ -489,6 +501,98 @@ mpi_fn! {
     Initialized fn MPI_Sendrecv_replace_c / PMPI_Sendrecv_replace_c(buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, status: *mut CStatus) errors(Some(comm)) {
         // SAFETY: valid per the standard.
         unsafe { sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, status) }
+    }
+}
+
+/// MPI_Isendrecv: the receive is started before the send (as in
+/// `sendrecv`, so that a message to this rank itself matches it), and
+/// one request stands for both.
+///
+/// # Safety
+/// Buffers valid for their items until the request completes; `hold`
+/// the storage `sendbuf` points into, if ours.
+#[allow(clippy::too_many_arguments)]
+unsafe fn isendrecv(
+    (sendbuf, sendcount, sendtype, dest, sendtag): (*const c_void, i64, c_int, c_int, c_int),
+    (recvbuf, recvcount, recvtype, source, recvtag): (*mut c_void, i64, c_int, c_int, c_int),
+    comm: c_int,
+    hold: Option<Vec<u8>>,
+    request: *mut c_int,
+) -> MpiResult<()> {
+    if request.is_null() {
+        return err!(Arg, "request is a null pointer");
+    }
+    let id = with_state(|st| {
+        let r = recv_template(st, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let w = send_template(st, sendbuf, sendcount, sendtype, dest, sendtag, comm, Mode::Standard)?;
+        // SAFETY: both buffers stay valid until the request completes.
+        let r = unsafe { start(st, r)? };
+        // SAFETY: as above.
+        match unsafe { start(st, w) } {
+            Ok(w) => Ok(st.engine.pair(r, w, hold)),
+            Err(e) => {
+                st.engine.cancel(r);
+                st.engine.free(r);
+                Err(e)
+            }
+        }
+    })?;
+    // SAFETY: checked non-null.
+    unsafe { out(request, "request", request_handle(id)) }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Isendrecv / PMPI_Isendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: c_int, dest: c_int, sendtag: c_int,
+        recvbuf: *mut c_void, recvcount: c_int, recvtype: c_int, source: c_int, recvtag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
+        let send = (sendbuf, sendcount as i64, sendtype, dest, sendtag);
+        // SAFETY: valid until completion per the standard.
+        unsafe { isendrecv(send, (recvbuf, recvcount as i64, recvtype, source, recvtag), comm, None, request) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Isendrecv_c / PMPI_Isendrecv_c(sendbuf: *const c_void, sendcount: i64, sendtype: c_int, dest: c_int, sendtag: c_int,
+        recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, source: c_int, recvtag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
+        // SAFETY: valid until completion per the standard.
+        unsafe { isendrecv((sendbuf, sendcount, sendtype, dest, sendtag), (recvbuf, recvcount, recvtype, source, recvtag), comm, None, request) }
+    }
+}
+
+/// MPI_Isendrecv_replace: the outgoing message is packed at the call and
+/// sent from that copy (kept with the request), so the receive may
+/// overwrite the buffer.
+///
+/// # Safety
+/// `buf` valid for the items until the request completes.
+#[allow(clippy::too_many_arguments)]
+unsafe fn isendrecv_replace(
+    buf: *mut c_void,
+    count: i64,
+    dt: c_int,
+    (dest, sendtag): (c_int, c_int),
+    (source, recvtag): (c_int, c_int),
+    comm: c_int,
+    request: *mut c_int,
+) -> MpiResult<()> {
+    // SAFETY: `buf` is valid per the contract.
+    let copy = unsafe { packed_copy(buf, count, dt)? };
+    let send = (copy.as_ptr() as *const c_void, copy.len() as i64, PACKED, dest, sendtag);
+    // SAFETY: `copy` goes with the request, its heap storage unmoved;
+    // `buf` is valid per the contract.
+    unsafe { isendrecv(send, (buf, count, dt, source, recvtag), comm, Some(copy), request) }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Isendrecv_replace / PMPI_Isendrecv_replace(buf: *mut c_void, count: c_int, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
+        // SAFETY: valid until completion per the standard.
+        unsafe { isendrecv_replace(buf, count as i64, datatype, (dest, sendtag), (source, recvtag), comm, request) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Isendrecv_replace_c / PMPI_Isendrecv_replace_c(buf: *mut c_void, count: i64, datatype: c_int, dest: c_int, sendtag: c_int, source: c_int, recvtag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
+        // SAFETY: valid until completion per the standard.
+        unsafe { isendrecv_replace(buf, count, datatype, (dest, sendtag), (source, recvtag), comm, request) }
     }
 }
 

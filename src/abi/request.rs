@@ -451,6 +451,9 @@ mpi_fn! {
             if !st.engine.is_request(id) {
                 return err!(Request, "request handle 0x{h:08x} is not an active request");
             }
+            if st.engine.is_pair(id) {
+                return err!(Request, "an MPI_Isendrecv cannot be cancelled (its send and its receive would not be undone together)");
+            }
             st.engine.cancel(id);
             Ok(())
         })

@@ -465,6 +465,7 @@ impl Engine {
         match self.requests.get(id) {
             None => true,
             Some(Request::Persistent(p)) => p.active.is_none_or(|a| self.requests.get(a).is_none_or(|r| r.is_done())),
+            Some(Request::Pair(p)) => self.peek_done(p.recv) && self.peek_done(p.send),
             Some(r) => r.is_done(),
         }
     }
@@ -475,9 +476,20 @@ impl Engine {
             Some(Request::Persistent(p)) => {
                 p.active.and_then(|a| self.requests.get(a)).map_or(empty_status(), |r| r.status())
             }
+            Some(Request::Pair(p)) => pair_status(self.done_status(p.recv), self.done_status(p.send)),
             Some(r) => r.status(),
             None => empty_status(),
         }
+    }
+
+    /// MPI_Isendrecv: one request for receive `recv` and send `send`,
+    /// started already (`hold`: storage the send reads, kept until done).
+    pub fn pair(&mut self, recv: ReqId, send: ReqId, hold: Option<Vec<u8>>) -> ReqId {
+        self.requests.insert(Request::Pair(request::Pair { recv, send, hold }))
+    }
+
+    pub fn is_pair(&self, id: ReqId) -> bool {
+        matches!(self.requests.get(id), Some(Request::Pair(_)))
     }
 
     fn take_done(&mut self, id: ReqId) -> Status {
@@ -498,6 +510,11 @@ impl Engine {
         // read in place and dropped there: a request is too big to move
         let (status, block) = match self.requests.get(id) {
             Some(Request::Send(s)) => (s.status, s.bsend_block),
+            Some(&Request::Pair(request::Pair { recv, send, .. })) => {
+                let status = pair_status(self.finish(recv), self.finish(send));
+                self.requests.discard(id);
+                return status;
+            }
             Some(r) => (r.status(), None),
             None => return empty_status(),
         };
@@ -895,6 +912,15 @@ pub fn null_status() -> Status {
 
 pub fn empty_status() -> Status {
     Status { source: ANY_SOURCE, tag: ANY_TAG, ..Default::default() }
+}
+
+/// What an MPI_Isendrecv reports: its receive's status, with its send's
+/// error when only the send failed.
+fn pair_status(recv: Status, send: Status) -> Status {
+    if recv.error == 0 && send.error != 0 {
+        return Status { error: send.error, ..recv };
+    }
+    recv
 }
 
 /// With type checking on: compare the sender's signature with what this

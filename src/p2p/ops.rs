@@ -165,7 +165,7 @@ impl Engine {
         let mut i = 0;
         while i < self.orphans.len() {
             let id = self.orphans[i];
-            if self.requests.get(id).is_none_or(|r| r.is_done()) {
+            if self.peek_done(id) {
                 self.finish(id);
                 self.orphans.swap_remove(i);
             } else {

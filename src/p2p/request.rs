@@ -197,6 +197,18 @@ pub enum Request {
     /// A nonblocking multi-step operation (see `schedule`); None only
     /// while the engine advances it.
     Schedule(Option<Box<super::schedule::Schedule>>),
+    /// MPI_Isendrecv(_replace): two requests of their own, done together
+    /// (`Engine::peek_done`).
+    Pair(Pair),
+}
+
+/// A receive and a send started together, done when both are; what it
+/// reports is the receive's status. `hold`: the packed copy an
+/// MPI_Isendrecv_replace sends from, kept until then.
+pub struct Pair {
+    pub recv: ReqId,
+    pub send: ReqId,
+    pub hold: Option<Vec<u8>>,
 }
 
 impl Request {
@@ -207,6 +219,8 @@ impl Request {
             Request::Done(_) => true,
             Request::Persistent(_) | Request::Message(..) => false,
             Request::Schedule(s) => s.as_ref().is_none_or(|s| s.is_done()),
+            // its parts are requests of their own: the engine looks at them
+            Request::Pair(_) => false,
         }
     }
 
@@ -215,7 +229,7 @@ impl Request {
             Request::Send(s) => s.status,
             Request::Recv(r) => r.status,
             Request::Done(s) => *s,
-            Request::Persistent(_) | Request::Message(..) => Status::default(),
+            Request::Persistent(_) | Request::Message(..) | Request::Pair(_) => Status::default(),
             Request::Schedule(s) => s.as_ref().map_or_else(Status::default, |s| s.status()),
         }
     }
