@@ -3,7 +3,8 @@
  * then send the message its peer needs before the peer starts its own.
  * The copies work once their requests complete (by any completion call),
  * several may be in flight at once, mixed with blocking MPI_Comm_dup,
- * their traffic never mixes, and freed ids are reused. */
+ * their traffic never mixes, and freed ids are reused.
+ * MPI_Comm_idup_with_info gives the copy the info's hints. */
 #include "common.h"
 
 int main(int argc, char **argv)
@@ -95,5 +96,36 @@ int main(int argc, char **argv)
     }
     MPI_Comm_free(&a);
     MPI_Comm_free(&b);
+
+    /* MPI_Comm_idup_with_info: the copy's hints are the info's, not the
+     * parent's; MPI_Comm_idup keeps the parent's */
+    MPI_Info hint, used;
+    MPI_Info_create(&hint);
+    MPI_Info_set(hint, "mpi_assert_no_any_tag", "true");
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, hint, &a);
+    MPI_Info_set(hint, "mpi_assert_no_any_source", "true");
+    MPI_Request copies[2];
+    CHECK(MPI_Comm_idup_with_info(a, hint, &ca, &copies[0]) == MPI_SUCCESS, "idup_with_info");
+    MPI_Comm_idup(a, &cb, &copies[1]);
+    MPI_Info_free(&hint);
+    MPI_Waitall(2, copies, MPI_STATUSES_IGNORE);
+    char value[MPI_MAX_INFO_VAL + 1];
+    int has = 0;
+    MPI_Comm_get_info(ca, &used);
+    MPI_Info_get(used, "mpi_assert_no_any_source", MPI_MAX_INFO_VAL, value, &has);
+    CHECK(has && strcmp(value, "true") == 0, "idup_with_info's hint missing");
+    MPI_Info_free(&used);
+    MPI_Comm_get_info(cb, &used);
+    MPI_Info_get(used, "mpi_assert_no_any_source", MPI_MAX_INFO_VAL, value, &has);
+    CHECK(!has, "idup took a hint its parent did not have");
+    MPI_Info_get(used, "mpi_assert_no_any_tag", MPI_MAX_INFO_VAL, value, &has);
+    CHECK(has, "idup lost its parent's hint");
+    MPI_Info_free(&used);
+    int mine = rank, theirs = -1;
+    MPI_Sendrecv(&mine, 1, MPI_INT, right, 1, &theirs, 1, MPI_INT, left, 1, ca, MPI_STATUS_IGNORE);
+    CHECK(theirs == left, "on the idup_with_info copy: %d", theirs);
+    MPI_Comm_free(&ca);
+    MPI_Comm_free(&cb);
+    MPI_Comm_free(&a);
     return finish();
 }

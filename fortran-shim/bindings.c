@@ -589,6 +589,18 @@ void oxf_pmpi_comm_get_name(MPI_Fint *comm, char *comm_name, MPI_Fint *resultlen
 }
 OXF_NAMES(oxf_pmpi_comm_get_name, pmpi_comm_get_name, PMPI_COMM_GET_NAME)
 
+void oxf_mpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr)
+{
+    *ierr = MPI_Comm_get_parent((MPI_Comm *)parent);
+}
+OXF_NAMES(oxf_mpi_comm_get_parent, mpi_comm_get_parent, MPI_COMM_GET_PARENT)
+
+void oxf_pmpi_comm_get_parent(MPI_Fint *parent, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Comm_get_parent((MPI_Comm *)parent);
+}
+OXF_NAMES(oxf_pmpi_comm_get_parent, pmpi_comm_get_parent, PMPI_COMM_GET_PARENT)
+
 void oxf_mpi_comm_group(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *ierr)
 {
     *ierr = MPI_Comm_group((MPI_Comm)*comm, (MPI_Group *)group);
@@ -612,6 +624,18 @@ void oxf_pmpi_comm_idup(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MP
     *ierr = PMPI_Comm_idup((MPI_Comm)*comm, (MPI_Comm *)newcomm, (MPI_Request *)request);
 }
 OXF_NAMES(oxf_pmpi_comm_idup, pmpi_comm_idup, PMPI_COMM_IDUP)
+
+void oxf_mpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    *ierr = MPI_Comm_idup_with_info((MPI_Comm)*comm, (MPI_Info)*info, (MPI_Comm *)newcomm, (MPI_Request *)request);
+}
+OXF_NAMES(oxf_mpi_comm_idup_with_info, mpi_comm_idup_with_info, MPI_COMM_IDUP_WITH_INFO)
+
+void oxf_pmpi_comm_idup_with_info(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Comm_idup_with_info((MPI_Comm)*comm, (MPI_Info)*info, (MPI_Comm *)newcomm, (MPI_Request *)request);
+}
+OXF_NAMES(oxf_pmpi_comm_idup_with_info, pmpi_comm_idup_with_info, PMPI_COMM_IDUP_WITH_INFO)
 
 void oxf_mpi_comm_rank(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr)
 {
@@ -2440,6 +2464,42 @@ void oxf_pmpi_startall(MPI_Fint *count, MPI_Fint *array_of_requests, MPI_Fint *i
     *ierr = PMPI_Startall(*count, (MPI_Request *)array_of_requests);
 }
 OXF_NAMES(oxf_pmpi_startall, pmpi_startall, PMPI_STARTALL)
+
+void oxf_mpi_status_set_cancelled(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierr)
+{
+    *ierr = MPI_Status_set_cancelled(oxf_status(status), *flag);
+}
+OXF_NAMES(oxf_mpi_status_set_cancelled, mpi_status_set_cancelled, MPI_STATUS_SET_CANCELLED)
+
+void oxf_pmpi_status_set_cancelled(MPI_Fint *status, MPI_Fint *flag, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Status_set_cancelled(oxf_status(status), *flag);
+}
+OXF_NAMES(oxf_pmpi_status_set_cancelled, pmpi_status_set_cancelled, PMPI_STATUS_SET_CANCELLED)
+
+void oxf_mpi_status_set_elements(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierr)
+{
+    *ierr = MPI_Status_set_elements(oxf_status(status), (MPI_Datatype)*datatype, *count);
+}
+OXF_NAMES(oxf_mpi_status_set_elements, mpi_status_set_elements, MPI_STATUS_SET_ELEMENTS)
+
+void oxf_pmpi_status_set_elements(MPI_Fint *status, MPI_Fint *datatype, MPI_Fint *count, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Status_set_elements(oxf_status(status), (MPI_Datatype)*datatype, *count);
+}
+OXF_NAMES(oxf_pmpi_status_set_elements, pmpi_status_set_elements, PMPI_STATUS_SET_ELEMENTS)
+
+void oxf_mpi_status_set_elements_x(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierr)
+{
+    *ierr = MPI_Status_set_elements_x(oxf_status(status), (MPI_Datatype)*datatype, *count);
+}
+OXF_NAMES(oxf_mpi_status_set_elements_x, mpi_status_set_elements_x, MPI_STATUS_SET_ELEMENTS_X)
+
+void oxf_pmpi_status_set_elements_x(MPI_Fint *status, MPI_Fint *datatype, MPI_Count *count, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Status_set_elements_x(oxf_status(status), (MPI_Datatype)*datatype, *count);
+}
+OXF_NAMES(oxf_pmpi_status_set_elements_x, pmpi_status_set_elements_x, PMPI_STATUS_SET_ELEMENTS_X)
 
 void oxf_mpi_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {

@@ -75,6 +75,14 @@ void oxf_pmpi_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr
 OXF_NAMES(oxf_mpi_init_thread, mpi_init_thread, MPI_INIT_THREAD)
 OXF_NAMES(oxf_pmpi_init_thread, pmpi_init_thread, PMPI_INIT_THREAD)
 
+/* MPI_PCONTROL(LEVEL, IERROR): C's is variadic; Fortran's takes the level
+ * alone. */
+OXF_HAND(MPI_Pcontrol)
+void oxf_mpi_pcontrol(MPI_Fint *level, MPI_Fint *ierr) { *ierr = MPI_Pcontrol(*level); }
+void oxf_pmpi_pcontrol(MPI_Fint *level, MPI_Fint *ierr) { *ierr = PMPI_Pcontrol(*level); }
+OXF_NAMES(oxf_mpi_pcontrol, mpi_pcontrol, MPI_PCONTROL)
+OXF_NAMES(oxf_pmpi_pcontrol, pmpi_pcontrol, PMPI_PCONTROL)
+
 /* MPI_INFO_CREATE_ENV(INFO, IERROR): Fortran has no argv to give. */
 OXF_HAND(MPI_Info_create_env)
 void oxf_mpi_info_create_env(MPI_Fint *info, MPI_Fint *ierr) { *ierr = MPI_Info_create_env(0, NULL, info); }

@@ -3,7 +3,8 @@
 ! 77: split/dup/compare, group translate, a periodic Cartesian grid
 ! (LOGICAL arguments), MPI_TAG_UB and a keyval with Fortran callbacks
 ! (copied on dup by MPI_COMM_DUP_FN and by a user procedure), names,
-! info keys and values, error strings, processor name, MPI_WTIME.
+! info keys and values, error strings, processor name, MPI_WTIME,
+! MPI_COMM_GET_PARENT, MPI_PCONTROL.
       SUBROUTINE MYCOPY(OLDCOMM, KEYVAL, EXTRA, VIN, VOUT, FLAG, IERR)
       INCLUDE 'mpif.h'
       INTEGER OLDCOMM, KEYVAL, IERR
@@ -194,5 +195,10 @@
       IF (.NOT. FLAG) ERRS = ERRS + 1
       T1 = MPI_WTIME()
       IF (T1 .LT. T0 .OR. MPI_WTICK() .LE. 0.0D0) ERRS = ERRS + 1
+!     no parent (started by mpiexec); the profiling switch returns
+      CALL MPI_COMM_GET_PARENT(DUP, IERR)
+      IF (DUP .NE. MPI_COMM_NULL) ERRS = ERRS + 1
+      CALL MPI_PCONTROL(1, IERR)
+      IF (IERR .NE. MPI_SUCCESS) ERRS = ERRS + 1
       INCLUDE 'finish.inc'
       END

@@ -928,49 +928,75 @@ pub fn idup_complete(st: &mut State, id: u32) {
 }
 
 mpi_fn! {
-    Initialized fn MPI_Comm_idup / PMPI_Comm_idup(comm: c_int, newcomm: *mut c_int, request: *mut c_int) errors(Some(comm)) {
-        if newcomm.is_null() || request.is_null() {
-            return err!(Arg, "newcomm and request must not be null pointers");
-        }
-        let (h, req) = with_state(|st| {
-            let parent = handles::comm(st, comm)?.clone();
-            let count = {
-                let p = handles::comm_mut(st, comm)?;
-                p.idups = p.idups.wrapping_add(1);
-                p.idups
-            };
-            let me = st.world().rank;
-            // The handle exists at once; its context comes at completion.
-            let mut c = Comm::new(parent.group.members(), me, PENDING_CID, parent.errors).expect("a member of its own group");
-            c.hints = parent.hints.clone();
-            c.topo = parent.topo.clone();
-            c.remote = parent.remote.clone();
-            let h = handles::new_comm(st, c);
-            let outcome: Outcome = Default::default();
-            let first_word = (parent.cid() as usize).wrapping_mul(7919).wrapping_add(count as usize * 104_729) % ContextIds::WORDS;
-            let plan = std::sync::Arc::new(IdupPlan {
-                cids: st.cids.clone(),
-                members: parent.group.members(),
-                rank: parent.rank,
-                first_word,
-                outcome: outcome.clone(),
-                held: Default::default(),
-                remote_leader: parent.remote.as_ref().map(|g| g.world_rank(0)),
-            });
-            let bufs = if parent.rank == 0 { vec![vec![0u8; 4]; parent.size() + 1] } else { vec![vec![0u8; 4]; 2] };
-            let tag = TAG_IDUP + (count % IDUP_TAGS) as i32;
-            let sched = crate::p2p::schedule::Schedule::new(bufs, plan.round(0), parent.ctx_coll, tag, parent.group.clone());
-            let req = st.engine.start_schedule(sched)?;
-            PENDING.lock().unwrap_or_else(|e| e.into_inner()).push((req, h, outcome));
-            PENDING_IDUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            Ok((h, req))
-        })?;
-        super::attr::copy_all(super::attr::Kind::Comm, comm, h)?;
-        // SAFETY: checked non-null.
-        unsafe {
-            *newcomm = h;
-            *request = handles::request_handle(req);
-        }
-        Ok(())
+    /// MPI_COMM_NULL: oxmpi starts every process with mpiexec (or a
+    /// batch system's launcher), none by MPI_Comm_spawn, so none has a
+    /// parent (MPI 4.0 §11.8.2).
+    Initialized fn MPI_Comm_get_parent / PMPI_Comm_get_parent(parent: *mut c_int) errors(None) {
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(parent, "parent", COMM_NULL) }
     }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_idup / PMPI_Comm_idup(comm: c_int, newcomm: *mut c_int, request: *mut c_int) errors(Some(comm)) {
+        idup(comm, newcomm, request, None)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info(comm: c_int, info: c_int, newcomm: *mut c_int, request: *mut c_int) errors(Some(comm)) {
+        idup(comm, newcomm, request, Some(super::info::pairs(info)?))
+    }
+}
+
+/// MPI_Comm_idup(_with_info): the new communicator's handle at once, its
+/// context agreed by a schedule behind `request`; its hints `hints`, or
+/// (None) the parent's.
+fn idup(comm: c_int, newcomm: *mut c_int, request: *mut c_int, hints: Option<Vec<(String, String)>>) -> MpiResult<()> {
+    if newcomm.is_null() || request.is_null() {
+        return err!(Arg, "newcomm and request must not be null pointers");
+    }
+    let (h, req) = with_state(|st| {
+        let parent = handles::comm(st, comm)?.clone();
+        let count = {
+            let p = handles::comm_mut(st, comm)?;
+            p.idups = p.idups.wrapping_add(1);
+            p.idups
+        };
+        let me = st.world().rank;
+        // The handle exists at once; its context comes at completion.
+        let mut c =
+            Comm::new(parent.group.members(), me, PENDING_CID, parent.errors).expect("a member of its own group");
+        c.hints = hints.unwrap_or(parent.hints.clone());
+        c.topo = parent.topo.clone();
+        c.remote = parent.remote.clone();
+        let h = handles::new_comm(st, c);
+        let outcome: Outcome = Default::default();
+        let first_word =
+            (parent.cid() as usize).wrapping_mul(7919).wrapping_add(count as usize * 104_729) % ContextIds::WORDS;
+        let plan = std::sync::Arc::new(IdupPlan {
+            cids: st.cids.clone(),
+            members: parent.group.members(),
+            rank: parent.rank,
+            first_word,
+            outcome: outcome.clone(),
+            held: Default::default(),
+            remote_leader: parent.remote.as_ref().map(|g| g.world_rank(0)),
+        });
+        let bufs = if parent.rank == 0 { vec![vec![0u8; 4]; parent.size() + 1] } else { vec![vec![0u8; 4]; 2] };
+        let tag = TAG_IDUP + (count % IDUP_TAGS) as i32;
+        let sched =
+            crate::p2p::schedule::Schedule::new(bufs, plan.round(0), parent.ctx_coll, tag, parent.group.clone());
+        let req = st.engine.start_schedule(sched)?;
+        PENDING.lock().unwrap_or_else(|e| e.into_inner()).push((req, h, outcome));
+        PENDING_IDUPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok((h, req))
+    })?;
+    super::attr::copy_all(super::attr::Kind::Comm, comm, h)?;
+    // SAFETY: checked non-null.
+    unsafe {
+        *newcomm = h;
+        *request = handles::request_handle(req);
+    }
+    Ok(())
 }

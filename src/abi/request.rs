@@ -557,6 +557,32 @@ pub fn elements_in(ty: &TypeInfo, bytes: u64) -> Option<u64> {
     (left == 0).then_some(n)
 }
 
+/// The bytes of the first `n` basic elements of items of `ty` (the
+/// inverse of `elements_in`: a pair's value alone is its first element);
+/// None when no bytes hold that many (a type without elements).
+pub fn bytes_of_elements(ty: &TypeInfo, n: u64) -> Option<u64> {
+    let per_item = ty.element_count();
+    if n == 0 || per_item == 0 {
+        return (n == 0).then_some(0);
+    }
+    let mut bytes = n / per_item * ty.size as u64;
+    let mut left = n % per_item;
+    for &(e, count) in &ty.elems {
+        if left == 0 {
+            break;
+        }
+        let whole = (left / e.elements()).min(count);
+        bytes += whole * e.size as u64;
+        left -= whole * e.elements();
+        if whole < count && left > 0 {
+            // one more: a pair's value
+            bytes += e.first as u64;
+            left = 0;
+        }
+    }
+    Some(bytes)
+}
+
 fn real_status<'a>(status: *const CStatus) -> MpiResult<&'a CStatus> {
     if status.is_null() || status as usize == STATUS_IGNORE {
         return err!(Arg, "status must be a real status, not null or MPI_STATUS_IGNORE");
@@ -590,6 +616,56 @@ status_count!(MPI_Get_elements / PMPI_Get_elements, c_int, elements_in);
 status_count!(MPI_Get_elements_x / PMPI_Get_elements_x, i64, elements_in);
 status_count!(MPI_Get_elements_c / PMPI_Get_elements_c, i64, elements_in);
 
+/// MPI_Status_set_elements(_x): `status` made to say `count` basic
+/// elements of `datatype` arrived (MPI_Get_elements then returns it),
+/// its other fields left as they are.
+///
+/// # Safety
+/// `status` null, MPI_STATUS_IGNORE or valid.
+unsafe fn set_elements(status: *mut CStatus, datatype: c_int, count: i64) -> MpiResult<()> {
+    real_status(status)?;
+    if count < 0 {
+        return err!(Count, "count {count} is negative");
+    }
+    let ty = handles::datatype(datatype)?;
+    let Some(bytes) = bytes_of_elements(&ty, count as u64).filter(|&b| b < 1 << 63) else {
+        return err!(
+            Count,
+            "{count} elements of {} do not fit a status (it has no elements, or they are too many)",
+            ty.name
+        );
+    };
+    // SAFETY: checked to be a real status; valid per the standard.
+    let s = unsafe { &mut *status };
+    s.count_lo = bytes as u32 as c_int;
+    s.count_hi_and_cancelled = (s.count_hi_and_cancelled & i32::MIN) | ((bytes >> 32) as c_int & 0x7fff_ffff);
+    Ok(())
+}
+
+mpi_fn! {
+    Initialized fn MPI_Status_set_elements / PMPI_Status_set_elements(status: *mut CStatus, datatype: c_int, count: c_int) errors(None) {
+        // SAFETY: valid per the standard.
+        unsafe { set_elements(status, datatype, count as i64) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Status_set_elements_x / PMPI_Status_set_elements_x(status: *mut CStatus, datatype: c_int, count: i64) errors(None) {
+        // SAFETY: valid per the standard.
+        unsafe { set_elements(status, datatype, count) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Status_set_cancelled / PMPI_Status_set_cancelled(status: *mut CStatus, flag: c_int) errors(None) {
+        real_status(status)?;
+        // SAFETY: checked to be a real status; valid per the standard.
+        let s = unsafe { &mut *status };
+        s.count_hi_and_cancelled = (s.count_hi_and_cancelled & 0x7fff_ffff) | ((flag != 0) as c_int) << 31;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -605,6 +681,18 @@ mod tests {
         assert_eq!(elements_in(&int, 6), None);
         assert_eq!(whole_items(&int, 6), None);
         assert_eq!(whole_items(&int, 8), Some(2));
+    }
+
+    #[test]
+    fn bytes_of_elements_inverts_elements_in() {
+        let di = handles::datatype(0x8c000001u32 as i32).unwrap(); // MPI_DOUBLE_INT
+        for n in 0..9 {
+            let b = bytes_of_elements(&di, n).unwrap();
+            assert_eq!(elements_in(&di, b), Some(n), "{n} elements in {b} bytes");
+        }
+        assert_eq!(bytes_of_elements(&di, 5), Some(32), "two pairs and a double");
+        let int = handles::datatype(0x4c000405).unwrap();
+        assert_eq!(bytes_of_elements(&int, 10), Some(40));
     }
 
     #[test]
