@@ -1139,6 +1139,18 @@ void oxf_pmpi_graphdims_get(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *nedges, 
 }
 OXF_NAMES(oxf_pmpi_graphdims_get, pmpi_graphdims_get, PMPI_GRAPHDIMS_GET)
 
+void oxf_mpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr)
+{
+    *ierr = MPI_Grequest_complete((MPI_Request)*request);
+}
+OXF_NAMES(oxf_mpi_grequest_complete, mpi_grequest_complete, MPI_GREQUEST_COMPLETE)
+
+void oxf_pmpi_grequest_complete(MPI_Fint *request, MPI_Fint *ierr)
+{
+    *ierr = PMPI_Grequest_complete((MPI_Request)*request);
+}
+OXF_NAMES(oxf_pmpi_grequest_complete, pmpi_grequest_complete, PMPI_GREQUEST_COMPLETE)
+
 void oxf_mpi_group_compare(MPI_Fint *group1, MPI_Fint *group2, MPI_Fint *result, MPI_Fint *ierr)
 {
     *ierr = MPI_Group_compare((MPI_Group)*group1, (MPI_Group)*group2, result);

@@ -83,6 +83,78 @@ void oxf_pmpi_pcontrol(MPI_Fint *level, MPI_Fint *ierr) { *ierr = PMPI_Pcontrol(
 OXF_NAMES(oxf_mpi_pcontrol, mpi_pcontrol, MPI_PCONTROL)
 OXF_NAMES(oxf_pmpi_pcontrol, pmpi_pcontrol, PMPI_PCONTROL)
 
+/* MPI_GREQUEST_START(QUERY_FN, FREE_FN, CANCEL_FN, EXTRA_STATE, REQUEST,
+ * IERROR): the Fortran procedures take EXTRA_STATE (an address-sized
+ * integer) by reference, a Fortran status, a LOGICAL, and return through
+ * IERROR; C functions in between call them with what is kept here, which
+ * the free function's call lets go. EXTRA_STATE is the program's own
+ * variable, as MPICH and Open MPI pass it (MPICH's greqf test has the
+ * free procedure change it). */
+OXF_HAND(MPI_Grequest_start)
+struct oxf_greq {
+    void (*query)(MPI_Aint *, MPI_Fint *, MPI_Fint *);
+    void (*free)(MPI_Aint *, MPI_Fint *);
+    void (*cancel)(MPI_Aint *, MPI_Fint *, MPI_Fint *);
+    MPI_Aint *extra;
+};
+
+static int greq_query(void *p, MPI_Status *s)
+{
+    struct oxf_greq *g = p;
+    MPI_Fint f[MPI_F_STATUS_SIZE], ierr = MPI_SUCCESS;
+    MPI_Status_c2f(s, f);
+    g->query(g->extra, f, &ierr);
+    MPI_Status_f2c(f, s);
+    return ierr;
+}
+
+static int greq_free(void *p)
+{
+    struct oxf_greq *g = p;
+    MPI_Fint ierr = MPI_SUCCESS;
+    g->free(g->extra, &ierr);
+    free(g);
+    return ierr;
+}
+
+static int greq_cancel(void *p, int complete)
+{
+    struct oxf_greq *g = p;
+    MPI_Fint done = complete != 0, ierr = MPI_SUCCESS;
+    g->cancel(g->extra, &done, &ierr);
+    return ierr;
+}
+
+static void grequest_start(int prof, void *query, void *free_fn, void *cancel, MPI_Aint *extra, MPI_Fint *request,
+                           MPI_Fint *ierr)
+{
+    struct oxf_greq *g = malloc(sizeof *g);
+    if (!g) {
+        *ierr = MPI_ERR_NO_MEM;
+        return;
+    }
+    g->query = (void (*)(MPI_Aint *, MPI_Fint *, MPI_Fint *))query;
+    g->free = (void (*)(MPI_Aint *, MPI_Fint *))free_fn;
+    g->cancel = (void (*)(MPI_Aint *, MPI_Fint *, MPI_Fint *))cancel;
+    g->extra = extra;
+    MPI_Request r;
+    *ierr = (prof ? PMPI_Grequest_start : MPI_Grequest_start)(greq_query, greq_free, greq_cancel, g, &r);
+    if (*ierr == MPI_SUCCESS)
+        *request = MPI_Request_c2f(r);
+    else
+        free(g);
+}
+void oxf_mpi_grequest_start(void *q, void *f, void *c, MPI_Aint *extra, MPI_Fint *request, MPI_Fint *ierr)
+{
+    grequest_start(0, q, f, c, extra, request, ierr);
+}
+void oxf_pmpi_grequest_start(void *q, void *f, void *c, MPI_Aint *extra, MPI_Fint *request, MPI_Fint *ierr)
+{
+    grequest_start(1, q, f, c, extra, request, ierr);
+}
+OXF_NAMES(oxf_mpi_grequest_start, mpi_grequest_start, MPI_GREQUEST_START)
+OXF_NAMES(oxf_pmpi_grequest_start, pmpi_grequest_start, PMPI_GREQUEST_START)
+
 /* MPI_INFO_CREATE_ENV(INFO, IERROR): Fortran has no argv to give. */
 OXF_HAND(MPI_Info_create_env)
 void oxf_mpi_info_create_env(MPI_Fint *info, MPI_Fint *ierr) { *ierr = MPI_Info_create_env(0, NULL, info); }

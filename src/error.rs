@@ -41,6 +41,17 @@ impl ErrorClass {
     pub fn code(self) -> i32 {
         self as i32
     }
+
+    /// The class of this number, if the core has it.
+    pub fn from_code(c: i32) -> Option<ErrorClass> {
+        use ErrorClass::*;
+        [
+            Buffer, Count, Type, Tag, Comm, Rank, Root, Group, Op, Topology, Dims, Arg, Unknown, Truncate, Other,
+            Intern, InStatus, Pending, Request, Info, InfoKey, InfoValue, InfoNoKey, NoMem, Base, Keyval,
+        ]
+        .into_iter()
+        .find(|k| k.code() == c)
+    }
 }
 
 /// An error: boxed, so that an `MpiResult<()>` is one pointer, returned
@@ -57,12 +68,23 @@ pub struct MpiError(Box<Body>);
 pub struct Body {
     pub class: ErrorClass,
     pub msg: String,
+    /// The code the call returns: the class's, or one a user's callback
+    /// returned (a generalized request's), of a class the program may
+    /// have added.
+    pub code: i32,
 }
 
 impl MpiError {
     #[cold]
     pub fn new(class: ErrorClass, msg: impl Into<String>) -> Self {
-        MpiError(Box::new(Body { class, msg: msg.into() }))
+        MpiError(Box::new(Body { class, msg: msg.into(), code: class.code() }))
+    }
+
+    /// An error a user's callback returned as `code`, raised as it is;
+    /// `class`: the nearest class of the core's for it.
+    #[cold]
+    pub fn coded(code: i32, class: ErrorClass, msg: impl Into<String>) -> Self {
+        MpiError(Box::new(Body { class, msg: msg.into(), code }))
     }
 
     /// `new` with the sentence formatted here, out of the caller's way:

@@ -77,8 +77,8 @@ pub fn raise(name: &str, comm: Option<c_int>, e: MpiError) -> c_int {
         }
     };
     match mode {
-        ErrorMode::Return => return e.class.code(),
-        ErrorMode::User(i) => return errhan::call_user(i, comm.unwrap_or(handles::COMM_WORLD), e.class.code()),
+        ErrorMode::Return => return e.code,
+        ErrorMode::User(i) => return errhan::call_user(i, comm.unwrap_or(handles::COMM_WORLD), e.code),
         _ => {}
     }
     let who = if rank >= 0 { format!("rank {rank}") } else { "process".to_string() };

@@ -10,7 +10,7 @@ use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::p2p::request::{ReqId, Status};
 use crate::p2p::{empty_status, null_status, SENT};
 use crate::runtime::State;
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_void};
 
 /// MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE.
 const STATUS_IGNORE: usize = 1;
@@ -444,7 +444,7 @@ mpi_fn! {
         if request.is_null() {
             return err!(Arg, "request is a null pointer");
         }
-        with_state(|st| {
+        let general = with_state(|st| {
             // SAFETY: checked non-null.
             let h = unsafe { *request };
             let id = request_id(h)?;
@@ -454,9 +454,22 @@ mpi_fn! {
             if st.engine.is_pair(id) {
                 return err!(Request, "an MPI_Isendrecv cannot be cancelled (its send and its receive would not be undone together)");
             }
+            if let Some(general) = st.engine.general_cancel(id) {
+                return Ok(Some(general));
+            }
             st.engine.cancel(id);
-            Ok(())
-        })
+            Ok(None)
+        })?;
+        // a generalized request's cancel function, outside the lock: it
+        // may call MPI_Grequest_complete
+        if let Some((cancel, complete)) = general {
+            let (code, failure) = cancel(complete);
+            if code != 0 {
+                let lost = || MpiError::coded(code, ErrorClass::Other, "the generalized request's cancel function failed");
+                return Err(crate::p2p::schedule::failure(failure).unwrap_or_else(lost));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -615,6 +628,71 @@ status_count!(MPI_Get_count_c / PMPI_Get_count_c, i64, whole_items);
 status_count!(MPI_Get_elements / PMPI_Get_elements, c_int, elements_in);
 status_count!(MPI_Get_elements_x / PMPI_Get_elements_x, i64, elements_in);
 status_count!(MPI_Get_elements_c / PMPI_Get_elements_c, i64, elements_in);
+
+/// The program's functions of a generalized request (MPI 4.0 §13.2).
+type QueryFn = unsafe extern "C" fn(*mut c_void, *mut CStatus) -> c_int;
+type FreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
+type CancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
+
+/// An error code one of the program's functions returned: the code and
+/// the number of an error that raises it as it is (`schedule::remember`),
+/// or zeros for MPI_SUCCESS.
+fn returned(code: c_int, what: &str) -> (i32, u32) {
+    if code == 0 {
+        return (0, 0);
+    }
+    let class = super::errhan::class_of(code).and_then(ErrorClass::from_code).unwrap_or(ErrorClass::Other);
+    let e =
+        MpiError::coded(code, class, format!("the generalized request's {what} function returned error code {code}"));
+    (code, crate::p2p::schedule::remember(e))
+}
+
+mpi_fn! {
+    /// MPI_Grequest_start: a request for an operation of the program's
+    /// own, complete once it calls MPI_Grequest_complete. Its functions
+    /// run inside the library's call that completes (query, then free),
+    /// frees or cancels it: there they may call MPI_Status_set_elements(_x)
+    /// and MPI_Status_set_cancelled, and the cancel function (run outside
+    /// the library's lock) MPI_Grequest_complete too.
+    Initialized fn MPI_Grequest_start / PMPI_Grequest_start(query_fn: Option<QueryFn>, free_fn: Option<FreeFn>, cancel_fn: Option<CancelFn>, extra_state: *mut c_void, request: *mut c_int) errors(None) {
+        let (Some(query), Some(free), Some(cancel)) = (query_fn, free_fn, cancel_fn) else {
+            return err!(Arg, "query_fn, free_fn and cancel_fn must all be functions, not null pointers");
+        };
+        if request.is_null() {
+            return err!(Arg, "request is a null pointer");
+        }
+        // the program's state, handed back to its functions as it came
+        let extra = extra_state as usize;
+        let g = crate::p2p::request::General {
+            query: std::sync::Arc::new(move || {
+                let e = empty_status();
+                let mut c = CStatus { count_lo: 0, count_hi_and_cancelled: 0, source: e.source, tag: e.tag, error: 0 };
+                // SAFETY: the program's function and state, as given to MPI_Grequest_start
+                let code = unsafe { query(extra as *mut c_void, &mut c) };
+                let bytes = status_bytes(&c) as usize;
+                let (error, failure) = returned(code, "query");
+                let cancelled = c.count_hi_and_cancelled < 0;
+                Status { source: c.source, tag: c.tag, bytes, sent_bytes: bytes, cancelled, error, failure, ..Default::default() }
+            }),
+            // SAFETY: as above
+            free: std::sync::Arc::new(move || returned(unsafe { free(extra as *mut c_void) }, "free")),
+            // SAFETY: as above
+            cancel: std::sync::Arc::new(move |complete| returned(unsafe { cancel(extra as *mut c_void, complete as c_int) }, "cancel")),
+            complete: false,
+            freed: false,
+        };
+        let id = with_state(|st| Ok(st.engine.general(g)))?;
+        // SAFETY: checked non-null.
+        unsafe { out(request, "request", handles::request_handle(id)) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Grequest_complete / PMPI_Grequest_complete(request: c_int) errors(None) {
+        let id = request_id(request)?;
+        with_state(|st| st.engine.complete_general(id))
+    }
+}
 
 /// MPI_Status_set_elements(_x): `status` made to say `count` basic
 /// elements of `datatype` arrived (MPI_Get_elements then returns it),

@@ -492,6 +492,39 @@ impl Engine {
         matches!(self.requests.get(id), Some(Request::Pair(_)))
     }
 
+    /// MPI_Grequest_start: a generalized request, not complete.
+    pub fn general(&mut self, g: request::General) -> ReqId {
+        self.requests.insert(Request::General(g))
+    }
+
+    /// MPI_Grequest_complete: `id` is done; freed already, its free
+    /// function runs now.
+    pub fn complete_general(&mut self, id: ReqId) -> MpiResult<()> {
+        let Some(Request::General(g)) = self.requests.get_mut(id) else {
+            return err!(Request, "the request is not a generalized request (MPI_Grequest_start)");
+        };
+        if g.complete {
+            return err!(Request, "MPI_Grequest_complete was called for this request already");
+        }
+        g.complete = true;
+        if g.freed {
+            let free = g.free.clone();
+            self.requests.discard(id);
+            free();
+        }
+        Ok(())
+    }
+
+    /// The cancel function of generalized request `id` and whether it is
+    /// complete, for MPI_Cancel to call (outside the library's lock: it
+    /// may complete the request); None for other requests.
+    pub fn general_cancel(&self, id: ReqId) -> Option<(request::CancelFn, bool)> {
+        match self.requests.get(id) {
+            Some(Request::General(g)) => Some((g.cancel.clone(), g.complete)),
+            _ => None,
+        }
+    }
+
     fn take_done(&mut self, id: ReqId) -> Status {
         if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
             return match p.active.take() {
@@ -512,6 +545,18 @@ impl Engine {
             Some(Request::Send(s)) => (s.status, s.bsend_block),
             Some(&Request::Pair(request::Pair { recv, send, .. })) => {
                 let status = pair_status(self.finish(recv), self.finish(send));
+                self.requests.discard(id);
+                return status;
+            }
+            Some(Request::General(g)) => {
+                // the query function, then the free function, whose error
+                // is the call's (MPI 4.0 §13.2: "the last callback"), or
+                // else the query function's
+                let mut status = (g.query)();
+                let (code, failure) = (g.free)();
+                if code != 0 {
+                    (status.error, status.failure) = (code, failure);
+                }
                 self.requests.discard(id);
                 return status;
             }

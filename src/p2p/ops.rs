@@ -146,6 +146,18 @@ impl Engine {
     /// MPI_Request_free: forget the request; an active one finishes in the
     /// background and is removed then.
     pub fn free(&mut self, id: ReqId) {
+        // a generalized request's free function runs once it is both
+        // freed and complete (MPI 4.0 §13.2), its query function never
+        if let Some(Request::General(g)) = self.requests.get_mut(id) {
+            if g.complete {
+                let free = g.free.clone();
+                self.requests.discard(id);
+                free();
+            } else {
+                g.freed = true;
+            }
+            return;
+        }
         if let Some(Request::Persistent(p)) = self.requests.get(id) {
             if let Some(a) = p.active {
                 self.orphans.push(a);

@@ -200,6 +200,28 @@ pub enum Request {
     /// MPI_Isendrecv(_replace): two requests of their own, done together
     /// (`Engine::peek_done`).
     Pair(Pair),
+    /// MPI_Grequest_start: the program's own operation.
+    General(General),
+}
+
+/// A generalized request's cancel function, told whether the operation
+/// is complete: (error code, failure number), or zeros.
+pub type CancelFn = std::sync::Arc<dyn Fn(bool) -> (i32, u32) + Send + Sync>;
+
+/// A generalized request: done when the program calls
+/// MPI_Grequest_complete; its status is what the program's query
+/// function says, and its free function runs when it is freed. The
+/// functions come as closures, and an error code of the program's as a
+/// status's `error` and `failure` (`schedule::remember`).
+pub struct General {
+    pub query: std::sync::Arc<dyn Fn() -> Status + Send + Sync>,
+    /// The free function: (error code, failure number), or zeros.
+    pub free: std::sync::Arc<dyn Fn() -> (i32, u32) + Send + Sync>,
+    pub cancel: CancelFn,
+    pub complete: bool,
+    /// MPI_Request_free came before MPI_Grequest_complete, which then
+    /// frees it.
+    pub freed: bool,
 }
 
 /// A receive and a send started together, done when both are; what it
@@ -221,6 +243,7 @@ impl Request {
             Request::Schedule(s) => s.as_ref().is_none_or(|s| s.is_done()),
             // its parts are requests of their own: the engine looks at them
             Request::Pair(_) => false,
+            Request::General(g) => g.complete,
         }
     }
 
@@ -230,6 +253,7 @@ impl Request {
             Request::Recv(r) => r.status,
             Request::Done(s) => *s,
             Request::Persistent(_) | Request::Message(..) | Request::Pair(_) => Status::default(),
+            Request::General(g) => (g.query)(),
             Request::Schedule(s) => s.as_ref().map_or_else(Status::default, |s| s.status()),
         }
     }

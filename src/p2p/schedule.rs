@@ -132,7 +132,8 @@ impl Schedule {
 static FAILURES: std::sync::Mutex<VecDeque<(u32, MpiError)>> = std::sync::Mutex::new(VecDeque::new());
 static NEXT_FAILURE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
 
-fn remember(e: MpiError) -> u32 {
+/// Keep `e` for a status to name by the number returned (`failure`).
+pub fn remember(e: MpiError) -> u32 {
     let n = NEXT_FAILURE.fetch_add(1, std::sync::atomic::Ordering::Relaxed).max(1);
     let mut f = FAILURES.lock().unwrap_or_else(|p| p.into_inner());
     if f.len() >= 64 {
