@@ -12,7 +12,9 @@
  * error code the query or free function returns, one the program added
  * too, is what the wait returns (in MPI_Waitall, in the status with
  * MPI_ERR_IN_STATUS), the free function's when both fail (the standard's
- * "last callback"). Bad arguments are errors under MPI_ERRORS_RETURN.
+ * "last callback"). Bad arguments are errors under MPI_ERRORS_RETURN, and
+ * so is a wait that only MPI_Grequest_complete could end (oxmpi provides
+ * MPI_THREAD_SERIALIZED: no other thread may call it meanwhile).
  * (Debian's MPICH 4.0.2 calls the free function at MPI_Request_free of a
  * request not yet complete, where the standard says at whichever of
  * MPI_Request_free and MPI_Grequest_complete comes last, and reports
@@ -186,6 +188,23 @@ int main(int argc, char **argv)
         e = MPI_Grequest_complete(r);
         CHECK(class_of(e) == MPI_ERR_REQUEST, "completing a receive: class %d", class_of(e));
         MPI_Wait(&r, MPI_STATUS_IGNORE);
+        /* a wait that only MPI_Grequest_complete could end, which no
+         * other thread may call meanwhile: an error, not a hang */
+        rs[0] = start(&a);
+        MPI_Irecv(&in, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &rs[1]);
+        e = MPI_Wait(&rs[0], MPI_STATUS_IGNORE);
+        CHECK(class_of(e) == MPI_ERR_REQUEST && rs[0] != MPI_REQUEST_NULL, "wait: class %d", class_of(e));
+        e = MPI_Waitall(2, rs, MPI_STATUSES_IGNORE);
+        CHECK(class_of(e) == MPI_ERR_REQUEST, "waitall: class %d", class_of(e));
+        e = MPI_Waitany(2, rs, &idx, MPI_STATUS_IGNORE);
+        CHECK(e == MPI_SUCCESS && idx == 1, "waitany with a receive: %d, index %d", e, idx);
+        e = MPI_Waitany(2, rs, &idx, MPI_STATUS_IGNORE);
+        CHECK(class_of(e) == MPI_ERR_REQUEST, "waitany: class %d", class_of(e));
+        int outcount = -1, indices[2];
+        e = MPI_Waitsome(2, rs, &outcount, indices, MPI_STATUSES_IGNORE);
+        CHECK(class_of(e) == MPI_ERR_REQUEST, "waitsome: class %d", class_of(e));
+        MPI_Grequest_complete(rs[0]);
+        CHECK(MPI_Wait(&rs[0], MPI_STATUS_IGNORE) == MPI_SUCCESS && a.frees == 1, "wait after the errors");
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     return finish();

@@ -165,7 +165,10 @@ mpi_fn! {
             let h = unsafe { &mut *request };
             let s = match active(st, *h)? {
                 None => empty_status(),
-                Some(id) => st.engine.wait(id),
+                Some(id) => {
+                    never_completes(st, &[id], true)?;
+                    st.engine.wait(id)
+                }
             };
             release_handle(st, h);
             Ok(s)
@@ -216,6 +219,7 @@ mpi_fn! {
                     slots.push(k);
                 }
             }
+            never_completes(st, &ids, true)?;
             let mut got = vec![Status::default(); ids.len()];
             st.engine.wait_all(&ids, &mut got);
             let mut done = vec![empty_status(); hs.len()];
@@ -285,6 +289,7 @@ fn any(count: c_int, requests: *mut c_int, block: bool) -> MpiResult<Option<(c_i
             return Ok(Some((UNDEFINED, empty_status())));
         }
         let got = if block {
+            never_completes(st, &ids, false)?;
             Some(st.engine.wait_any(&ids))
         } else {
             st.engine.progress();
@@ -357,6 +362,9 @@ unsafe fn some(
         }
         if ids.is_empty() {
             return Ok(None);
+        }
+        if block {
+            never_completes(st, &ids, false)?;
         }
         let got = if block { st.engine.wait_some(&ids) } else { st.engine.test_some(&ids) };
         let done: Vec<(usize, Status)> = got.into_iter().map(|(p, s)| (slots[p], s)).collect();
@@ -628,6 +636,22 @@ status_count!(MPI_Get_count_c / PMPI_Get_count_c, i64, whole_items);
 status_count!(MPI_Get_elements / PMPI_Get_elements, c_int, elements_in);
 status_count!(MPI_Get_elements_x / PMPI_Get_elements_x, i64, elements_in);
 status_count!(MPI_Get_elements_c / PMPI_Get_elements_c, i64, elements_in);
+
+/// A blocking wait for `ids` (every one of them, or with `all` false
+/// one) that only generalized requests not yet complete hold up could
+/// never end: only MPI_Grequest_complete completes them, and at
+/// MPI_THREAD_SERIALIZED no other thread may call it meanwhile.
+fn never_completes(st: &State, ids: &[ReqId], all: bool) -> MpiResult<()> {
+    let pending = |&id: &ReqId| st.engine.is_pending_general(id);
+    let stuck = if all { ids.iter().any(pending) } else { ids.iter().all(pending) };
+    if stuck {
+        return err!(
+            Request,
+            "this wait would never return: it waits for a generalized request not yet complete, which only MPI_Grequest_complete completes, and no other thread may call that while this call waits (oxmpi provides MPI_THREAD_SERIALIZED at most); complete it first, or poll with MPI_Test"
+        );
+    }
+    Ok(())
+}
 
 /// The program's functions of a generalized request (MPI 4.0 §13.2).
 type QueryFn = unsafe extern "C" fn(*mut c_void, *mut CStatus) -> c_int;

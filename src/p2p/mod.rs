@@ -515,6 +515,11 @@ impl Engine {
         Ok(())
     }
 
+    /// Whether `id` is a generalized request not yet complete.
+    pub fn is_pending_general(&self, id: ReqId) -> bool {
+        matches!(self.requests.get(id), Some(Request::General(g)) if !g.complete)
+    }
+
     /// The cancel function of generalized request `id` and whether it is
     /// complete, for MPI_Cancel to call (outside the library's lock: it
     /// may complete the request); None for other requests.
