@@ -167,6 +167,18 @@ int main(int argc, char **argv)
     e = MPI_Waitall(2, rs, sts);
     CHECK(e == MPI_ERR_IN_STATUS && sts[0].MPI_ERROR == MPI_SUCCESS && class_of(sts[1].MPI_ERROR) == myclass,
           "waitall: %d, statuses %d %d", e, sts[0].MPI_ERROR, sts[1].MPI_ERROR);
+    /* the free function's error from the call that runs it */
+    r = start(&a);
+    a.free_error = MPI_ERR_OTHER;
+    keep = r;
+    CHECK(MPI_Request_free(&r) == MPI_SUCCESS, "request_free of an incomplete request");
+    e = MPI_Grequest_complete(keep);
+    CHECK(class_of(e) == MPI_ERR_OTHER && a.frees == 1, "grequest_complete running free: class %d", class_of(e));
+    r = start(&a);
+    a.free_error = mycode;
+    MPI_Grequest_complete(r);
+    e = MPI_Request_free(&r);
+    CHECK(e == mycode && a.frees == 1, "request_free running free: %d", e);
     /* both fail: the free function's error, the last callback's */
     r = start(&a);
     a.query_error = mycode;

@@ -440,9 +440,9 @@ mpi_fn! {
             if !st.engine.is_request(id) {
                 return err!(Request, "request handle 0x{:08x} is not an active request", *h);
             }
-            st.engine.free(id);
+            let freed = st.engine.free(id);
             *h = REQUEST_NULL;
-            Ok(())
+            callback_result(freed, "free")
         })
     }
 }
@@ -471,11 +471,7 @@ mpi_fn! {
         // a generalized request's cancel function, outside the lock: it
         // may call MPI_Grequest_complete
         if let Some((cancel, complete)) = general {
-            let (code, failure) = cancel(complete);
-            if code != 0 {
-                let lost = || MpiError::coded(code, ErrorClass::Other, "the generalized request's cancel function failed");
-                return Err(crate::p2p::schedule::failure(failure).unwrap_or_else(lost));
-            }
+            return callback_result(cancel(complete), "cancel");
         }
         Ok(())
     }
@@ -671,6 +667,16 @@ fn returned(code: c_int, what: &str) -> (i32, u32) {
     (code, crate::p2p::schedule::remember(e))
 }
 
+/// What one of the program's functions returned (`returned`), as the
+/// result of the call that ran it.
+fn callback_result((code, failure): (i32, u32), what: &str) -> MpiResult<()> {
+    if code == 0 {
+        return Ok(());
+    }
+    let lost = || MpiError::coded(code, ErrorClass::Other, format!("the generalized request's {what} function failed"));
+    Err(crate::p2p::schedule::failure(failure).unwrap_or_else(lost))
+}
+
 mpi_fn! {
     /// MPI_Grequest_start: a request for an operation of the program's
     /// own, complete once it calls MPI_Grequest_complete. Its functions
@@ -714,7 +720,9 @@ mpi_fn! {
 mpi_fn! {
     Initialized fn MPI_Grequest_complete / PMPI_Grequest_complete(request: c_int) errors(None) {
         let id = request_id(request)?;
-        with_state(|st| st.engine.complete_general(id))
+        // (a freed request's free function runs here)
+        let freed = with_state(|st| st.engine.complete_general(id))?;
+        callback_result(freed, "free")
     }
 }
 

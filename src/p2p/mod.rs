@@ -498,8 +498,8 @@ impl Engine {
     }
 
     /// MPI_Grequest_complete: `id` is done; freed already, its free
-    /// function runs now.
-    pub fn complete_general(&mut self, id: ReqId) -> MpiResult<()> {
+    /// function runs now (what it returned, or zeros).
+    pub fn complete_general(&mut self, id: ReqId) -> MpiResult<(i32, u32)> {
         let Some(Request::General(g)) = self.requests.get_mut(id) else {
             return err!(Request, "the request is not a generalized request (MPI_Grequest_start)");
         };
@@ -507,12 +507,12 @@ impl Engine {
             return err!(Request, "MPI_Grequest_complete was called for this request already");
         }
         g.complete = true;
-        if g.freed {
-            let free = g.free.clone();
-            self.requests.discard(id);
-            free();
+        if !g.freed {
+            return Ok((0, 0));
         }
-        Ok(())
+        let free = g.free.clone();
+        self.requests.discard(id);
+        Ok(free())
     }
 
     /// Whether `id` is a generalized request not yet complete.

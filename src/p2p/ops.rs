@@ -145,31 +145,32 @@ impl Engine {
 
     /// MPI_Request_free: forget the request; an active one finishes in the
     /// background and is removed then.
-    pub fn free(&mut self, id: ReqId) {
-        // a generalized request's free function runs once it is both
-        // freed and complete (MPI 4.0 §13.2), its query function never
+    /// A generalized request's free function runs once it is both freed
+    /// and complete (MPI 4.0 §13.2), its query function never: what it
+    /// returned (error code, failure number), or zeros.
+    pub fn free(&mut self, id: ReqId) -> (i32, u32) {
         if let Some(Request::General(g)) = self.requests.get_mut(id) {
-            if g.complete {
-                let free = g.free.clone();
-                self.requests.discard(id);
-                free();
-            } else {
+            if !g.complete {
                 g.freed = true;
+                return (0, 0);
             }
-            return;
+            let free = g.free.clone();
+            self.requests.discard(id);
+            return free();
         }
         if let Some(Request::Persistent(p)) = self.requests.get(id) {
             if let Some(a) = p.active {
                 self.orphans.push(a);
             }
             self.requests.remove(id);
-            return;
+            return (0, 0);
         }
         if self.peek_done(id) {
             self.finish(id);
         } else {
             self.orphans.push(id);
         }
+        (0, 0)
     }
 
     /// Remove freed requests that have completed.
