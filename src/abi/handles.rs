@@ -15,6 +15,8 @@ pub const COMM_WORLD: i32 = 0x44000000;
 pub const COMM_SELF: i32 = 0x44000001;
 pub const COMM_NULL: i32 = 0x04000000;
 pub const DATATYPE_NULL: i32 = 0x0c000000;
+/// MPI_PACKED, whose bytes match any receive signature.
+pub const PACKED: i32 = 0x4c00010f;
 pub const REQUEST_NULL: i32 = 0x2c000000;
 const REQUEST_DIRECT: i32 = 0xac000000u32 as i32;
 pub const OP_NULL: i32 = 0x18000000;
@@ -258,7 +260,7 @@ fn builtins() -> &'static Builtins {
             (0x4c001035, "MPI_CXX_DOUBLE_COMPLEX", Complex { bytes: 16 }),
             (0x4c002036, "MPI_CXX_LONG_DOUBLE_COMPLEX", LongDoubleComplex),
             (0x4c00010d, "MPI_BYTE", Byte),
-            (0x4c00010f, "MPI_PACKED", Packed),
+            (PACKED, "MPI_PACKED", Packed),
             (0x4c000010, "MPI_LB", Marker),
             (0x4c000011, "MPI_UB", Marker),
             (0x4c00011a, "MPI_CHARACTER", Char),

@@ -263,7 +263,9 @@ pub fn status_error(s: &Status) -> MpiResult<()> {
     if s.error == ErrorClass::Other.code() {
         return err!(Other, "ready-mode send found no matching receive posted at the destination (MPI_Rsend needs the receive posted first); the message was dropped");
     }
-    Ok(())
+    // any other code (one whose error was kept no longer): raised as it is
+    let class = super::errhan::class_of(s.error).and_then(ErrorClass::from_code).unwrap_or(ErrorClass::Other);
+    Err(crate::error::MpiError::coded(s.error, class, format!("the operation failed with error code {}", s.error)))
 }
 
 /// Define the blocking and nonblocking sends of one mode, int and _c counts.
@@ -435,12 +437,9 @@ mpi_fn! {
     }
 }
 
-/// MPI_PACKED: a `*_replace` call's outgoing copy goes as packed bytes,
-/// which match any receive signature.
-const PACKED: c_int = 0x4c00010f;
-
 /// `count` items of `dt` at `buf` packed into a buffer of our own, for a
-/// `*_replace` call to send while the receive overwrites `buf`.
+/// `*_replace` call to send (as MPI_PACKED, `handles::PACKED`) while the
+/// receive overwrites `buf`.
 ///
 /// # Safety
 /// `buf` valid for the items.
@@ -476,7 +475,7 @@ unsafe fn sendrecv_replace(
         sendrecv(
             copy.as_ptr() as *const c_void,
             copy.len() as i64,
-            PACKED,
+            handles::PACKED,
             dest,
             sendtag,
             buf,
@@ -511,7 +510,6 @@ mpi_fn! {
 /// # Safety
 /// Buffers valid for their items until the request completes; `hold`
 /// the storage `sendbuf` points into, if ours.
-#[allow(clippy::too_many_arguments)]
 unsafe fn isendrecv(
     (sendbuf, sendcount, sendtype, dest, sendtag): (*const c_void, i64, c_int, c_int, c_int),
     (recvbuf, recvcount, recvtype, source, recvtag): (*mut c_void, i64, c_int, c_int, c_int),
@@ -564,7 +562,6 @@ mpi_fn! {
 ///
 /// # Safety
 /// `buf` valid for the items until the request completes.
-#[allow(clippy::too_many_arguments)]
 unsafe fn isendrecv_replace(
     buf: *mut c_void,
     count: i64,
@@ -576,7 +573,7 @@ unsafe fn isendrecv_replace(
 ) -> MpiResult<()> {
     // SAFETY: `buf` is valid per the contract.
     let copy = unsafe { packed_copy(buf, count, dt)? };
-    let send = (copy.as_ptr() as *const c_void, copy.len() as i64, PACKED, dest, sendtag);
+    let send = (copy.as_ptr() as *const c_void, copy.len() as i64, handles::PACKED, dest, sendtag);
     // SAFETY: `copy` goes with the request, its heap storage unmoved;
     // `buf` is valid per the contract.
     unsafe { isendrecv(send, (buf, count, dt, source, recvtag), comm, Some(copy), request) }

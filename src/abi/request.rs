@@ -39,14 +39,11 @@ pub unsafe fn write_status(p: *mut CStatus, s: &Status) {
     if p.is_null() || p as usize == STATUS_IGNORE {
         return;
     }
-    let bytes = s.bytes as u64;
     // SAFETY: valid per the caller's contract.
-    unsafe {
-        (*p).count_lo = bytes as u32 as c_int;
-        (*p).count_hi_and_cancelled = ((bytes >> 32) as c_int & 0x7fff_ffff) | ((s.cancelled as c_int) << 31);
-        (*p).source = s.source;
-        (*p).tag = s.tag;
-    }
+    let c = unsafe { &mut *p };
+    put_count(c, s.bytes as u64, s.cancelled);
+    c.source = s.source;
+    c.tag = s.tag;
 }
 
 /// Write the status of a single completed operation and return its error.
@@ -62,6 +59,18 @@ pub unsafe fn finish_one(p: *mut CStatus, s: &Status) -> MpiResult<()> {
 /// Bytes recorded in a C status.
 pub fn status_bytes(s: &CStatus) -> u64 {
     (s.count_lo as u32 as u64) | (((s.count_hi_and_cancelled & 0x7fff_ffff) as u64) << 32)
+}
+
+/// Whether a C status says its operation was cancelled (the top bit of
+/// its second word, MPICH's layout).
+pub fn status_cancelled(s: &CStatus) -> bool {
+    s.count_hi_and_cancelled < 0
+}
+
+/// Record `bytes` (below 2^63) and the cancelled flag in a C status.
+fn put_count(s: &mut CStatus, bytes: u64, cancelled: bool) {
+    s.count_lo = bytes as u32 as c_int;
+    s.count_hi_and_cancelled = ((bytes >> 32) as c_int & 0x7fff_ffff) | ((cancelled as c_int) << 31);
 }
 
 /// A request handle that may take part in a completion call: None for
@@ -483,7 +492,7 @@ mpi_fn! {
             return err!(Arg, "status must be a real status, not null or MPI_STATUS_IGNORE");
         }
         // SAFETY: checked to be a real status.
-        let c = unsafe { (*status).count_hi_and_cancelled } as u32 >> 31;
+        let c = status_cancelled(unsafe { &*status });
         // SAFETY: valid per the standard (checked non-null).
         unsafe { out(flag, "flag", c as c_int) }
     }
@@ -701,7 +710,7 @@ mpi_fn! {
                 let code = unsafe { query(extra as *mut c_void, &mut c) };
                 let bytes = status_bytes(&c) as usize;
                 let (error, failure) = returned(code, "query");
-                let cancelled = c.count_hi_and_cancelled < 0;
+                let cancelled = status_cancelled(&c);
                 Status { source: c.source, tag: c.tag, bytes, sent_bytes: bytes, cancelled, error, failure, ..Default::default() }
             }),
             // SAFETY: as above
@@ -747,8 +756,7 @@ unsafe fn set_elements(status: *mut CStatus, datatype: c_int, count: i64) -> Mpi
     };
     // SAFETY: checked to be a real status; valid per the standard.
     let s = unsafe { &mut *status };
-    s.count_lo = bytes as u32 as c_int;
-    s.count_hi_and_cancelled = (s.count_hi_and_cancelled & i32::MIN) | ((bytes >> 32) as c_int & 0x7fff_ffff);
+    put_count(s, bytes, status_cancelled(s));
     Ok(())
 }
 
@@ -771,7 +779,7 @@ mpi_fn! {
         real_status(status)?;
         // SAFETY: checked to be a real status; valid per the standard.
         let s = unsafe { &mut *status };
-        s.count_hi_and_cancelled = (s.count_hi_and_cancelled & 0x7fff_ffff) | ((flag != 0) as c_int) << 31;
+        put_count(s, status_bytes(s), flag != 0);
         Ok(())
     }
 }

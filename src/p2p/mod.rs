@@ -507,12 +507,20 @@ impl Engine {
             return err!(Request, "MPI_Grequest_complete was called for this request already");
         }
         g.complete = true;
-        if !g.freed {
-            return Ok((0, 0));
+        Ok(self.free_general_if_done(id))
+    }
+
+    /// Generalized request `id` once both freed and complete: removed, its
+    /// free function run (what it returned); else zeros.
+    fn free_general_if_done(&mut self, id: ReqId) -> (i32, u32) {
+        match self.requests.get(id) {
+            Some(Request::General(g)) if g.freed && g.complete => {
+                let free = g.free.clone();
+                self.requests.discard(id);
+                free()
+            }
+            _ => (0, 0),
         }
-        let free = g.free.clone();
-        self.requests.discard(id);
-        Ok(free())
     }
 
     /// Whether `id` is a generalized request not yet complete.

@@ -150,13 +150,8 @@ impl Engine {
     /// returned (error code, failure number), or zeros.
     pub fn free(&mut self, id: ReqId) -> (i32, u32) {
         if let Some(Request::General(g)) = self.requests.get_mut(id) {
-            if !g.complete {
-                g.freed = true;
-                return (0, 0);
-            }
-            let free = g.free.clone();
-            self.requests.discard(id);
-            return free();
+            g.freed = true;
+            return self.free_general_if_done(id);
         }
         if let Some(Request::Persistent(p)) = self.requests.get(id) {
             if let Some(a) = p.active {

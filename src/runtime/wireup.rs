@@ -124,9 +124,10 @@ fn bind_mode() -> MpiResult<Bind> {
 /// barrier loop printing its ranks' CPUs every 10000 barriers, 12 of 48
 /// prints (8 runs) showed 3 + 1 at 4.2-5.0 us a barrier against 2.2-2.3
 /// for 2 + 2; bound (`auto`), every print 2.2-2.8. Bound, though, a
-/// 1 MiB Bcast's best of 10 interleaved rounds was 119 us against 95
-/// (its root shares a core with a reader for good), so `none` is the
-/// default.
+/// 1 MiB Scan's best of 14 interleaved rounds was 344 us against 267 (a
+/// rank shares its core with the same one for good), so `none` is the
+/// default (a 1 MiB Bcast, 119 us against 95 bound with 16 long slots,
+/// took 84 either way with 32).
 fn bind_to(bind: Bind, cards: &[(Vec<usize>, usize)], ranks: usize, me: usize) -> Option<usize> {
     let (cpus, usable) = cards.first()?;
     let alike = cards.iter().all(|(c, _)| c == cpus);
