@@ -1,11 +1,13 @@
-/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_BIND=auto;OXMPI_BIND=core
+/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_BIND=auto;OXMPI_BIND=core;OXMPI_BIND=none
  * Where MPI_Init leaves each rank (OXMPI_BIND): with OXMPI_BIND=auto and
  * more ranks on the host than CPUs in their (common) mask, or with
  * OXMPI_BIND=core, the host's i-th rank is bound to the i-th CPU of the
- * mask, round robin, and runs there; with none (the default), or fewer
- * ranks than CPUs under auto, its mask is as it was. Ranks given
- * different masks beforehand, or a host under a CPU quota, are left
- * alone. */
+ * mask, round robin, and runs there; with spread (the default) or none,
+ * or fewer ranks than CPUs under auto, its mask is as it was. Ranks
+ * given different masks beforehand, or a host under a CPU quota, are
+ * left alone. Under spread, ranks crowded onto one CPU of a host with
+ * more ranks than CPUs spread out again over the mask while they wait
+ * in barriers, each free to run anywhere in it afterwards. */
 #define _GNU_SOURCE
 #include "common.h"
 #include <sched.h>
@@ -52,7 +54,7 @@ int main(int argc, char **argv)
     for (int r = 0; r < ranks; r++)
         alike &= CPU_EQUAL(&all[r], &before);
 
-    const char *mode = getenv("OXMPI_BIND") ? getenv("OXMPI_BIND") : "none";
+    const char *mode = getenv("OXMPI_BIND") ? getenv("OXMPI_BIND") : "spread";
     int cpus = CPU_COUNT(&before);
     int wanted = strcmp(mode, "core") == 0 || (strcmp(mode, "auto") == 0 && ranks > cpus);
     if (wanted && alike && !under_quota()) {
@@ -64,6 +66,44 @@ int main(int argc, char **argv)
     } else {
         CHECK(CPU_EQUAL(&before, &after), "OXMPI_BIND=%s, rank %d of %d on %d CPUs: mask changed (%d CPUs now)",
               mode, me, ranks, cpus, CPU_COUNT(&after));
+    }
+    if (strcmp(mode, "spread") == 0 && ranks > cpus && alike && !under_quota()) {
+        /* every rank on the mask's first CPU but for the last, on the
+         * second, if that leaves the first with two more (three of four
+         * ranks on one of two CPUs: the kernel's crowding, which it
+         * leaves for a while); else every rank on the first; then each
+         * free again */
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(nth_cpu(&before, me == ranks - 1 && ranks - 1 >= 3 ? 1 : 0), &one);
+        sched_setaffinity(0, sizeof one, &one);
+        sched_setaffinity(0, sizeof before, &before);
+        int even = 0, *where = malloc(ranks * sizeof(int)), *count = calloc(CPU_SETSIZE, sizeof(int));
+        int looks = 0;
+        /* every rank counts alike from the same places: all stop together */
+        for (; !even && looks < 50; looks++) {
+            for (int i = 0; i < 1000; i++)
+                MPI_Barrier(host);
+            int cpu = sched_getcpu();
+            MPI_Allgather(&cpu, 1, MPI_INT, where, 1, MPI_INT, host);
+            memset(count, 0, CPU_SETSIZE * sizeof(int));
+            for (int r = 0; r < ranks; r++)
+                count[where[r]]++;
+            int most = 0, least = ranks;
+            for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, &before)) {
+                    most = count[c] > most ? count[c] : most;
+                    least = count[c] < least ? count[c] : least;
+                }
+            even = most - least <= 1;
+        }
+        CHECK(even, "OXMPI_BIND=spread, %d ranks on %d CPUs crowded onto one: not spread out after %d000 barriers",
+              ranks, cpus, looks);
+        cpu_set_t now;
+        sched_getaffinity(0, sizeof now, &now);
+        CHECK(CPU_EQUAL(&before, &now), "OXMPI_BIND=spread: rank %d's mask changed (%d CPUs now)", me, CPU_COUNT(&now));
+        free(where);
+        free(count);
     }
     /* the job works as before, bound or not */
     int sum = 0;

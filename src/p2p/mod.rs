@@ -686,7 +686,12 @@ impl Engine {
         backoff.idle(
             |now| seg.awake(now),
             |timeout| self.sleep(timeout, || done(seg)),
-            || seg.doze(),
+            |now, dozing| {
+                if dozing {
+                    seg.doze();
+                }
+                seg.spread(now);
+            },
             |now| parked.is_some_and(|(writer, op)| seg.core_spare(writer, op, now)),
         );
     }

@@ -132,13 +132,14 @@ impl Backoff {
 
     /// Called after a poll found nothing to do. `sleep(timeout_us)` blocks
     /// on the doorbell; `awake(now)` counts this host's ranks not asleep
-    /// at `now` (`now_ns`); `doze()` says this rank has yielded for a
-    /// while; `spare(now)` says whether its core is spare.
+    /// at `now` (`now_ns`); `yielding(now, dozing)` comes before each
+    /// yield of the core, `dozing` once this rank has yielded for a while;
+    /// `spare(now)` says whether its core is spare.
     pub fn idle(
         &mut self,
         awake: impl FnOnce(u64) -> usize,
         sleep: impl FnOnce(u64),
-        doze: impl FnOnce(),
+        yielding: impl FnOnce(u64, bool),
         spare: impl FnOnce(u64) -> bool,
     ) {
         self.polls = self.polls.saturating_add(1);
@@ -164,9 +165,7 @@ impl Backoff {
         let since = *self.since.get_or_insert_with(Instant::now);
         let waited = since.elapsed();
         if waited < YIELD_FOR {
-            if waited >= DOZE_AFTER {
-                doze();
-            }
+            yielding(self.coarse_now(), waited >= DOZE_AFTER);
             std::thread::yield_now();
         } else {
             sleep(SLEEP_US);
@@ -183,7 +182,7 @@ mod tests {
         let mut b = Backoff::new();
         let mut slept = 0;
         for _ in 0..SPIN_POLLS {
-            b.idle(|_| 1, |_| slept += 1, || {}, |_| false);
+            b.idle(|_| 1, |_| slept += 1, |_, _| {}, |_| false);
         }
         assert_eq!(slept, 0, "no sleep while spinning or yielding");
         std::thread::sleep(YIELD_FOR + Duration::from_micros(50));
@@ -193,7 +192,7 @@ mod tests {
                 assert_eq!(t, SLEEP_US);
                 slept += 1
             },
-            || {},
+            |_, _| {},
             |_| false,
         );
         assert_eq!(slept, 1);
@@ -205,7 +204,7 @@ mod tests {
         let mut b = Backoff::new();
         let (mut dozed, mut slept) = (0, 0);
         for _ in 0..SPIN_POLLS_CROWDED + 2 {
-            b.idle(|_| 4, |_| slept += 1, || dozed += 1, |_| false);
+            b.idle(|_| 4, |_| slept += 1, |_, dozing| dozed += dozing as u32, |_| false);
         }
         // not dozing yet, unless a loaded machine kept a yield away that
         // long (nor asleep, unless one kept it past YIELD_FOR)
@@ -214,7 +213,7 @@ mod tests {
         assert!(slept == 0 || since.elapsed() >= YIELD_FOR, "asleep before it has yielded for YIELD_FOR");
         std::thread::sleep(DOZE_AFTER);
         let (mut dozed, mut slept) = (0, 0);
-        b.idle(|_| 4, |_| slept += 1, || dozed += 1, |_| false);
+        b.idle(|_| 4, |_| slept += 1, |_, dozing| dozed += dozing as u32, |_| false);
         // dozing, or (a loaded machine overslept past YIELD_FOR) asleep
         assert_eq!(dozed + slept, 1, "dozing once it has yielded for DOZE_AFTER");
     }
@@ -224,12 +223,12 @@ mod tests {
         set_host(4, 2);
         let mut b = Backoff::new();
         for _ in 0..100 {
-            b.idle(|_| 2, |_| panic!("no sleep"), || {}, |_| false);
+            b.idle(|_| 2, |_| panic!("no sleep"), |_, _| {}, |_| false);
         }
         assert!(b.since.is_none(), "two ranks awake on two cores: still spinning");
         let mut b = Backoff::new();
         for _ in 0..SPIN_POLLS_CROWDED {
-            b.idle(|_| 4, |_| panic!("no sleep"), || {}, |_| false);
+            b.idle(|_| 4, |_| panic!("no sleep"), |_, _| {}, |_| false);
         }
         assert!(b.since.is_some(), "four ranks awake on two cores, none on a spare core: yielding");
     }
@@ -239,14 +238,14 @@ mod tests {
         set_host(4, 2);
         let mut b = Backoff::new();
         for _ in 0..SPIN_POLLS_CROWDED + 100 {
-            b.idle(|_| 4, |_| {}, || {}, |_| true);
+            b.idle(|_| 4, |_| {}, |_, _| {}, |_| true);
         }
         // still spinning, unless a loaded machine kept this long
         let spun = now_ns() - b.spare_since.expect("spinning on a spare core");
         assert!(b.since.is_none() || spun >= SPARE_SPIN_NS, "yielding though its core is spare");
         std::thread::sleep(Duration::from_nanos(SPARE_SPIN_NS));
         for _ in 0..CLOCK_EVERY {
-            b.idle(|_| 4, |_| {}, || {}, |_| true);
+            b.idle(|_| 4, |_| {}, |_, _| {}, |_| true);
         }
         assert!(b.since.is_some(), "yielding after spinning SPARE_SPIN_NS: what it waits for may have moved");
     }

@@ -6,6 +6,8 @@ pub mod pmi;
 pub mod tunables;
 mod wireup;
 
+pub use wireup::move_to;
+
 use crate::comm::Comm;
 use crate::err;
 use crate::error::MpiResult;

@@ -51,8 +51,8 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "OXMPI_BIND",
-        default: "none",
-        meaning: "where ranks run: none leaves placement to the kernel; auto binds each rank of a host that runs more ranks than it has CPUs to one CPU (the host's i-th rank to the i-th CPU of the mask, round robin), which keeps the kernel from crowding three ranks on one core while another has one (it does now and then, and a barrier loop then takes twice as long) but costs pipelines that lean on one rank (a 1 MiB Scan at 4 ranks on 2 cores: 344 us against 267) the freedom to spread; core binds so at any number of ranks. Ranks that the launcher or the user already bound (masks that differ) are left as they are, and so is a host under a CPU quota",
+        default: "spread",
+        meaning: "where ranks run: spread leaves placement to the kernel, but on a host that runs more ranks than it has CPUs a rank that yields its core looks every millisecond where the host's ranks last ran and, if two more that want a core share its core than another, moves itself to that one (then may run anywhere again; one move a host in 10 ms), which undoes the kernel's crowding of three ranks on one core while another has one (it does now and then, and a loop of short collectives then takes up to twice as long); none leaves placement to the kernel alone; auto binds each rank of such a host to one CPU for good (the host's i-th rank to the i-th CPU of the mask, round robin), which costs pipelines that lean on one rank (a 1 MiB Scan at 4 ranks on 2 cores: 344 us against 267) the freedom to spread; core binds so at any number of ranks. Ranks that the launcher or the user already bound (masks that differ, or a mask the program changed) are left as they are, and so is a host under a CPU quota",
     },
     Tunable {
         name: "OXMPI_CHECK_TYPES",

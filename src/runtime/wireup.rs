@@ -98,6 +98,7 @@ fn host_cores(cards: &[(Vec<usize>, usize)]) -> usize {
 /// Where ranks run (`OXMPI_BIND`).
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Bind {
+    Spread,
     Auto,
     Core,
     None,
@@ -105,10 +106,11 @@ enum Bind {
 
 fn bind_mode() -> MpiResult<Bind> {
     match tunables::value("OXMPI_BIND").as_str() {
+        "spread" => Ok(Bind::Spread),
         "auto" => Ok(Bind::Auto),
         "core" => Ok(Bind::Core),
         "none" => Ok(Bind::None),
-        other => err!(Arg, "OXMPI_BIND={other} is not one of auto, core, none"),
+        other => err!(Arg, "OXMPI_BIND={other} is not one of spread, auto, core, none"),
     }
 }
 
@@ -125,18 +127,33 @@ fn bind_mode() -> MpiResult<Bind> {
 /// prints (8 runs) showed 3 + 1 at 4.2-5.0 us a barrier against 2.2-2.3
 /// for 2 + 2; bound (`auto`), every print 2.2-2.8. Bound, though, a
 /// 1 MiB Scan's best of 14 interleaved rounds was 344 us against 267 (a
-/// rank shares its core with the same one for good), so `none` is the
-/// default (a 1 MiB Bcast, 119 us against 95 bound with 16 long slots,
-/// took 84 either way with 32).
+/// rank shares its core with the same one for good), so the default is
+/// `spread`, which binds no one but has a rank on a crowded core move
+/// itself (`Segment::spread`): the same loop, 8 runs each alternated,
+/// 17 of 48 prints 3 + 1 (4.52 us a barrier) with `none`, none of 48
+/// with `spread` (2.47 us a barrier, against 2.62 for `none`'s 2 + 2).
 fn bind_to(bind: Bind, cards: &[(Vec<usize>, usize)], ranks: usize, me: usize) -> Option<usize> {
+    let cpus = match bind {
+        Bind::None | Bind::Spread => None,
+        Bind::Core => shared_cpus(cards),
+        Bind::Auto => crowded_cpus(cards, ranks),
+    }?;
+    Some(cpus[me % cpus.len()])
+}
+
+/// The CPUs a host's ranks share, from their CPU cards: none if their
+/// masks differ (someone bound them already) or under a CPU quota
+/// (usable CPUs fewer than the mask's: the quota, not the CPUs, is what
+/// is shared).
+fn shared_cpus(cards: &[(Vec<usize>, usize)]) -> Option<&[usize]> {
     let (cpus, usable) = cards.first()?;
     let alike = cards.iter().all(|(c, _)| c == cpus);
-    let wanted = match bind {
-        Bind::None => false,
-        Bind::Core => true,
-        Bind::Auto => ranks > cpus.len(),
-    };
-    (wanted && alike && *usable >= cpus.len() && !cpus.is_empty()).then(|| cpus[me % cpus.len()])
+    (alike && *usable >= cpus.len() && !cpus.is_empty()).then_some(cpus.as_slice())
+}
+
+/// `shared_cpus`, if the host's `ranks` ranks outnumber them.
+fn crowded_cpus(cards: &[(Vec<usize>, usize)], ranks: usize) -> Option<&[usize]> {
+    shared_cpus(cards).filter(|c| ranks > c.len())
 }
 
 /// Bind this thread (the one in MPI_Init) to `cpu`: whether it took.
@@ -147,6 +164,25 @@ fn bind_here(cpu: usize) -> bool {
         let mut one: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut one);
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one) == 0
+    }
+}
+
+/// Move this thread to `cpu`, then let it run on any of `cpus` again: the
+/// kernel leaves a thread where it is while the load is even. Not if its
+/// affinity is no longer `cpus` (the program set its own). Whether it
+/// moved.
+pub fn move_to(cpu: usize, cpus: &[usize]) -> bool {
+    let size = std::mem::size_of::<libc::cpu_set_t>();
+    // SAFETY: zeroed cpu_set_t values are empty sets; every CPU comes from
+    // a mask sched_getaffinity gave (below CPU_SETSIZE).
+    unsafe {
+        let mut now: libc::cpu_set_t = std::mem::zeroed();
+        let mut all: libc::cpu_set_t = std::mem::zeroed();
+        cpus.iter().for_each(|&c| libc::CPU_SET(c, &mut all));
+        if libc::sched_getaffinity(0, size, &mut now) != 0 || !libc::CPU_EQUAL(&now, &all) {
+            return false;
+        }
+        bind_here(cpu) && libc::sched_setaffinity(0, size, &all) == 0
     }
 }
 
@@ -243,7 +279,8 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     let cores = host_cores(&cards);
     let host: Vec<usize> = (0..size).filter(|&r| host_of[r] == host_of[rank]).collect();
     let nth = host.iter().position(|&r| r == rank).expect("a rank is on its own host");
-    let bound = bind_to(bind_mode()?, &cards, host.len(), nth).filter(|&cpu| bind_here(cpu));
+    let mode = bind_mode()?;
+    let bound = bind_to(mode, &cards, host.len(), nth).filter(|&cpu| bind_here(cpu));
     let together = |r: usize| if transport == "tcp" { r == rank } else { host_of[r] == host_of[rank] };
     if transport == "shm" && host_of.iter().any(|&h| h != 0) {
         let far = (0..size).find(|&r| host_of[r] != 0).expect("found above");
@@ -301,7 +338,7 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     if size > 1 {
         pmi.barrier()?;
     }
-    let seg = match created {
+    let mut seg = match created {
         Some(s) => s,
         None => Segment::attach(&pmi.get(&format!("shm-{leader}"))?, me)?,
     };
@@ -318,6 +355,9 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     for &r in &locals {
         pids[r] =
             if r == rank { std::process::id() as i32 } else { pmi.get(&format!("pid-{r}"))?.parse().unwrap_or(0) };
+    }
+    if mode == Bind::Spread && locals.len() == host.len() {
+        seg.spread_over(crowded_cpus(&cards, host.len()).map_or(Vec::new(), <[usize]>::to_vec));
     }
     // Everyone has mapped its segment: the names can go.
     if size > 1 {

@@ -30,6 +30,9 @@ struct SegHeader {
     /// The operation (stamp) in which a rank found the members of a
     /// collective out of step (`p2p::mailbox`), or 0.
     spoilt: AtomicU64,
+    /// When a rank last moved to another core (`Segment::spread`), in
+    /// nanoseconds of CLOCK_MONOTONIC.
+    spread_at: AtomicU64,
 }
 
 /// Per-rank line: a futex word peers bump to wake a sleeping rank.
@@ -57,6 +60,13 @@ pub struct Doorbell {
 /// A rank that yielded in a long wait this recently does not count as
 /// wanting a core (`awake`).
 const DOZE_FRESH_NS: u64 = 20_000;
+
+/// How often a yielding rank looks at where its host's ranks run
+/// (`Segment::spread`).
+const LOOK_EVERY_NS: u64 = 1_000_000;
+/// After a rank moved, the others wait this long before one moves again:
+/// the moved rank's peers must note their cores anew first.
+const SETTLE_NS: u64 = 10_000_000;
 
 /// The core this thread runs on, plus 1 (0: unknown).
 fn this_cpu() -> u32 {
@@ -96,6 +106,10 @@ pub struct Segment {
     rings: Vec<Ring>,
     /// Where the mailboxes start.
     mailboxes: *mut u8,
+    /// The CPUs this host's ranks spread over (`spread`), if they do.
+    spread_over: Vec<usize>,
+    /// When this rank next looks at where the ranks run (`spread`).
+    next_look: AtomicU64,
 }
 
 /// The two mailboxes of every rank: whole short publications, and long
@@ -339,7 +353,7 @@ impl Segment {
             .collect();
         // SAFETY: the mailboxes follow the rings inside the mapping.
         let mailboxes = unsafe { base.add(mailboxes_at(nranks, &g)) };
-        Segment { base, bytes, nranks, me, rings, mailboxes }
+        Segment { base, bytes, nranks, me, rings, mailboxes, spread_over: Vec::new(), next_look: AtomicU64::new(0) }
     }
 
     /// The operation in which the mailboxes were given up, or 0
@@ -563,6 +577,58 @@ impl Segment {
         })
     }
 
+    /// Have this host's ranks spread over `cpus` (`spread`): none while
+    /// empty.
+    pub fn spread_over(&mut self, cpus: Vec<usize>) {
+        self.spread_over = cpus;
+    }
+
+    /// Called as this rank yields its core at `now`: once in a while
+    /// (`LOOK_EVERY_NS`) it looks whether its core is crowded (`crowded`)
+    /// and if so moves to the least crowded one, unless another rank of
+    /// the host moved less than `SETTLE_NS` ago. Left to itself the kernel
+    /// now and then puts three of four ranks on one of two cores and
+    /// leaves them there for a while; a move corrects that at once,
+    /// without binding the rank for good (`runtime::move_to`).
+    pub fn spread(&self, now: u64) {
+        if self.spread_over.is_empty() || now < self.next_look.load(Ordering::Relaxed) {
+            return;
+        }
+        self.next_look.store(now + LOOK_EVERY_NS, Ordering::Relaxed);
+        let Some(cpu) = self.crowded(now) else {
+            return;
+        };
+        let h = self.header();
+        let last = h.spread_at.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < SETTLE_NS
+            || h.spread_at.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_err()
+        {
+            return;
+        }
+        if crate::runtime::move_to(cpu, &self.spread_over) {
+            self.doorbell(self.me).cpu.store(cpu as u32 + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// The least crowded of the CPUs the host's ranks spread over, if at
+    /// least two more of the ranks that want a core at `now` (`awake`),
+    /// this one counted, were last seen on this rank's core than on that
+    /// one; this rank notes its core first.
+    fn crowded(&self, now: u64) -> Option<usize> {
+        let mine = this_cpu();
+        self.doorbell(self.me).cpu.store(mine, Ordering::Relaxed);
+        let on = |cpu: u32| {
+            (0..self.nranks)
+                .filter(|&q| {
+                    let d = self.doorbell(q);
+                    d.cpu.load(Ordering::Relaxed) == cpu && (q == self.me || d.wants_core(now))
+                })
+                .count()
+        };
+        let (least, cpu) = self.spread_over.iter().map(|&c| (on(c as u32 + 1), c)).min()?;
+        (on(mine) >= least + 2).then_some(cpu)
+    }
+
     /// After emptying slots of `src`'s ring to us: wake `src` if it sleeps
     /// for room. The fence pairs with the one in `sleep` (Dekker): either
     /// we see `room`, or the sleeper sees the emptied slot.
@@ -729,6 +795,86 @@ mod tests {
         all
     }
 
+    /// Bind this thread to the CPU it runs on: its number.
+    fn stay_here() -> usize {
+        // SAFETY: sched_getcpu has no arguments.
+        let cpu = unsafe { libc::sched_getcpu() }.max(0) as usize;
+        // SAFETY: a zeroed cpu_set_t is an empty set; it binds this thread
+        // only.
+        unsafe {
+            let mut one: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(cpu, &mut one);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
+        }
+        cpu
+    }
+
+    /// The CPUs this thread may run on.
+    fn allowed() -> Vec<usize> {
+        // SAFETY: a zeroed cpu_set_t is an empty set for sched_getaffinity
+        // to fill; every index is below CPU_SETSIZE.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+            (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+        }
+    }
+
+    #[test]
+    fn a_rank_finds_its_core_crowded_when_two_more_ranks_that_want_one_are_on_it() {
+        let mut all = ranks("crowded", 4);
+        let here = stay_here();
+        let other = here + 1;
+        all[0].spread_over(vec![here, other]);
+        let a = &all[0];
+        let put = |r: usize, cpu: usize| a.doorbell(r).cpu.store(cpu as u32 + 1, Ordering::Relaxed);
+        put(1, here);
+        put(2, here);
+        put(3, other);
+        assert_eq!(a.crowded(now_ns()), Some(other), "three on this core, one on the other");
+        assert_eq!(a.doorbell(0).cpu.load(Ordering::Relaxed), here as u32 + 1, "it noted its own core");
+        put(2, other);
+        assert_eq!(a.crowded(now_ns()), None, "two and two");
+        put(2, here);
+        a.doorbell(2).sleeping.store(1, Ordering::Relaxed);
+        assert_eq!(a.crowded(now_ns()), None, "a sleeping rank wants no core: two and one");
+        put(3, here);
+        assert_eq!(a.crowded(now_ns()), Some(other), "three on this core, none on the other");
+        a.doorbell(0).sleeping.store(1, Ordering::Relaxed);
+        assert_eq!(a.crowded(now_ns()), Some(other), "the rank that looks counts, whatever its doorbell says");
+        all[0].spread_over(Vec::new());
+        assert_eq!(all[0].crowded(now_ns()), None, "not spread at all");
+    }
+
+    #[test]
+    fn a_rank_on_a_crowded_core_moves_and_stays_free_to_move() {
+        let cpus = allowed();
+        if cpus.len() < 2 {
+            return;
+        }
+        let mut all = ranks("spread", 3);
+        // SAFETY: sched_getcpu has no arguments.
+        let here = unsafe { libc::sched_getcpu() } as usize;
+        let other = *cpus.iter().find(|&&c| c != here).expect("two CPUs");
+        all[0].spread_over(vec![here, other]);
+        let a = &all[0];
+        // every rank on this thread's core but for this one, were it not
+        // for the moment it takes to look
+        let crowd = || (1..3).for_each(|r| a.doorbell(r).cpu.store(this_cpu(), Ordering::Relaxed));
+        // (the kernel may move this thread again at any time: what
+        // `spread` noted tells whether it moved)
+        crowd();
+        a.spread(now_ns());
+        assert_eq!(a.doorbell(0).cpu.load(Ordering::Relaxed), other as u32 + 1, "moved to the empty core");
+        assert_eq!(allowed(), cpus, "and may run anywhere again");
+        let moved_at = a.header().spread_at.load(Ordering::Relaxed);
+        assert_ne!(moved_at, 0);
+        a.next_look.store(0, Ordering::Relaxed);
+        crowd();
+        a.spread(now_ns());
+        assert_eq!(a.header().spread_at.load(Ordering::Relaxed), moved_at, "no second move before the others settle");
+    }
+
     #[test]
     fn read_marks_move_forward_only_and_apart() {
         let [a, b, c] = <[Segment; 3]>::try_from(ranks("marks", 3)).ok().expect("three ranks");
@@ -762,13 +908,7 @@ mod tests {
     fn a_core_is_spare_while_the_others_on_it_wait_in_the_same_or_a_later_operation() {
         let [a, b, c] = <[Segment; 3]>::try_from(ranks("spare", 3)).ok().expect("three ranks");
         // this thread stays on one core: ranks b and a both note it
-        // SAFETY: a zeroed cpu_set_t is an empty set; it binds this thread
-        // only.
-        unsafe {
-            let mut one: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(libc::sched_getcpu().max(0) as usize, &mut one);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
-        }
+        stay_here();
         let op = |ctx: u64, seq: u32| ctx << 32 | seq as u64;
         let elsewhere = |s: &Segment, r: usize| s.doorbell(r).cpu.store(u32::MAX, Ordering::Relaxed);
         // a waits for c's part of operation 7 of context 5; b parks on a's
