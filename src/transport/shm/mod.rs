@@ -55,6 +55,9 @@ pub struct Doorbell {
     /// core's other ranks (`core_spare`) or offered a long message
     /// (`note_core`), plus 1 (0: not yet known).
     pub cpu: AtomicU32,
+    /// When a waiting rank last noted `cpu` (`core_spare`, `crowded`), in
+    /// nanoseconds of CLOCK_MONOTONIC: how fresh it is.
+    pub cpu_at: AtomicU64,
 }
 
 /// A rank that yielded in a long wait this recently does not count as
@@ -67,6 +70,8 @@ const LOOK_EVERY_NS: u64 = 1_000_000;
 /// After a rank moved, the others wait this long before one moves again:
 /// the moved rank's peers must note their cores anew first.
 const SETTLE_NS: u64 = 10_000_000;
+/// A rank's core noted longer ago than this is stale (`Segment::crowded`).
+const FRESH_NS: u64 = 2 * LOOK_EVERY_NS;
 
 /// The core this thread runs on, plus 1 (0: unknown).
 fn this_cpu() -> u32 {
@@ -110,6 +115,8 @@ pub struct Segment {
     spread_over: Vec<usize>,
     /// When this rank next looks at where the ranks run (`spread`).
     next_look: AtomicU64,
+    /// Its last look found its core crowded (`spread`).
+    was_crowded: std::sync::atomic::AtomicBool,
 }
 
 /// The two mailboxes of every rank: whole short publications, and long
@@ -353,7 +360,17 @@ impl Segment {
             .collect();
         // SAFETY: the mailboxes follow the rings inside the mapping.
         let mailboxes = unsafe { base.add(mailboxes_at(nranks, &g)) };
-        Segment { base, bytes, nranks, me, rings, mailboxes, spread_over: Vec::new(), next_look: AtomicU64::new(0) }
+        Segment {
+            base,
+            bytes,
+            nranks,
+            me,
+            rings,
+            mailboxes,
+            spread_over: Vec::new(),
+            next_look: AtomicU64::new(0),
+            was_crowded: Default::default(),
+        }
     }
 
     /// The operation in which the mailboxes were given up, or 0
@@ -567,7 +584,7 @@ impl Segment {
     /// nothing more of it; the ranks it needs run on the other cores.
     pub fn core_spare(&self, writer: usize, op: u64, now: u64) -> bool {
         let cpu = this_cpu();
-        self.doorbell(self.me).cpu.store(cpu, Ordering::Relaxed);
+        self.note_cpu(cpu, now);
         let done_with = |p: u64| p != 0 && p >> 32 == op >> 32 && (op as u32).wrapping_sub(p as u32) as i32 <= 0;
         (0..self.nranks).filter(|&q| q != self.me).all(|q| {
             let d = self.doorbell(q);
@@ -584,18 +601,24 @@ impl Segment {
     }
 
     /// Called as this rank yields its core at `now`: once in a while
-    /// (`LOOK_EVERY_NS`) it looks whether its core is crowded (`crowded`)
-    /// and if so moves to the least crowded one, unless another rank of
-    /// the host moved less than `SETTLE_NS` ago. Left to itself the kernel
-    /// now and then puts three of four ranks on one of two cores and
-    /// leaves them there for a while; a move corrects that at once,
-    /// without binding the rank for good (`runtime::move_to`).
+    /// (`LOOK_EVERY_NS`) it looks whether its core is crowded (`crowded`),
+    /// and if its last look found so too, it moves to the least crowded
+    /// core, unless another rank of the host moved less than `SETTLE_NS`
+    /// ago. Left to itself the kernel now and then puts three of four
+    /// ranks on one of two cores and leaves them there for a while; a
+    /// move corrects that at once, without binding the rank for good
+    /// (`runtime::move_to`).
     pub fn spread(&self, now: u64) {
         if self.spread_over.is_empty() || now < self.next_look.load(Ordering::Relaxed) {
             return;
         }
         self.next_look.store(now + LOOK_EVERY_NS, Ordering::Relaxed);
-        let Some(cpu) = self.crowded(now) else {
+        let to = self.crowded(now);
+        // (a rank that just woke up on a busy core may move off by itself)
+        if !self.was_crowded.swap(to.is_some(), Ordering::Relaxed) {
+            return;
+        }
+        let Some(cpu) = to else {
             return;
         };
         let h = self.header();
@@ -605,28 +628,37 @@ impl Segment {
         {
             return;
         }
+        self.was_crowded.store(false, Ordering::Relaxed);
         if crate::runtime::move_to(cpu, &self.spread_over) {
-            self.doorbell(self.me).cpu.store(cpu as u32 + 1, Ordering::Relaxed);
+            self.note_cpu(cpu as u32 + 1, now);
         }
     }
 
     /// The least crowded of the CPUs the host's ranks spread over, if at
     /// least two more of the ranks that want a core at `now` (`awake`),
     /// this one counted, were last seen on this rank's core than on that
-    /// one; this rank notes its core first.
+    /// one; this rank notes its core first. None unless every rank that
+    /// wants a core noted its own in the last `FRESH_NS`: one at work
+    /// between waits (an application's, computing) may run anywhere by
+    /// now.
     fn crowded(&self, now: u64) -> Option<usize> {
         let mine = this_cpu();
-        self.doorbell(self.me).cpu.store(mine, Ordering::Relaxed);
-        let on = |cpu: u32| {
-            (0..self.nranks)
-                .filter(|&q| {
-                    let d = self.doorbell(q);
-                    d.cpu.load(Ordering::Relaxed) == cpu && (q == self.me || d.wants_core(now))
-                })
-                .count()
-        };
+        self.note_cpu(mine, now);
+        let others =
+            || (0..self.nranks).filter(|&q| q != self.me).map(|q| self.doorbell(q)).filter(|d| d.wants_core(now));
+        if others().any(|d| now.saturating_sub(d.cpu_at.load(Ordering::Relaxed)) >= FRESH_NS) {
+            return None;
+        }
+        let on = |cpu: u32| others().filter(|d| d.cpu.load(Ordering::Relaxed) == cpu).count() + (cpu == mine) as usize;
         let (least, cpu) = self.spread_over.iter().map(|&c| (on(c as u32 + 1), c)).min()?;
         (on(mine) >= least + 2).then_some(cpu)
+    }
+
+    /// This rank, waiting at `now`, runs on `cpu` (plus 1).
+    fn note_cpu(&self, cpu: u32, now: u64) {
+        let d = self.doorbell(self.me);
+        d.cpu.store(cpu, Ordering::Relaxed);
+        d.cpu_at.store(now, Ordering::Relaxed);
     }
 
     /// After emptying slots of `src`'s ring to us: wake `src` if it sleeps
@@ -827,12 +859,16 @@ mod tests {
         let other = here + 1;
         all[0].spread_over(vec![here, other]);
         let a = &all[0];
-        let put = |r: usize, cpu: usize| a.doorbell(r).cpu.store(cpu as u32 + 1, Ordering::Relaxed);
+        let put = |r: usize, cpu: usize| {
+            a.doorbell(r).cpu.store(cpu as u32 + 1, Ordering::Relaxed);
+            a.doorbell(r).cpu_at.store(now_ns(), Ordering::Relaxed);
+        };
         put(1, here);
         put(2, here);
         put(3, other);
         assert_eq!(a.crowded(now_ns()), Some(other), "three on this core, one on the other");
         assert_eq!(a.doorbell(0).cpu.load(Ordering::Relaxed), here as u32 + 1, "it noted its own core");
+        assert_eq!(a.crowded(now_ns() + FRESH_NS), None, "the others' cores, noted long ago, may have changed");
         put(2, other);
         assert_eq!(a.crowded(now_ns()), None, "two and two");
         put(2, here);
@@ -858,20 +894,33 @@ mod tests {
         let other = *cpus.iter().find(|&&c| c != here).expect("two CPUs");
         all[0].spread_over(vec![here, other]);
         let a = &all[0];
-        // every rank on this thread's core but for this one, were it not
-        // for the moment it takes to look
-        let crowd = || (1..3).for_each(|r| a.doorbell(r).cpu.store(this_cpu(), Ordering::Relaxed));
-        // (the kernel may move this thread again at any time: what
-        // `spread` noted tells whether it moved)
+        // every other rank on this thread's core, were it not for the
+        // moment it takes to look
+        let crowd = || {
+            for r in 1..3 {
+                a.doorbell(r).cpu.store(this_cpu(), Ordering::Relaxed);
+                a.doorbell(r).cpu_at.store(now_ns(), Ordering::Relaxed);
+            }
+        };
+        // two looks a millisecond apart (here: at once)
+        let look_twice = || {
+            for _ in 0..2 {
+                a.next_look.store(0, Ordering::Relaxed);
+                crowd();
+                a.spread(now_ns());
+            }
+        };
         crowd();
         a.spread(now_ns());
+        assert_eq!(a.header().spread_at.load(Ordering::Relaxed), 0, "no move at the first look");
+        // (the kernel may move this thread again at any time: what
+        // `spread` noted tells whether it moved)
+        look_twice();
         assert_eq!(a.doorbell(0).cpu.load(Ordering::Relaxed), other as u32 + 1, "moved to the empty core");
         assert_eq!(allowed(), cpus, "and may run anywhere again");
         let moved_at = a.header().spread_at.load(Ordering::Relaxed);
         assert_ne!(moved_at, 0);
-        a.next_look.store(0, Ordering::Relaxed);
-        crowd();
-        a.spread(now_ns());
+        look_twice();
         assert_eq!(a.header().spread_at.load(Ordering::Relaxed), moved_at, "no second move before the others settle");
     }
 
