@@ -88,7 +88,8 @@ int main(int argc, char **argv)
             MPI_Allgather(&cpu, 1, MPI_INT, where, 1, MPI_INT, host);
             memset(count, 0, CPU_SETSIZE * sizeof(int));
             for (int r = 0; r < ranks; r++)
-                count[where[r]]++;
+                if (where[r] >= 0 && where[r] < CPU_SETSIZE)
+                    count[where[r]]++;
             int most = 0, least = ranks;
             for (int c = 0; c < CPU_SETSIZE; c++)
                 if (CPU_ISSET(c, &before)) {

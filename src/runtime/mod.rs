@@ -1,12 +1,11 @@
 //! The process's MPI state: init and finalize, identity, the job's
 //! key-value store, and the one lock that serialises entry into the core.
 
+pub mod affinity;
 pub mod backoff;
 pub mod pmi;
 pub mod tunables;
 mod wireup;
-
-pub use wireup::move_to;
 
 use crate::comm::Comm;
 use crate::err;

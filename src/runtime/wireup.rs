@@ -5,6 +5,7 @@
 //! each publishes. `OXMPI_TRANSPORT=tcp` puts every rank on a host of
 //! its own as far as transports go; `shm` refuses a job that spans hosts.
 
+use super::affinity;
 use super::pmi::Pmi;
 use super::tunables;
 use crate::err;
@@ -45,16 +46,7 @@ fn host_id() -> String {
 /// of them it may keep busy at once (fewer under a cgroup CPU quota).
 fn cpu_card() -> (Vec<usize>, usize) {
     let usable = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // SAFETY: a zeroed cpu_set_t is an empty set; sched_getaffinity
-    // writes at most size_of::<cpu_set_t>() bytes into it.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let got = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if got != 0 {
-        return ((0..usable).collect(), usable);
-    }
-    // SAFETY: `set` is initialised and every index is below CPU_SETSIZE.
-    let cpus = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect();
-    (cpus, usable)
+    (affinity::mask().unwrap_or_else(|| (0..usable).collect()), usable)
 }
 
 /// "0-3,6/4": the CPUs as ranges, then how many are usable (no spaces:
@@ -158,36 +150,6 @@ fn crowded_cpus(cards: &[(Vec<usize>, usize)], ranks: usize) -> Option<&[usize]>
     shared_cpus(cards).filter(|c| ranks > c.len())
 }
 
-/// Bind this thread (the one in MPI_Init) to `cpu`: whether it took.
-fn bind_here(cpu: usize) -> bool {
-    // SAFETY: a zeroed cpu_set_t is an empty set; `cpu` comes from the
-    // mask sched_getaffinity gave (below CPU_SETSIZE).
-    unsafe {
-        let mut one: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut one);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one) == 0
-    }
-}
-
-/// Move this thread to `cpu`, then let it run on any of `cpus` again: the
-/// kernel leaves a thread where it is while the load is even. Not if its
-/// affinity is no longer `cpus` (the program set its own). Whether it
-/// moved.
-pub fn move_to(cpu: usize, cpus: &[usize]) -> bool {
-    let size = std::mem::size_of::<libc::cpu_set_t>();
-    // SAFETY: zeroed cpu_set_t values are empty sets; every CPU comes from
-    // a mask sched_getaffinity gave (below CPU_SETSIZE).
-    unsafe {
-        let mut now: libc::cpu_set_t = std::mem::zeroed();
-        let mut all: libc::cpu_set_t = std::mem::zeroed();
-        cpus.iter().for_each(|&c| libc::CPU_SET(c, &mut all));
-        if libc::sched_getaffinity(0, size, &mut now) != 0 || !libc::CPU_EQUAL(&now, &all) {
-            return false;
-        }
-        bind_here(cpu) && libc::sched_setaffinity(0, size, &all) == 0
-    }
-}
-
 /// Removes a segment's name when dropped.
 struct Unlink(String);
 
@@ -282,7 +244,7 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     let host: Vec<usize> = (0..size).filter(|&r| host_of[r] == host_of[rank]).collect();
     let nth = host.iter().position(|&r| r == rank).expect("a rank is on its own host");
     let mode = bind_mode()?;
-    let bound = bind_to(mode, &cards, host.len(), nth).filter(|&cpu| bind_here(cpu));
+    let bound = bind_to(mode, &cards, host.len(), nth).filter(|&cpu| affinity::bind(cpu));
     let together = |r: usize| if transport == "tcp" { r == rank } else { host_of[r] == host_of[rank] };
     if transport == "shm" && host_of.iter().any(|&h| h != 0) {
         let far = (0..size).find(|&r| host_of[r] != 0).expect("found above");

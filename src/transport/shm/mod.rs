@@ -607,7 +607,7 @@ impl Segment {
     /// ago. Left to itself the kernel now and then puts three of four
     /// ranks on one of two cores and leaves them there for a while; a
     /// move corrects that at once, without binding the rank for good
-    /// (`runtime::move_to`).
+    /// (`runtime::affinity::move_to`).
     pub fn spread(&self, now: u64) {
         if self.spread_over.is_empty() || now < self.next_look.load(Ordering::Relaxed) {
             return;
@@ -629,7 +629,7 @@ impl Segment {
             return;
         }
         self.was_crowded.store(false, Ordering::Relaxed);
-        if crate::runtime::move_to(cpu, &self.spread_over) {
+        if crate::runtime::affinity::move_to(cpu, &self.spread_over) {
             self.note_cpu(cpu as u32 + 1, now);
         }
     }
@@ -816,6 +816,7 @@ pub fn prefetch_write(_p: *const u8) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::affinity;
 
     /// A host's segment as each of its `n` ranks maps it (`what` names it).
     fn ranks(what: &str, n: usize) -> Vec<Segment> {
@@ -831,25 +832,8 @@ mod tests {
     fn stay_here() -> usize {
         // SAFETY: sched_getcpu has no arguments.
         let cpu = unsafe { libc::sched_getcpu() }.max(0) as usize;
-        // SAFETY: a zeroed cpu_set_t is an empty set; it binds this thread
-        // only.
-        unsafe {
-            let mut one: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut one);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one);
-        }
+        assert!(affinity::bind(cpu), "bound to CPU {cpu}");
         cpu
-    }
-
-    /// The CPUs this thread may run on.
-    fn allowed() -> Vec<usize> {
-        // SAFETY: a zeroed cpu_set_t is an empty set for sched_getaffinity
-        // to fill; every index is below CPU_SETSIZE.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
-            (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
-        }
     }
 
     #[test]
@@ -884,15 +868,12 @@ mod tests {
 
     #[test]
     fn a_rank_on_a_crowded_core_moves_and_stays_free_to_move() {
-        let cpus = allowed();
+        let cpus = affinity::mask().expect("this thread's CPUs");
         if cpus.len() < 2 {
             return;
         }
         let mut all = ranks("spread", 3);
-        // SAFETY: sched_getcpu has no arguments.
-        let here = unsafe { libc::sched_getcpu() } as usize;
-        let other = *cpus.iter().find(|&&c| c != here).expect("two CPUs");
-        all[0].spread_over(vec![here, other]);
+        all[0].spread_over(cpus.clone());
         let a = &all[0];
         // every other rank on this thread's core, were it not for the
         // moment it takes to look
@@ -915,9 +896,11 @@ mod tests {
         assert_eq!(a.header().spread_at.load(Ordering::Relaxed), 0, "no move at the first look");
         // (the kernel may move this thread again at any time: what
         // `spread` noted tells whether it moved)
+        let here = a.doorbell(0).cpu.load(Ordering::Relaxed);
         look_twice();
-        assert_eq!(a.doorbell(0).cpu.load(Ordering::Relaxed), other as u32 + 1, "moved to the empty core");
-        assert_eq!(allowed(), cpus, "and may run anywhere again");
+        let moved = a.doorbell(0).cpu.load(Ordering::Relaxed);
+        assert!(moved != here && moved != 0, "moved to an empty core, not {here}: {moved}");
+        assert_eq!(affinity::mask(), Some(cpus), "and may run anywhere again");
         let moved_at = a.header().spread_at.load(Ordering::Relaxed);
         assert_ne!(moved_at, 0);
         look_twice();
