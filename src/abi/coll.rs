@@ -1095,6 +1095,71 @@ fn as_is<'a>(part: &Part, buf: usize) -> &'a [u8] {
     unsafe { Block { addr: part.at(buf), len: part.bytes() }.bytes() }
 }
 
+/// A buffer, count and datatype: one side of a collective.
+type Side = (*const c_void, i64, c_int);
+
+/// A blocking MPI_Gather or MPI_Scatter (`op`) straight through the
+/// mailboxes, without the general path's bookkeeping (`Part`s, `Blocks`,
+/// an unpack of the root's own block): `sides` are this rank's one block
+/// (sendbuf of a gather, recvbuf of a scatter) and the root's n blocks.
+/// Taken on an intracommunicator when both sides are of predefined
+/// contiguous types, with buffers given, MPI_IN_PLACE nowhere and the
+/// root's blocks as long as its own; Some(result) then. None sends the
+/// call the general way, which also tells every error apart. Measured,
+/// 2 ranks, 8-byte blocks in a loop, best of 6 alternated runs: Scatter
+/// 0.111 -> 0.079 us, Gather 0.091 -> 0.066 (Open MPI 0.067 and 0.079).
+fn plain_rooted(
+    st: &mut State,
+    comm: c_int,
+    how: How,
+    root: c_int,
+    sides: (Side, Side),
+    op: Pieces,
+) -> Option<MpiResult<()>> {
+    let How::Now = how else {
+        return None;
+    };
+    let c = handles::comm(st, comm).ok()?;
+    let (me, n) = (c.rank, c.size());
+    if c.remote.is_some() || root < 0 || root as usize >= n {
+        return None;
+    }
+    let bytes = |(buf, count, ty): Side| {
+        let t = handles::predefined(ty).filter(|t| t.is_contiguous())?;
+        let bytes = t.bytes(usize::try_from(count).ok()?)?;
+        (bytes == 0 || !(buf.is_null() || is_in_place(buf))).then_some(bytes)
+    };
+    let (root, b) = (root as usize, bytes(sides.0)?);
+    if me == root && bytes(sides.1)? != b {
+        return None;
+    }
+    let ((own, ..), (all, ..)) = sides;
+    let (own, all, len) = (own as usize, all as usize, if me == root { b.checked_mul(n)? } else { 0 });
+    let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
+        // SAFETY: checked above: `own` holds b bytes, the root's `all` n
+        // blocks of b; gather reads the one and writes the other, scatter
+        // the other way round. `copy` (memmove): a root whose buffers
+        // overlap, which the standard forbids, gets wrong data, no worse.
+        unsafe {
+            if op == Pieces::Gather {
+                let (mine, all) = (Block { addr: own, len: b }.bytes(), Block { addr: all, len }.bytes_mut());
+                if me != root {
+                    return shm::gather(e, m, stamp, mine, all, root);
+                }
+                std::ptr::copy(mine.as_ptr(), all[me * b..].as_mut_ptr(), b);
+                return shm::gather(e, m, stamp, &[], all, root);
+            }
+            let (mine, all) = (Block { addr: own, len: b }.bytes_mut(), Block { addr: all, len }.bytes());
+            if me != root {
+                return shm::scatter(e, m, stamp, all, mine, root);
+            }
+            std::ptr::copy(all[me * b..].as_ptr(), mine.as_mut_ptr(), b);
+            shm::scatter(e, m, stamp, all, &mut [], root)
+        }
+    };
+    mailbox_path(st, comm, how, shm::fits(b.saturating_mul(n), Some((op, n, 1))), short)
+}
+
 #[allow(clippy::too_many_arguments)]
 fn gather_any(
     sendbuf: *const c_void,
@@ -1109,6 +1174,12 @@ fn gather_any(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
+        if let (None, Arr::One(count)) = (displs, counts) {
+            let sides = ((sendbuf, sendcount, sendtype), (recvbuf as *const c_void, count, recvtype));
+            if let Some(r) = plain_rooted(st, comm, how, root, sides, Pieces::Gather) {
+                return r;
+            }
+        }
         let (c, role, in_place) = rooted(st, comm, root, sendbuf, "sendbuf")?;
         let (me, between) = (c.rank, c.remote.is_some());
         let send =
@@ -1194,6 +1265,12 @@ fn scatter_any(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
+        if let (None, Arr::One(count)) = (displs, counts) {
+            let sides = ((recvbuf as *const c_void, recvcount, recvtype), (sendbuf, count, sendtype));
+            if let Some(r) = plain_rooted(st, comm, how, root, sides, Pieces::Scatter) {
+                return r;
+            }
+        }
         let (c, role, in_place) = rooted(st, comm, root, recvbuf, "recvbuf")?;
         let (me, between) = (c.rank, c.remote.is_some());
         let recv =
@@ -1466,7 +1543,7 @@ fn contiguous_short(
         }
     };
     let op = if alltoall { Pieces::Alltoall } else { Pieces::Allgather };
-    mailbox_path(st, comm, how, shm::fits(b * n, Some((op, n, 1))), short)
+    mailbox_path(st, comm, how, shm::fits(b.saturating_mul(n), Some((op, n, 1))), short)
 }
 
 /// All-to-all over explicit layouts. Contiguous parts go straight from
