@@ -264,6 +264,13 @@ int main(int argc, char **argv)
     bad = 0;
     for (int i = 0; i < 10; i++) bad += back[i] != (i % 3 == 0 ? val(rank, i) : -4);
     CHECK(bad == 0, "scatter of a vector type into a vector type: %d wrong", bad);
+    /* the root scatters columns, the others receive plain ints (they go
+     * straight to the mailboxes, the root the general way) */
+    int got4[4] = {-4, -4, -4, -4};
+    MPI_Scatter(cols, 1, col, got4, 4, MPI_INT, 0, MPI_COMM_WORLD);
+    bad = 0;
+    for (int k = 0; k < 4; k++) bad += got4[k] != val(rank, 3 * k);
+    CHECK(bad == 0, "scatter of a vector type into ints: %d wrong", bad);
     free(cols);
     MPI_Type_free(&col);
 
