@@ -692,7 +692,7 @@ impl Engine {
                 }
                 seg.spread(now);
             },
-            |now| parked.is_some_and(|(writer, op)| seg.core_spare(writer, op, now)),
+            |now| parked.map(|(writer, op)| seg.core_spare(writer, op, now)),
         );
     }
 
