@@ -1,6 +1,6 @@
 //! The shared-memory transport: one segment per job, mapped by every rank.
 //!
-//! Layout: a header page (geometry, then one cache line per rank with its
+//! Layout: a header page (geometry, then two cache lines per rank with its
 //! doorbell, then one per rank with its mailboxes' publication counts),
 //! then one `Ring` per ordered pair (src, dst), then the mailboxes of
 //! every rank (blocking collectives publish their data there). Rank 0 creates
@@ -35,8 +35,12 @@ struct SegHeader {
     spread_at: AtomicU64,
 }
 
-/// Per-rank line: a futex word peers bump to wake a sleeping rank.
-#[repr(C)]
+/// Per-rank lines: a futex word peers bump to wake a sleeping rank, and
+/// where the rank waits. The second line is written at every wait of a
+/// crowded host's short collective (`park`, `core_spare`); the first only
+/// as the rank sleeps or dozes, so that `sleeping`, which every
+/// publication reads for each reader, stays in the publishers' caches.
+#[repr(C, align(64))]
 pub struct Doorbell {
     pub bell: AtomicU32,
     pub sleeping: AtomicU32,
@@ -48,6 +52,7 @@ pub struct Doorbell {
     /// When the rank last yielded its core in a long wait (`doze`), in
     /// nanoseconds of CLOCK_MONOTONIC.
     pub dozed_at: AtomicU64,
+    _line2: [u64; 5],
     /// The operation (`coll::shm::stamp` without piece) of the short
     /// publication this rank waits for, or 0 (`park`).
     pub parked: AtomicU64,
@@ -59,6 +64,8 @@ pub struct Doorbell {
     /// nanoseconds of CLOCK_MONOTONIC: how fresh it is.
     pub cpu_at: AtomicU64,
 }
+
+const _: () = assert!(std::mem::size_of::<Doorbell>() == 2 * LINE && std::mem::offset_of!(Doorbell, parked) == LINE);
 
 /// A rank that yielded in a long wait this recently does not count as
 /// wanting a core (`awake`).
@@ -267,9 +274,9 @@ fn read_row_lines(nranks: usize) -> usize {
 }
 
 /// Where the rows of read marks start: after the segment header's line,
-/// the doorbells' and the posts' lines (a line per rank each).
+/// the doorbells' and the posts' lines (two and one per rank).
 fn read_rows_at(nranks: usize) -> usize {
-    LINE + 2 * nranks * LINE
+    LINE + 3 * nranks * LINE
 }
 
 fn layout(nranks: usize, g: &Geometry) -> (usize, usize) {
@@ -412,7 +419,7 @@ impl Segment {
     fn posts(&self, rank: usize) -> &Posts {
         assert!(rank < self.nranks);
         // SAFETY: the header page has one line per rank after the doorbells.
-        unsafe { &*(self.base.add(LINE + (self.nranks + rank) * LINE) as *const Posts) }
+        unsafe { &*(self.base.add(LINE + (2 * self.nranks + rank) * LINE) as *const Posts) }
     }
 
     /// How many publications `rank` made in its `kind` mailbox: the
@@ -480,8 +487,8 @@ impl Segment {
     }
 
     pub fn doorbell(&self, rank: usize) -> &Doorbell {
-        // SAFETY: the header page has one line per rank after the first.
-        unsafe { &*(self.base.add(LINE + rank * LINE) as *const Doorbell) }
+        // SAFETY: the header page has two lines per rank after the first.
+        unsafe { &*(self.base.add(LINE + rank * 2 * LINE) as *const Doorbell) }
     }
 
     /// Wake `dst` if it sleeps, right after a SeqCst read-modify-write of
