@@ -184,9 +184,11 @@ impl Backoff {
                 }
             }
         }
-        let spin =
-            self.polls < SPIN_POLLS_CROWDED || (self.polls < SPIN_POLLS && !outnumbered(|| awake(self.coarse_now())));
-        if spin && spare_now.is_none() {
+        // (a wait that can tell spins only on a spare core, as above)
+        let spin = || {
+            self.polls < SPIN_POLLS_CROWDED || (self.polls < SPIN_POLLS && !outnumbered(|| awake(self.coarse_now())))
+        };
+        if spare_now.is_none() && spin() {
             // no PAUSE instruction: the poll itself (loads of the rings'
             // heads) paces the loop, and a PAUSE (over a hundred cycles on
             // recent x86) only delays noticing the reply (measured: ping-pong
