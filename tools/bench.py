@@ -17,6 +17,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "c-tests", "bench")
@@ -110,12 +111,35 @@ def human(n):
     return f"{n} B"
 
 
+def busy_share(seconds=1.0):
+    """The share of the machine's CPU time not idle over the next `seconds`."""
+
+    def snap():
+        f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+        return sum(f), f[3] + f[4]
+
+    (t0, i0), _, (t1, i1) = snap(), time.sleep(seconds), snap()
+    return 1 - (i1 - i0) / max(1, t1 - t0)
+
+
+def refuse_if_busy(allow):
+    """Stop (unless `allow`) when something else keeps the CPUs busy: its
+    load would land on whichever implementation runs beside it, and the
+    tables would not say so (a NAS run beside a collective loop once made
+    a 2-rank Barrier take 700 us)."""
+    busy = busy_share()
+    if busy > 0.25 and not allow:
+        sys.exit(f"bench: the CPUs are {busy:.0%} busy with other work; wait for it to end (or pass --allow-busy)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--allow-busy", action="store_true", help="run even while other work keeps the CPUs busy")
     a = ap.parse_args()
     build()
+    refuse_if_busy(a.allow_busy)
     best, every = {}, {}
     floors = {}
     for rnd in range(a.rounds):

@@ -16,7 +16,7 @@ import re
 import subprocess
 import sys
 
-from bench import median_ratio, round_order
+from bench import median_ratio, refuse_if_busy, round_order
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAS = os.path.join(ROOT, "c-tests", "bench", "nas")
@@ -120,10 +120,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--class", dest="cls", default="A")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--allow-busy", action="store_true", help="run even while other work keeps the CPUs busy")
     a = ap.parse_args()
     if a.check:
         check()
     else:
+        refuse_if_busy(a.allow_busy)
         bench(a.rounds, a.cls, a.out)
 
 
