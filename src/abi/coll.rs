@@ -1124,6 +1124,9 @@ fn plain_rooted(
     if c.remote.is_some() || root < 0 || root as usize >= n {
         return None;
     }
+    // (not `check_count` and `check_buf`, whose `TypeRef` and error
+    // results cost these calls a tenth: Scatter of 8 B at 2 ranks 0.066 ->
+    // 0.079 us with them; what they would refuse goes the general way)
     let bytes = |(buf, count, ty): Side| {
         let t = handles::predefined(ty).filter(|t| t.is_contiguous())?;
         let bytes = t.bytes(usize::try_from(count).ok()?)?;

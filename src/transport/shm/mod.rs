@@ -52,7 +52,8 @@ pub struct Doorbell {
     /// When the rank last yielded its core in a long wait (`doze`), in
     /// nanoseconds of CLOCK_MONOTONIC.
     pub dozed_at: AtomicU64,
-    _line2: [u64; 5],
+    /// (the rest of the first line: `parked` starts the second)
+    _to_line2: [u64; 5],
     /// The operation (`coll::shm::stamp` without piece) of the short
     /// publication this rank waits for, or 0 (`park`).
     pub parked: AtomicU64,
