@@ -732,6 +732,7 @@ all_reduction!(
 
 /// A reduction's checked arguments: the count, the datatype, the
 /// operator and the type it combines (see `unit`).
+#[inline]
 fn reduction(count: i64, datatype: c_int, op: c_int) -> MpiResult<(usize, TypeRef, Op, TypeRef)> {
     let (count, ty) = check_count(count, datatype)?;
     let op = op_for(op, datatype)?;
@@ -741,6 +742,7 @@ fn reduction(count: i64, datatype: c_int, op: c_int) -> MpiResult<(usize, TypeRe
 
 /// The operator of a reduction on `datatype` (a user function is told
 /// the datatype it is called on).
+#[inline]
 fn op_for(op: c_int, datatype: c_int) -> MpiResult<Op> {
     Ok(match handles::op(op)? {
         Op::User(u) => Op::User(UserOp { datatype, ..u }),
@@ -754,6 +756,7 @@ fn op_for(op: c_int, datatype: c_int) -> MpiResult<Op> {
 /// §6.9.2 defines the predefined operators on the predefined types only,
 /// unlike one-sided accumulates (§12.3.4): MPICH and Open MPI refuse a
 /// derived type, even a duplicate of MPI_INT, with MPI_ERR_OP.
+#[inline]
 fn unit(ty: &TypeRef, op: Op) -> MpiResult<TypeRef> {
     use crate::datatype::{build::combiner, Basic};
     if let Op::User(_) = op {

@@ -17,6 +17,7 @@ static POOL: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 pub struct Scratch(Vec<u8>);
 
 impl Scratch {
+    #[inline]
     pub fn zeroed(len: usize) -> Scratch {
         let mut v = take(len);
         v.clear();
@@ -47,10 +48,17 @@ impl Scratch {
 
 /// A vector with room for `len` bytes, holding its last contents: the
 /// smallest kept one that fits, or a new (empty) one.
+#[inline]
 fn take(len: usize) -> Vec<u8> {
+    // (no lock for nothing: reductions of commuting ops ask for an empty
+    // spare on every call)
     if len == 0 {
         return Vec::new();
     }
+    take_kept(len)
+}
+
+fn take_kept(len: usize) -> Vec<u8> {
     let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
     let best = pool.iter().enumerate().filter(|(_, v)| v.capacity() >= len).min_by_key(|(_, v)| v.capacity());
     match best.map(|(i, _)| i) {
@@ -60,19 +68,26 @@ fn take(len: usize) -> Vec<u8> {
 }
 
 impl Drop for Scratch {
+    #[inline]
     fn drop(&mut self) {
-        let v = std::mem::take(&mut self.0);
-        if v.capacity() == 0 || v.capacity() > KEEP_BYTES {
-            return;
+        if self.0.capacity() != 0 {
+            keep(std::mem::take(&mut self.0));
         }
-        let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
-        if pool.len() < KEEP {
-            pool.push(v);
-        } else if let Some(i) = (0..pool.len()).min_by_key(|&i| pool[i].capacity()) {
-            // keep the larger buffers: they are the ones worth keeping
-            if pool[i].capacity() < v.capacity() {
-                pool[i] = v;
-            }
+    }
+}
+
+/// Return `v` to the pool (the larger buffers win when it is full).
+fn keep(v: Vec<u8>) {
+    if v.capacity() > KEEP_BYTES {
+        return;
+    }
+    let mut pool = POOL.lock().unwrap_or_else(|p| p.into_inner());
+    if pool.len() < KEEP {
+        pool.push(v);
+    } else if let Some(i) = (0..pool.len()).min_by_key(|&i| pool[i].capacity()) {
+        // keep the larger buffers: they are the ones worth keeping
+        if pool[i].capacity() < v.capacity() {
+            pool[i] = v;
         }
     }
 }
