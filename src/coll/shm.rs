@@ -534,10 +534,14 @@ fn scan_cut(
 }
 
 /// Nobody leaves before everyone has come: with few ranks, each reports
-/// to all and waits for all; with more, everyone reports to local rank 0,
-/// which then releases them.
+/// to all and waits for all (the whole world by its arrival counts,
+/// `p2p::arrival`); with more, everyone reports to local rank 0, which
+/// then releases them.
 pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
+    if n <= ALL_READ_ALL && e.barrier_by_arrivals(m.group) {
+        return e.barrier_by_arrivals_now(stamp);
+    }
     if n <= ALL_READ_ALL {
         e.publish(Boxes::Short, stamp, &[], m.others(me))?;
         for r in (0..n).filter(|&r| r != me) {

@@ -76,7 +76,7 @@ pub fn aside_tag(seq: u32) -> i32 {
 
 /// The bits of a stamp naming the operation (a long publication's piece
 /// number above them aside).
-const OPERATION: u64 = (1 << 48) - 1;
+pub(super) const OPERATION: u64 = (1 << 48) - 1;
 
 /// How many idle rounds (looks, for a reader's full look at every slot)
 /// a wait lets pass between checks for what its usual look cannot see:
@@ -147,7 +147,7 @@ impl Engine {
     /// wait is for a short publication of (local rank, operation), and
     /// this rank is parked (`Segment::park`): it spins on while its core
     /// is spare (`Segment::core_spare`).
-    fn wait_unless<T>(
+    pub(super) fn wait_unless<T>(
         &mut self,
         what: &dyn Fn() -> String,
         done: impl Fn(&Segment) -> bool,

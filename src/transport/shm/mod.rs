@@ -64,6 +64,10 @@ pub struct Doorbell {
     /// When a waiting rank last noted `cpu` (`core_spare`, `crowded`), in
     /// nanoseconds of CLOCK_MONOTONIC: how fresh it is.
     pub cpu_at: AtomicU64,
+    /// How many barriers of the whole world this rank has entered
+    /// (`arrive`): on the line its waits write and its peers' waits read
+    /// anyway, so that a barrier costs each of them one line per peer.
+    pub arrivals: AtomicU64,
 }
 
 const _: () = assert!(std::mem::size_of::<Doorbell>() == 2 * LINE && std::mem::offset_of!(Doorbell, parked) == LINE);
@@ -558,6 +562,18 @@ impl Segment {
     /// yielding to it).
     pub fn doze(&self) {
         self.doorbell(self.me).dozed_at.store(now_ns(), Ordering::Relaxed);
+    }
+
+    /// This rank enters its `n`th barrier of the whole world (`arrived`).
+    /// Release: what it did before the barrier happens before what any
+    /// rank that sees the count does after it.
+    pub fn arrive(&self, n: u64) {
+        self.doorbell(self.me).arrivals.store(n, Ordering::Release);
+    }
+
+    /// How many barriers of the whole world local rank `q` has entered.
+    pub fn arrived(&self, q: usize) -> u64 {
+        self.doorbell(q).arrivals.load(Ordering::Acquire)
     }
 
     /// Note the core this rank runs on now (`Doorbell::cpu`).

@@ -1,0 +1,57 @@
+//! Barriers of the whole world on one host by arrival counts: each rank
+//! counts the world barriers it has entered on its doorbell's wait line
+//! (`Segment::arrive`), and leaves once every other rank's count has
+//! reached its own. The counts only grow, so no slot is reused and no
+//! read needs counting; the line is the one a crowded host's waits write
+//! (`park`) and read (`core_spare`) anyway, so a barrier costs a rank one
+//! line per peer, as the machine's floor (`c-tests/bench/floor.c`,
+//! `core_barrier`) does, where a publication in the short mailboxes
+//! costs a slot's header, a count of publications and a read mark.
+//!
+//! It serves every communicator whose group is the whole world in world
+//! order (MPI_COMM_WORLD and its duplicates) with one count: a program
+//! whose barriers on two of them do not come in one order on every rank
+//! deadlocks by the standard (each barrier waits for the others' part),
+//! so in a correct one the n-th world barrier of every rank is the same.
+
+use super::Engine;
+use crate::error::MpiResult;
+
+impl Engine {
+    /// Whether a barrier of `group` goes by arrival counts: it is the
+    /// whole world, on this host.
+    pub fn barrier_by_arrivals(&self, group: &crate::comm::Group) -> bool {
+        matches!(group, crate::comm::Group::World(n) if *n == self.size) && self.seg.nranks == self.size
+    }
+
+    /// A barrier of the whole world (see the module's comment); `stamp`
+    /// names the operation for the waits of a crowded host, as a short
+    /// collective's (`coll::shm::stamp`).
+    pub fn barrier_by_arrivals_now(&mut self, stamp: u64) -> MpiResult<()> {
+        self.world_barriers += 1;
+        let n = self.world_barriers;
+        self.seg.arrive(n);
+        let me = self.seg.me;
+        for q in (0..self.seg.nranks).filter(|&q| q != me) {
+            self.seg.ring_bell(q);
+        }
+        let op = stamp & super::mailbox::OPERATION;
+        let crowded = crate::runtime::backoff::spare_cores_help();
+        for q in (0..self.seg.nranks).filter(|&q| q != me) {
+            if self.seg.arrived(q) >= n {
+                continue;
+            }
+            if crowded {
+                self.seg.park(op);
+            }
+            let what = || format!("local rank {q} to enter world barrier {n} (collective {stamp:#x})");
+            let waited =
+                self.wait_unless(&what, |seg| seg.arrived(q) >= n, |_: &Engine| None::<()>, crowded.then_some((q, op)));
+            if crowded {
+                self.seg.park(0);
+            }
+            waited?;
+        }
+        Ok(())
+    }
+}
