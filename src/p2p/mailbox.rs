@@ -76,7 +76,7 @@ pub fn aside_tag(seq: u32) -> i32 {
 
 /// The bits of a stamp naming the operation (a long publication's piece
 /// number above them aside).
-pub(super) const OPERATION: u64 = (1 << 48) - 1;
+const OPERATION: u64 = (1 << 48) - 1;
 
 /// How many idle rounds (looks, for a reader's full look at every slot)
 /// a wait lets pass between checks for what its usual look cannot see:
@@ -128,6 +128,8 @@ enum Elsewhere {
     Mailbox(Seen),
     /// Point-to-point messages from this world rank.
     Messages(usize),
+    /// A barrier of the whole world by arrival counts (`arrival`).
+    Barrier,
 }
 
 impl Engine {
@@ -147,7 +149,7 @@ impl Engine {
     /// wait is for a short publication of (local rank, operation), and
     /// this rank is parked (`Segment::park`): it spins on while its core
     /// is spare (`Segment::core_spare`).
-    pub(super) fn wait_unless<T>(
+    fn wait_unless<T>(
         &mut self,
         what: &dyn Fn() -> String,
         done: impl Fn(&Segment) -> bool,
@@ -195,6 +197,46 @@ impl Engine {
             }
             self.idle_unless(&mut backoff, || Some(what()), &done, parked);
         }
+    }
+
+    /// `wait_unless` for local rank `writer`'s part of the short
+    /// collective `stamp`, this rank's own part given: on a host with
+    /// more ranks than cores (at least two) the rank parks meanwhile
+    /// (`Segment::park`), so that its core's other ranks know it needs
+    /// nothing more of them.
+    pub(super) fn wait_parked<T>(
+        &mut self,
+        what: &dyn Fn() -> String,
+        done: impl Fn(&Segment) -> bool,
+        astray: impl Fn(&Engine) -> Option<T>,
+        writer: usize,
+        stamp: u64,
+    ) -> MpiResult<Option<T>> {
+        let parked = crate::runtime::backoff::spare_cores_help().then_some((writer, stamp & OPERATION));
+        if let Some((_, op)) = parked {
+            self.seg.park(op);
+        }
+        let got = self.wait_unless(what, done, astray, parked);
+        if parked.is_some() {
+            self.seg.park(0);
+        }
+        got
+    }
+
+    /// Whether local rank `local` published the operation of `stamp` in
+    /// either of its mailboxes.
+    pub(super) fn published_operation(&self, local: usize, stamp: u64) -> bool {
+        [Boxes::Short, Boxes::Long].into_iter().any(|kind| {
+            (0..kind.slots()).any(|k| {
+                self.seg.mailbox(kind, local, k).stamp.load(Ordering::Acquire) & OPERATION == stamp & OPERATION
+            })
+        })
+    }
+
+    /// The world rank that sent a message of collective context `ctx`
+    /// and tag `tag` (a collective's part going point-to-point).
+    pub(super) fn messages_of(&self, ctx: u32, tag: i32) -> Option<usize> {
+        self.queues.unexpected().find(|u| u.env.ctx == ctx && u.env.tag == tag).map(|u| u.env.src)
     }
 
     /// In operation `stamp`, this rank found the members of a collective
@@ -549,25 +591,17 @@ impl Engine {
                         Elsewhere::Mailbox(Seen { astray: true, len: there.stream, ..there })
                     })
                 })
-                .or_else(|| {
-                    e.queues
-                        .unexpected()
-                        .find(|u| u.env.ctx == ctx && u.env.tag == tag)
-                        .map(|u| Elsewhere::Messages(u.env.src))
-                })
+                .or_else(|| e.messages_of(ctx, tag).map(Elsewhere::Messages))
+                .or_else(|| (seg.barrier_op(from) == stamp & OPERATION).then_some(Elsewhere::Barrier))
         };
         // a short collective's reader has published its own part: on a
         // host with more ranks than cores (at least two), it parks while
         // it waits
-        let parked =
-            (kind == Boxes::Short && crate::runtime::backoff::spare_cores_help()).then_some((from, stamp & OPERATION));
-        if let Some((_, op)) = parked {
-            self.seg.park(op);
-        }
-        let got = self.wait_unless(&what, |seg| find(seg).is_some(), astray, parked);
-        if parked.is_some() {
-            self.seg.park(0);
-        }
+        let got = if kind == Boxes::Short {
+            self.wait_parked(&what, |seg| find(seg).is_some(), astray, from, stamp)
+        } else {
+            self.wait_unless(&what, |seg| find(seg).is_some(), astray, None)
+        };
         match got? {
             Some(Elsewhere::Mailbox(seen)) => return Ok(Found::Astray(seen)),
             Some(Elsewhere::Messages(src)) => {
@@ -576,6 +610,10 @@ impl Engine {
                     Truncate,
                     "world rank {src} sent its part of this collective as point-to-point messages, which it does when its part is larger than the shared-memory path this rank took: the ranks passed counts or datatypes of different sizes"
                 );
+            }
+            Some(Elsewhere::Barrier) => {
+                self.give_up_mailboxes(stamp);
+                return err!(Other, "world rank {world} called MPI_Barrier where this rank called another collective: the ranks of a communicator must call the same collectives in the same order");
             }
             None => {}
         }
@@ -612,12 +650,7 @@ impl Engine {
         let member = (0..members.size())
             .map(|i| members.world_rank(i))
             .filter(|&r| r != self.rank && self.is_local(r))
-            .find(|&r| {
-                let local = self.local_index(r);
-                [Boxes::Short, Boxes::Long].into_iter().any(|kind| {
-                    (0..kind.slots()).any(|k| ours(self.seg.mailbox(kind, local, k).stamp.load(Ordering::Acquire)))
-                })
-            })?;
+            .find(|&r| self.published_operation(self.local_index(r), stamp))?;
         self.give_up_mailboxes(stamp);
         Some(MpiError::new(
             ErrorClass::Count,

@@ -68,6 +68,10 @@ pub struct Doorbell {
     /// (`arrive`): on the line its waits write and its peers' waits read
     /// anyway, so that a barrier costs each of them one line per peer.
     pub arrivals: AtomicU64,
+    /// The operation (`coll::shm::stamp`) of the last of them: a rank
+    /// awaiting this rank's publication of that operation finds it here
+    /// instead, in another collective.
+    pub barrier_op: AtomicU64,
 }
 
 const _: () = assert!(std::mem::size_of::<Doorbell>() == 2 * LINE && std::mem::offset_of!(Doorbell, parked) == LINE);
@@ -564,11 +568,20 @@ impl Segment {
         self.doorbell(self.me).dozed_at.store(now_ns(), Ordering::Relaxed);
     }
 
-    /// This rank enters its `n`th barrier of the whole world (`arrived`).
+    /// This rank enters its `n`th barrier of the whole world, operation
+    /// `op` (`arrived`, `barrier_op`).
     /// Release: what it did before the barrier happens before what any
     /// rank that sees the count does after it.
-    pub fn arrive(&self, n: u64) {
-        self.doorbell(self.me).arrivals.store(n, Ordering::Release);
+    pub fn arrive(&self, n: u64, op: u64) {
+        let d = self.doorbell(self.me);
+        d.barrier_op.store(op, Ordering::Relaxed);
+        d.arrivals.store(n, Ordering::Release);
+    }
+
+    /// The operation of the last world barrier local rank `q` entered
+    /// (0: none yet).
+    pub fn barrier_op(&self, q: usize) -> u64 {
+        self.doorbell(q).barrier_op.load(Ordering::Relaxed)
     }
 
     /// How many barriers of the whole world local rank `q` has entered.
