@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9
  * Ranks that pass a collective counts of different sizes (here the last
  * rank passes half the count of the others) get an error, never a hang
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
@@ -7,7 +7,8 @@
  * collective in pieces that another rank gave up on MPI_ERR_OTHER (in a
  * Scan or Exscan only the last rank, which reads the others' larger
  * parts, fails). Collectives with matching counts afterwards still work. Sizes: whole
- * (up to 4 KiB), in pieces (tens or hundreds of KB), and one rank whole
+ * (up to 4 KiB; up to 40 bytes on the world's arrival lines), in pieces
+ * (tens or hundreds of KB), and one rank whole
  * while the others go in pieces (6144 against 3072 bytes), and ranks
  * that the sizes split between shared memory and point-to-point messages
  * (at 2 ranks an Allreduce of more than 4 KiB goes point to point, so
@@ -181,6 +182,14 @@ int main(int argc, char **argv)
     blocks(1024 / size);
     blocks(40000);
     for (int op = 0; op < 5; op++) everyone(op, 100, 1);
+    /* parts short enough for the world's arrival lines (up to 40 bytes a
+     * rank: an allgather's or allreduce's part, all an alltoall's blocks)
+     * on every rank (the variants 7-9: on the last rank alone, the
+     * others' through the mailboxes) */
+    everyone(0, 2, 1);
+    everyone(2, 2, 1);
+    if (size == 2)
+        everyone(1, 2, 1);
     prefix(100);
     /* Out of step in pieces, the members give the mailboxes up and later
      * collectives go point to point, where mismatched sizes can pick
@@ -205,6 +214,12 @@ int main(int argc, char **argv)
         break;
     case 6: /* the blocks outside the tables in pieces */
         everyone(4, 4000, 0);
+        break;
+    case 7: everyone(0, 6, 1); break;
+    case 8: everyone(2, 6, 1); break;
+    case 9:
+        if (size > 2)
+            everyone(1, 2, 1);
         break;
     }
     return finish();

@@ -6,7 +6,9 @@
 //! the result is the one every other algorithm computes) and publishes
 //! the result; a scan has each rank publish its part to the ranks after
 //! it and fold those of the ranks before it, so that no rank waits for a
-//! later one; a barrier is a reduction of nothing; an allgather or
+//! later one; a barrier is a reduction of nothing (those of the whole
+//! world, and its allreduces, allgathers and alltoalls of up to a line's
+//! bytes, go on the ranks' arrival lines instead, `p2p::arrival`); an allgather or
 //! alltoall is one publication per rank, each reading its part of
 //! everyone's; a gather is one publication per rank read by the root
 //! alone, a scatter the root's one publication of every block, each rank
@@ -37,6 +39,7 @@ use crate::datatype::TypeInfo;
 use crate::err;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::op::{self, Op};
+use crate::p2p::arrival::{Kind, ARRIVAL_BYTES};
 use crate::p2p::mailbox::{Boxes, Seen};
 use crate::p2p::request::ReqId;
 use crate::p2p::Engine;
@@ -68,6 +71,17 @@ fn whole(bytes: usize) -> bool {
 /// by, a mailbox having far fewer slots.
 fn piece(stamp: u64, p: usize) -> u64 {
     stamp | (p as u64 & 0xffff) << 48
+}
+
+/// A part of a collective on the arrival lines (`p2p::arrival`), aligned
+/// for any item a reduction folds.
+#[repr(align(16))]
+struct Line([u8; ARRIVAL_BYTES]);
+
+impl Default for Line {
+    fn default() -> Line {
+        Line([0; ARRIVAL_BYTES])
+    }
 }
 
 /// Rank `from`'s publication of `theirs` bytes where this rank expects
@@ -416,6 +430,16 @@ pub fn allreduce(
     if let Some(from) = from {
         data.copy_from_slice(from);
     }
+    if n <= ALL_READ_ALL && e.by_arrivals(m.group, data.len()) {
+        // everyone folds every part, in rank order
+        let (len, mut acc, mut spare) = (data.len(), Line::default(), Line::default());
+        e.arrive(stamp, Kind::Allreduce, own(from, data), |r, part| {
+            check_size(r, part.len(), len)?;
+            fold_into(&mut acc.0[..len], &mut spare.0[..len], r == 0, red, part)
+        })?;
+        data.copy_from_slice(&acc.0[..len]);
+        return Ok(());
+    }
     if n > ALL_READ_ALL {
         let done = gather_reduce(e, m, stamp, None, data, red, 0, false);
         // a failed rank 0 publishes nothing: the others fail for the size
@@ -539,8 +563,8 @@ fn scan_cut(
 /// then releases them.
 pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
-    if n <= ALL_READ_ALL && e.barrier_by_arrivals(m.group) {
-        return e.barrier_by_arrivals_now(stamp);
+    if n <= ALL_READ_ALL && e.by_arrivals(m.group, 0) {
+        return e.arrive(stamp, Kind::Barrier, &[], |_, _| Ok(()));
     }
     if n <= ALL_READ_ALL {
         e.publish(Boxes::Short, stamp, &[], m.others(me))?;
@@ -562,7 +586,17 @@ pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) -> MpiResult<()> {
 /// Everyone's `b`-byte block, in rank order, into `all` (this rank's own
 /// block must be in place already).
 pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) -> MpiResult<()> {
-    let b = all.len() / m.group.size().max(1);
+    let (n, me) = (m.group.size(), m.me);
+    let b = all.len() / n.max(1);
+    if n <= ALL_READ_ALL && e.by_arrivals(m.group, b) {
+        let mut mine = Line::default();
+        mine.0[..b].copy_from_slice(&all[me * b..(me + 1) * b]);
+        return e.arrive(stamp, Kind::Allgather, &mine.0[..b], |r, part| {
+            check_size(r, part.len(), b)?;
+            all[r * b..(r + 1) * b].copy_from_slice(part);
+            Ok(())
+        });
+    }
     allgatherv(e, m, stamp, all, |r| r * b..(r + 1) * b, Some(b))
 }
 
@@ -999,6 +1033,14 @@ fn varied_cut(
 pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &mut [u8]) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     let b = sends.len() / n.max(1);
+    if n <= ALL_READ_ALL && e.by_arrivals(m.group, sends.len()) {
+        // every block on the line, each rank reading its own of each
+        return e.arrive(stamp, Kind::Alltoall, sends, |r, part| {
+            check_size(r, part.len() / n, b)?;
+            recvs[r * b..(r + 1) * b].copy_from_slice(&part[me * b..(me + 1) * b]);
+            Ok(())
+        });
+    }
     if whole(sends.len()) {
         recvs[me * b..(me + 1) * b].copy_from_slice(&sends[me * b..(me + 1) * b]);
         publish_but_own(e, stamp, sends, b, me, m.others(me))?;

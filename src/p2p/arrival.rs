@@ -1,62 +1,164 @@
-//! Barriers of the whole world on one host by arrival counts: each rank
-//! counts the world barriers it has entered on its doorbell's wait line
-//! (`Segment::arrive`), and leaves once every other rank's count has
-//! reached its own. The counts only grow, so no slot is reused and no
-//! read needs counting; the line is the one a crowded host's waits write
-//! (`park`) and read (`core_spare`) anyway, so a barrier costs a rank one
-//! line per peer, as the machine's floor (`c-tests/bench/floor.c`,
-//! `core_barrier`) does, where a publication in the short mailboxes
-//! costs a slot's header, a count of publications and a read mark.
+//! Short collectives of the whole world on one host by arrival lines:
+//! each rank has two lines of its own in the segment
+//! (`Segment::post_arrival`); for its n-th such collective it writes its
+//! part, the operation and the part's shape on line n % 2 and n last, and
+//! every rank takes each other's part from there once that rank's line
+//! shows n. A barrier is one with no part; an allreduce, allgather or
+//! alltoall of a part up to a line's bytes (`ARRIVAL_BYTES`) the same
+//! with one: every rank reads every other's part, so a rank that posts
+//! its n-th part knows every reader of its (n-2)-th, which went on the
+//! same line, is done with it (each posted its (n-1)-th after reading
+//! it, and this rank read that). No slot, published count or read mark:
+//! a collective costs a rank one line per peer, as the machine's floor
+//! (`c-tests/bench/floor.c`, `core_barrier`) does, where a publication in
+//! the short mailboxes costs a slot's header, a count of publications and
+//! a read mark.
 //!
 //! It serves every communicator whose group is the whole world in world
-//! order (MPI_COMM_WORLD and its duplicates) with one count: a program
-//! whose barriers on two of them do not come in one order on every rank
-//! deadlocks by the standard (each barrier waits for the others' part),
-//! so in a correct one the n-th world barrier of every rank is the same.
-//! A rank that called another collective where this one called the
-//! barrier is noticed from either side, as in the mailboxes: its part of
-//! the operation in its mailboxes or as messages, or (for a rank waiting
-//! in the mailboxes) the barrier's operation on the arrival line.
+//! order (MPI_COMM_WORLD and its duplicates) with one count: each of these
+//! collectives needs every rank's part before any rank's ends, so a
+//! program whose collectives on two of them do not come in one order on
+//! every rank deadlocks by the standard, and in a correct one the n-th
+//! of every rank is the same operation. A rank that called another
+//! collective is noticed from either side: the operation or the shape on
+//! its line differs, or its part of the operation is in its mailboxes or
+//! comes as messages (and a rank waiting in the mailboxes finds the
+//! operation on the arrival lines).
 
 use super::Engine;
+use crate::comm::Group;
 use crate::err;
-use crate::error::MpiResult;
+use crate::error::{ErrorClass, MpiError, MpiResult};
+pub use crate::transport::shm::ARRIVAL_BYTES;
 
-impl Engine {
-    /// Whether a barrier of `group`, whose ranks are all on this host,
-    /// goes by arrival counts: it is the whole world in world order.
-    pub fn barrier_by_arrivals(&self, group: &crate::comm::Group) -> bool {
-        matches!(group, crate::comm::Group::World(n) if *n == self.size)
+/// Which collective a part on an arrival line is of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Barrier = 1,
+    Allreduce = 2,
+    Allgather = 3,
+    Alltoall = 4,
+}
+
+impl Kind {
+    fn of(shape: u64) -> Option<Kind> {
+        [Kind::Barrier, Kind::Allreduce, Kind::Allgather, Kind::Alltoall].into_iter().find(|&k| k as u64 == shape >> 32)
     }
 
-    /// A barrier of the whole world (see the module's comment); `stamp`
-    /// names the operation, as a short collective's (`coll::shm::stamp`).
-    pub fn barrier_by_arrivals_now(&mut self, stamp: u64) -> MpiResult<()> {
-        self.world_barriers += 1;
-        let n = self.world_barriers;
-        self.seg.arrive(n, stamp);
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Barrier => "MPI_Barrier",
+            Kind::Allreduce => "MPI_Allreduce",
+            Kind::Allgather => "MPI_Allgather",
+            Kind::Alltoall => "MPI_Alltoall",
+        }
+    }
+}
+
+/// What a line says of its part besides the operation: its collective and
+/// its bytes.
+fn shape(kind: Kind, bytes: usize) -> u64 {
+    (kind as u64) << 32 | bytes as u64
+}
+
+/// The error of a rank that waits in the mailboxes for local rank `from`'s
+/// part of an operation `from` posted on its arrival line instead, as a
+/// collective of `shape`'s kind.
+pub fn posted_instead(world: usize, shape: u64) -> MpiError {
+    match Kind::of(shape) {
+        Some(k) if k != Kind::Barrier => MpiError::new(
+            ErrorClass::Count,
+            format!("world rank {world} took part in this collective with a part short enough for its arrival line, where this rank's went through the mailboxes: the ranks passed counts or datatypes of different sizes"),
+        ),
+        k => MpiError::new(
+            ErrorClass::Other,
+            format!("world rank {world} called {} where this rank called another collective: the ranks of a communicator must call the same collectives in the same order", k.map_or("another collective", Kind::name)),
+        ),
+    }
+}
+
+/// The error of a rank whose part of a collective `kind` of `bytes` went on
+/// its arrival line where world rank `r` of the world's `n` published its
+/// part in its mailboxes, of `there` bytes, or (None) sent it as
+/// messages: larger than a line takes, if it is the same collective;
+/// else another collective.
+fn went_elsewhere(r: usize, kind: Kind, bytes: usize, there: Option<usize>, n: usize) -> MpiError {
+    // (an alltoall's publication leaves its writer's own block out)
+    let line = |len: usize| if kind == Kind::Alltoall { len / n.saturating_sub(1).max(1) * n } else { len };
+    if kind == Kind::Barrier || there.is_some_and(|len| line(len) <= ARRIVAL_BYTES) {
+        return MpiError::new(
+            ErrorClass::Other,
+            format!("world rank {r} called another collective where this rank called {}: the ranks of a communicator must call the same collectives in the same order", kind.name()),
+        );
+    }
+    MpiError::new(
+        ErrorClass::Truncate,
+        format!("world rank {r} took part in this collective through the mailboxes or as messages, which it does when its part is too long for its arrival line, where this rank's part of {bytes} bytes went on its line: the ranks passed counts or datatypes of different sizes"),
+    )
+}
+
+impl Engine {
+    /// Whether a short collective of `group`, whose ranks are all on this
+    /// host, with parts of `bytes`, goes on the arrival lines: the group is
+    /// the whole world in world order and the part fits a line.
+    pub fn by_arrivals(&self, group: &Group, bytes: usize) -> bool {
+        bytes <= ARRIVAL_BYTES && matches!(group, Group::World(n) if *n == self.size)
+    }
+
+    /// This rank's part `mine` of collective `kind`, operation `stamp` (as
+    /// a short collective's, `coll::shm::stamp`), posted on its arrival
+    /// line; then every rank's part, in rank order, to `take(rank, part)`
+    /// (this rank's is `mine`). The first error of `take` is the result,
+    /// once every part is taken; a rank in another collective ends the
+    /// wait at once (and gives the mailboxes up, so that no later
+    /// collective uses them, nor the lines).
+    pub fn arrive(
+        &mut self,
+        stamp: u64,
+        kind: Kind,
+        mine: &[u8],
+        mut take: impl FnMut(usize, &[u8]) -> MpiResult<()>,
+    ) -> MpiResult<()> {
+        self.arrivals += 1;
+        let n = self.arrivals;
+        let ours = shape(kind, mine.len());
+        self.seg.post_arrival(n, stamp, ours, mine);
         let me = self.seg.me;
         for q in (0..self.seg.nranks).filter(|&q| q != me) {
             self.seg.ring_bell(q);
         }
         let (ctx, tag) = ((stamp >> 32) as u32, super::mailbox::user_tag(stamp as u32));
-        for q in (0..self.seg.nranks).filter(|&q| q != me) {
-            if self.seg.arrived(q) >= n {
+        let mut first: MpiResult<()> = Ok(());
+        let mut part = [0u8; ARRIVAL_BYTES];
+        for r in 0..self.size {
+            if r == me {
+                first = first.and(take(r, mine));
                 continue;
             }
-            let what = || format!("local rank {q} to enter world barrier {n} (collective {stamp:#x})");
-            // a rank in another collective of this operation
-            let astray = |e: &Engine| e.published_operation(q, stamp) || e.messages_of(ctx, tag).is_some();
-            let elsewhere =
-                self.wait_parked(&what, |seg| seg.arrived(q) >= n, |e| astray(e).then_some(()), q, stamp)?;
-            if elsewhere.is_some() {
-                self.give_up_mailboxes(stamp);
-                return err!(
-                    Other,
-                    "local rank {q} called another collective where this rank called MPI_Barrier: the ranks of a communicator must call the same collectives in the same order"
-                );
+            let q = self.local_index(r);
+            if self.seg.arrival_n(q, n) < n {
+                let what = || format!("world rank {r} to post its part of collective {n} of the world ({stamp:#x})");
+                // a rank in another collective of this operation
+                // a rank in another collective of this operation: Some(the
+                // bytes of its part in the mailboxes, or None as messages)
+                let astray = |e: &Engine| {
+                    e.published_operation(q, stamp).map(Some).or_else(|| e.messages_of(ctx, tag).map(|_| None))
+                };
+                let elsewhere = self.wait_parked(&what, |seg| seg.arrival_n(q, n) >= n, astray, q, stamp)?;
+                if let Some(there) = elsewhere {
+                    self.give_up_mailboxes(stamp);
+                    return Err(went_elsewhere(r, kind, mine.len(), there, self.size));
+                }
             }
+            let (op, theirs) = self.seg.arrival_part(q, n, &mut part);
+            if op != stamp || Kind::of(theirs) != Some(kind) {
+                self.give_up_mailboxes(stamp);
+                let called = Kind::of(theirs).filter(|_| op == stamp).map_or("another collective", Kind::name);
+                return err!(Other, "world rank {r} called {called} where this rank called {}: the ranks of a communicator must call the same collectives in the same order", kind.name());
+            }
+            let len = (theirs as u32 as usize).min(ARRIVAL_BYTES);
+            first = first.and(take(r, &part[..len]));
         }
-        Ok(())
+        first
     }
 }

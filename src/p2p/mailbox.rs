@@ -128,8 +128,8 @@ enum Elsewhere {
     Mailbox(Seen),
     /// Point-to-point messages from this world rank.
     Messages(usize),
-    /// A barrier of the whole world by arrival counts (`arrival`).
-    Barrier,
+    /// Its arrival line, as a collective of this shape (`arrival`).
+    Arrival(u64),
 }
 
 impl Engine {
@@ -224,11 +224,11 @@ impl Engine {
     }
 
     /// Whether local rank `local` published the operation of `stamp` in
-    /// either of its mailboxes.
-    pub(super) fn published_operation(&self, local: usize, stamp: u64) -> bool {
-        [Boxes::Short, Boxes::Long].into_iter().any(|kind| {
-            (0..kind.slots()).any(|k| {
-                self.seg.mailbox(kind, local, k).stamp.load(Ordering::Acquire) & OPERATION == stamp & OPERATION
+    /// either of its mailboxes: Some(the size of its stream there).
+    pub(super) fn published_operation(&self, local: usize, stamp: u64) -> Option<usize> {
+        [Boxes::Short, Boxes::Long].into_iter().find_map(|kind| {
+            (0..kind.slots()).map(|k| self.seg.mailbox(kind, local, k)).find_map(|m| {
+                (m.stamp.load(Ordering::Acquire) & OPERATION == stamp & OPERATION).then(|| seen(kind, &m).stream)
             })
         })
     }
@@ -592,7 +592,7 @@ impl Engine {
                     })
                 })
                 .or_else(|| e.messages_of(ctx, tag).map(Elsewhere::Messages))
-                .or_else(|| (seg.barrier_op(from) == stamp & OPERATION).then_some(Elsewhere::Barrier))
+                .or_else(|| seg.posted_arrival(from, stamp & OPERATION).map(Elsewhere::Arrival))
         };
         // a short collective's reader has published its own part: on a
         // host with more ranks than cores (at least two), it parks while
@@ -611,9 +611,9 @@ impl Engine {
                     "world rank {src} sent its part of this collective as point-to-point messages, which it does when its part is larger than the shared-memory path this rank took: the ranks passed counts or datatypes of different sizes"
                 );
             }
-            Some(Elsewhere::Barrier) => {
+            Some(Elsewhere::Arrival(shape)) => {
                 self.give_up_mailboxes(stamp);
-                return err!(Other, "world rank {world} called MPI_Barrier where this rank called another collective: the ranks of a communicator must call the same collectives in the same order");
+                return Err(super::arrival::posted_instead(world, shape));
             }
             None => {}
         }
@@ -650,7 +650,7 @@ impl Engine {
         let member = (0..members.size())
             .map(|i| members.world_rank(i))
             .filter(|&r| r != self.rank && self.is_local(r))
-            .find(|&r| self.published_operation(self.local_index(r), stamp))?;
+            .find(|&r| self.published_operation(self.local_index(r), stamp).is_some())?;
         self.give_up_mailboxes(stamp);
         Some(MpiError::new(
             ErrorClass::Count,

@@ -1,7 +1,7 @@
 //! Point-to-point: requests, matching and the protocols of `protocol`
 //! (DESIGN.md §3-4) over the shared-memory rings and TCP connections (`wire`).
 
-mod arrival;
+pub mod arrival;
 mod bsend;
 pub mod mailbox;
 pub mod matching;
@@ -95,8 +95,9 @@ pub struct Engine {
     /// This rank's bookkeeping of its short and long mailboxes (see
     /// `mailbox`).
     mailboxes: [mailbox::Tally; 2],
-    /// World barriers this rank has entered (`arrival`).
-    world_barriers: u64,
+    /// Collectives of the whole world this rank has posted on its
+    /// arrival lines (`arrival`).
+    arrivals: u64,
     /// When a waiting rank last checked that its peers on this host live.
     last_roll_call: std::cell::Cell<std::time::Instant>,
     /// Early data (`FrameKind::Early`) by (source, sender request): where it
@@ -165,7 +166,7 @@ impl Engine {
             schedules: Vec::new(),
             bsend: bsend::Attached::default(),
             mailboxes: [Boxes::Short, Boxes::Long].map(|kind| mailbox::Tally::new(kind, size)),
-            world_barriers: 0,
+            arrivals: 0,
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
             early_to: Default::default(),
             early_stash: Default::default(),

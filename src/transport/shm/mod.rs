@@ -64,14 +64,6 @@ pub struct Doorbell {
     /// When a waiting rank last noted `cpu` (`core_spare`, `crowded`), in
     /// nanoseconds of CLOCK_MONOTONIC: how fresh it is.
     pub cpu_at: AtomicU64,
-    /// How many barriers of the whole world this rank has entered
-    /// (`arrive`): on the line its waits write and its peers' waits read
-    /// anyway, so that a barrier costs each of them one line per peer.
-    pub arrivals: AtomicU64,
-    /// The operation (`coll::shm::stamp`) of the last of them: a rank
-    /// awaiting this rank's publication of that operation finds it here
-    /// instead, in another collective.
-    pub barrier_op: AtomicU64,
 }
 
 const _: () = assert!(std::mem::size_of::<Doorbell>() == 2 * LINE && std::mem::offset_of!(Doorbell, parked) == LINE);
@@ -110,6 +102,26 @@ impl Doorbell {
         futex_wake(&self.bell);
     }
 }
+
+/// The bytes a collective's part may have to go on an arrival line.
+pub const ARRIVAL_BYTES: usize = 40;
+
+/// One of a rank's two arrival lines (`Segment::post_arrival`): its part
+/// of a short collective of the whole world (`p2p::arrival`), its `n`th,
+/// on line `n % 2`.
+#[repr(C, align(64))]
+struct Arrival {
+    /// n, stored last (Release): the rest is the `n`th collective's.
+    n: AtomicU64,
+    /// Its operation (`coll::shm::stamp`).
+    op: AtomicU64,
+    /// What the caller says the part is (`p2p::arrival::Shape`).
+    shape: AtomicU64,
+    /// The part's bytes.
+    words: [AtomicU64; ARRIVAL_BYTES / 8],
+}
+
+const _: () = assert!(std::mem::size_of::<Arrival>() == LINE);
 
 /// Per-rank line: how many publications the rank made in each of its
 /// mailboxes, so that a reader waiting for one looks at a single word
@@ -288,8 +300,14 @@ fn read_rows_at(nranks: usize) -> usize {
     LINE + 3 * nranks * LINE
 }
 
+/// Where the arrival lines start: after the rows of read marks, two lines
+/// per rank.
+fn arrivals_at(nranks: usize) -> usize {
+    read_rows_at(nranks) + nranks * read_row_lines(nranks) * LINE
+}
+
 fn layout(nranks: usize, g: &Geometry) -> (usize, usize) {
-    let header = (read_rows_at(nranks) + nranks * read_row_lines(nranks) * LINE).div_ceil(PAGE) * PAGE;
+    let header = (arrivals_at(nranks) + nranks * 2 * LINE).div_ceil(PAGE) * PAGE;
     let ring = Ring::bytes_needed(g.nslots, g.payload).div_ceil(LINE) * LINE;
     (header, ring)
 }
@@ -568,25 +586,55 @@ impl Segment {
         self.doorbell(self.me).dozed_at.store(now_ns(), Ordering::Relaxed);
     }
 
-    /// This rank enters its `n`th barrier of the whole world, operation
-    /// `op` (`arrived`, `barrier_op`).
-    /// Release: what it did before the barrier happens before what any
-    /// rank that sees the count does after it.
-    pub fn arrive(&self, n: u64, op: u64) {
-        let d = self.doorbell(self.me);
-        d.barrier_op.store(op, Ordering::Relaxed);
-        d.arrivals.store(n, Ordering::Release);
+    fn arrival(&self, rank: usize, n: u64) -> &Arrival {
+        assert!(rank < self.nranks);
+        // SAFETY: the header page(s) hold two lines per rank after the
+        // rows of read marks (`layout`), zero-filled by ftruncate.
+        unsafe { &*(self.base.add(arrivals_at(self.nranks) + (2 * rank + (n % 2) as usize) * LINE) as *const Arrival) }
     }
 
-    /// The operation of the last world barrier local rank `q` entered
-    /// (0: none yet).
-    pub fn barrier_op(&self, q: usize) -> u64 {
-        self.doorbell(q).barrier_op.load(Ordering::Relaxed)
+    /// This rank's part `data` (at most `ARRIVAL_BYTES`) of its `n`th short
+    /// collective of the whole world, operation `op`, of shape `shape`, on
+    /// its arrival line `n % 2`. The caller knows every reader of its part
+    /// of collective n - 2, which went on that line, is done with it.
+    /// Release: what this rank did before happens before what a rank that
+    /// sees `n` (`arrival_n`) does after.
+    pub fn post_arrival(&self, n: u64, op: u64, shape: u64, data: &[u8]) {
+        let a = self.arrival(self.me, n);
+        for (w, chunk) in a.words.iter().zip(data.chunks(8)) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            w.store(u64::from_ne_bytes(word), Ordering::Relaxed);
+        }
+        a.op.store(op, Ordering::Relaxed);
+        a.shape.store(shape, Ordering::Relaxed);
+        a.n.store(n, Ordering::Release);
     }
 
-    /// How many barriers of the whole world local rank `q` has entered.
-    pub fn arrived(&self, q: usize) -> u64 {
-        self.doorbell(q).arrivals.load(Ordering::Acquire)
+    /// The number on local rank `q`'s arrival line for its `n`th
+    /// collective: `n` once it posted it, `n - 2` (or 0) before.
+    pub fn arrival_n(&self, q: usize, n: u64) -> u64 {
+        self.arrival(q, n).n.load(Ordering::Acquire)
+    }
+
+    /// Local rank `q`'s `n`th part (`arrival_n` said it is there): its
+    /// operation, its shape, and its first `out.len()` bytes into `out`.
+    pub fn arrival_part(&self, q: usize, n: u64, out: &mut [u8]) -> (u64, u64) {
+        let a = self.arrival(q, n);
+        for (w, chunk) in a.words.iter().zip(out.chunks_mut(8)) {
+            chunk.copy_from_slice(&w.load(Ordering::Relaxed).to_ne_bytes()[..chunk.len()]);
+        }
+        (a.op.load(Ordering::Relaxed), a.shape.load(Ordering::Relaxed))
+    }
+
+    /// The shape of local rank `q`'s part of operation `op` if it posted
+    /// it on either arrival line.
+    pub fn posted_arrival(&self, q: usize, op: u64) -> Option<u64> {
+        (0..2).find_map(|n| {
+            let a = self.arrival(q, n);
+            (a.n.load(Ordering::Acquire) != 0 && a.op.load(Ordering::Relaxed) == op)
+                .then(|| a.shape.load(Ordering::Relaxed))
+        })
     }
 
     /// Note the core this rank runs on now (`Doorbell::cpu`).

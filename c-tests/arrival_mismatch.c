@@ -1,0 +1,57 @@
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3
+ * Rank 0 calls one collective on MPI_COMM_WORLD where the others call
+ * another of the same operation number. The world's barrier and its
+ * short allreduce, allgather and alltoall go on the ranks' arrival
+ * lines, the rest through the shared-memory mailboxes:
+ *   0 (the default): rank 0 MPI_Barrier, the others MPI_Allreduce
+ *     (both on the lines: the kinds differ);
+ *   1: rank 0 MPI_Barrier, the others MPI_Bcast from rank 0, whose
+ *     readers publish nothing that rank 0 could see;
+ *   2: rank 0 MPI_Allreduce, the others MPI_Allgather of one int (both
+ *     on the lines);
+ *   3: rank 0 MPI_Alltoall, the others MPI_Allreduce of one int (both
+ *     on the lines).
+ * (A collective whose other ranks need nothing of rank 0, as a Gather to
+ * it, ends for them before rank 0 fails: they are a collective ahead of
+ * it from then on, and the next ones fail or hang, as in any MPI.)
+ * With MPI_ERRORS_RETURN every rank gets MPI_ERR_OTHER instead of a hang,
+ * noticed from either side, and agreeing collectives afterwards still
+ * work (point-to-point, the mailboxes and lines given up). Over TCP (no
+ * mailboxes) it checks nothing. */
+#include "common.h"
+
+int main(int argc, char **argv)
+{
+    int rank, size, cls;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    const char *transport = getenv("OXMPI_TRANSPORT"), *c = getenv("MISMATCH_CASE");
+    if (transport && strcmp(transport, "tcp") == 0)
+        return finish();
+    int which = c ? atoi(c) : 0, x = rank + 1, y = 0, e = MPI_SUCCESS;
+    int *all = calloc(size, sizeof(int)), *xs = calloc(size, sizeof(int));
+    switch (which) {
+    case 0:
+        e = rank == 0 ? MPI_Barrier(MPI_COMM_WORLD) : MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    case 1: e = rank == 0 ? MPI_Barrier(MPI_COMM_WORLD) : MPI_Bcast(&x, 1, MPI_INT, 0, MPI_COMM_WORLD); break;
+    case 2:
+        e = rank == 0 ? MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD)
+                      : MPI_Allgather(&x, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+        break;
+    case 3:
+        e = rank == 0 ? MPI_Alltoall(xs, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD)
+                      : MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+    }
+    MPI_Error_class(e, &cls);
+    CHECK(cls == MPI_ERR_OTHER, "case %d: class %d, not MPI_ERR_OTHER", which, cls);
+    CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "case %d: barrier after", which);
+    x = rank + 1;
+    CHECK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "case %d: allreduce", which);
+    CHECK(y == size * (size + 1) / 2, "case %d: allreduce after: %d", which, y);
+    free(all), free(xs);
+    return finish();
+}

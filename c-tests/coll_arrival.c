@@ -1,0 +1,129 @@
+/* oxmpi-test: ranks=1,2,3,4,5,9
+ * Short collectives of the whole world back to back: Barrier, Allreduce
+ * (MPI_SUM on doubles, and a user operator that does not commute on 2x2
+ * integer matrices), Allgather and Alltoall with parts of 4 to 40 bytes,
+ * which go on the ranks' arrival lines (up to 8 ranks; at 9 through the
+ * mailboxes), on MPI_COMM_WORLD and a duplicate of it (one count for
+ * both), interleaved with collectives of a communicator of the world in
+ * reverse order (the mailboxes), in place and not. Every few hundred
+ * calls one rank, in turn, is a millisecond late, so that the others
+ * post their next part while it still reads the last one. Every result
+ * is checked against the one computed here. */
+#define _GNU_SOURCE
+#include "common.h"
+#include <time.h>
+
+enum { CALLS = 3000, LATE_EVERY = 211 };
+
+static int rank, size, errors;
+
+static void mat2_set(int *m, int r, int i, int k)
+{
+    /* unimodular-ish small entries, different per rank, call and item */
+    m[0] = 1, m[1] = (r + i + k) % 3, m[2] = (r * 7 + i + 2 * k) % 2, m[3] = 1 + m[1] * m[2];
+}
+
+static void mat2_mul(const int *a, const int *b, int *c)
+{
+    int t[4] = {a[0] * b[0] + a[1] * b[2], a[0] * b[1] + a[1] * b[3], a[2] * b[0] + a[3] * b[2],
+                a[2] * b[1] + a[3] * b[3]};
+    memcpy(c, t, sizeof t);
+}
+
+static void note(int ok, int i, const char *what)
+{
+    if (!ok && errors++ < 5)
+        fprintf(stderr, "rank %d: call %d: wrong %s\n", rank, i, what);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    check_library();
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm dup, rev;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
+    MPI_Datatype mat;
+    MPI_Type_contiguous(4, MPI_INT, &mat);
+    MPI_Type_commit(&mat);
+    MPI_Op prod;
+    MPI_Op_create(mat2_product, 0, &prod);
+    int per = 10 / size > 0 ? 10 / size : 1; /* an alltoall's ints per block */
+    double d[5], dr[5];
+    int m[8], mr[8], g[10 * 9], s[10 * 9], t[10 * 9];
+    for (int i = 0; i < CALLS; i++) {
+        if (i % LATE_EVERY == 0 && (i / LATE_EVERY) % size == rank) {
+            struct timespec ms = {0, 1000000L};
+            nanosleep(&ms, NULL);
+        }
+        MPI_Comm c = i % 3 == 1 ? dup : MPI_COMM_WORLD;
+        int in_place = i % 2, k = 1 + i % 5;
+        switch (i % 6) {
+        case 0: CHECK(MPI_Barrier(c) == MPI_SUCCESS, "barrier %d", i); break;
+        case 1: {
+            for (int j = 0; j < k; j++) d[j] = dr[j] = (rank + 1) * (double)(i + j);
+            MPI_Allreduce(in_place ? MPI_IN_PLACE : d, dr, k, MPI_DOUBLE, MPI_SUM, c);
+            int ok = 1;
+            for (int j = 0; j < k; j++) ok &= dr[j] == size * (size + 1) / 2 * (double)(i + j);
+            note(ok, i, "allreduce sum");
+            break;
+        }
+        case 2: {
+            int items = 1 + i % 2, want[8];
+            for (int j = 0; j < items; j++) {
+                mat2_set(m + 4 * j, rank, i, j);
+                memcpy(mr + 4 * j, m + 4 * j, 4 * sizeof(int));
+                /* rank order: M0 x M1 x ... */
+                mat2_set(want + 4 * j, 0, i, j);
+                for (int r = 1; r < size; r++) {
+                    int x[4];
+                    mat2_set(x, r, i, j);
+                    mat2_mul(want + 4 * j, x, want + 4 * j);
+                }
+            }
+            MPI_Allreduce(in_place ? MPI_IN_PLACE : m, mr, items, mat, prod, c);
+            note(memcmp(mr, want, items * 4 * sizeof(int)) == 0, i, "allreduce by a user operator");
+            break;
+        }
+        case 3: {
+            for (int r = 0; r < size * k; r++) g[r] = -1;
+            for (int j = 0; j < k; j++) {
+                s[j] = rank * 1000 + i + j;
+                if (in_place)
+                    g[rank * k + j] = s[j];
+            }
+            MPI_Allgather(in_place ? MPI_IN_PLACE : s, k, MPI_INT, g, k, MPI_INT, c);
+            int ok = 1;
+            for (int r = 0; r < size; r++)
+                for (int j = 0; j < k; j++) ok &= g[r * k + j] == r * 1000 + i + j;
+            note(ok, i, "allgather");
+            break;
+        }
+        case 4: {
+            for (int r = 0; r < size; r++)
+                for (int j = 0; j < per; j++) s[r * per + j] = rank * 100000 + r * 100 + i % 100 + j, t[r * per + j] = -1;
+            MPI_Alltoall(s, per, MPI_INT, t, per, MPI_INT, c);
+            int ok = 1;
+            for (int r = 0; r < size; r++)
+                for (int j = 0; j < per; j++) ok &= t[r * per + j] == r * 100000 + rank * 100 + i % 100 + j;
+            note(ok, i, "alltoall");
+            break;
+        }
+        case 5: {
+            /* the mailboxes, between the lines' calls */
+            int x = rank + i, y = -1;
+            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rev);
+            note(y == size * (size - 1) / 2 + size * i, i, "allreduce on the reversed world");
+            break;
+        }
+        }
+    }
+    CHECK(errors == 0, "%d wrong results of %d calls", errors, CALLS);
+    MPI_Op_free(&prod);
+    MPI_Type_free(&mat);
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&rev);
+    return finish();
+}
