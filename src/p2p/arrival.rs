@@ -124,9 +124,7 @@ impl Engine {
         let ours = shape(kind, mine.len());
         self.seg.post_arrival(n, stamp, ours, mine);
         let me = self.seg.me;
-        for q in (0..self.seg.nranks).filter(|&q| q != me) {
-            self.seg.ring_bell(q);
-        }
+        self.seg.ring_bells((0..self.seg.nranks).filter(|&q| q != me));
         let (ctx, tag) = ((stamp >> 32) as u32, super::mailbox::user_tag(stamp as u32));
         let mut first: MpiResult<()> = Ok(());
         let mut part = [0u8; ARRIVAL_BYTES];

@@ -368,8 +368,8 @@ impl Engine {
         for r in readers {
             let r = self.local_index(r);
             self.tally(kind).slots[k].1.push(r);
-            self.seg.ring_bell(r);
         }
+        self.seg.ring_bells(self.mailboxes[kind as usize].slots[k].1.iter().copied());
         // the next slot's header lines were last read by its readers'
         // cores (the stamp): fetch them for writing now, while the caller
         // goes on, not when the next publication stalls on them (measured,

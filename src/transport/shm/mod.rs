@@ -542,6 +542,18 @@ impl Segment {
         }
     }
 
+    /// `ring_bell` for each of `dsts` after one publication they all
+    /// read: one fence for all.
+    pub fn ring_bells(&self, dsts: impl IntoIterator<Item = usize>) {
+        std::sync::atomic::fence(Ordering::SeqCst);
+        for dst in dsts {
+            let d = self.doorbell(dst);
+            if d.sleeping.load(Ordering::Relaxed) != 0 {
+                d.wake();
+            }
+        }
+    }
+
     /// Sleep until a peer rings our bell, `still_idle` turns false, or the
     /// timeout passes. With `for_room`, peers that take frames from our
     /// rings to them ring too (see `took_frames`).
