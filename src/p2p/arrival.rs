@@ -123,20 +123,19 @@ impl Engine {
         let n = self.arrivals;
         let ours = shape(kind, mine.len());
         self.seg.post_arrival(n, stamp, ours, mine);
-        let me = self.seg.me;
-        self.seg.ring_bells((0..self.seg.nranks).filter(|&q| q != me));
+        let local = self.seg.me;
+        self.seg.ring_bells((0..self.seg.nranks).filter(|&q| q != local));
         let (ctx, tag) = ((stamp >> 32) as u32, super::mailbox::user_tag(stamp as u32));
         let mut first: MpiResult<()> = Ok(());
         let mut part = [0u8; ARRIVAL_BYTES];
         for r in 0..self.size {
-            if r == me {
+            if r == self.rank {
                 first = first.and(take(r, mine));
                 continue;
             }
             let q = self.local_index(r);
             if self.seg.arrival_n(q, n) < n {
                 let what = || format!("world rank {r} to post its part of collective {n} of the world ({stamp:#x})");
-                // a rank in another collective of this operation
                 // a rank in another collective of this operation: Some(the
                 // bytes of its part in the mailboxes, or None as messages)
                 let astray = |e: &Engine| {

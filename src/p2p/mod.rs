@@ -10,6 +10,7 @@ mod progress;
 pub mod protocol;
 pub mod request;
 pub mod schedule;
+mod waits;
 mod wire;
 
 use crate::datatype::{pack, TypeInfo, TypeRef};

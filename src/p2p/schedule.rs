@@ -175,7 +175,7 @@ impl Engine {
             self.progress();
             if !s.active.iter().all(|&(r, _)| self.peek_done(r)) {
                 round = round.wrapping_add(1);
-                if round.is_multiple_of(super::mailbox::ASTRAY_EVERY) {
+                if round.is_multiple_of(super::waits::ASTRAY_EVERY) {
                     if let Some(e) = s.stamp.and_then(|stamp| self.out_of_step(stamp, &s.group)) {
                         self.abandon(s, e.clone());
                         return Err(e);

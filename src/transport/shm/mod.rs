@@ -934,6 +934,33 @@ mod tests {
     }
 
     #[test]
+    fn arrival_parts_alternate_between_two_lines_each_seen_by_peers_with_its_count() {
+        let all = ranks("arrivals", 3);
+        let mut out = [0u8; ARRIVAL_BYTES];
+        assert_eq!(all[1].arrival_n(0, 1), 0, "nothing posted yet");
+        all[0].post_arrival(1, 0x11, 7, b"first part");
+        all[0].post_arrival(2, 0x12, 3, b"two");
+        // rank 1 still reads part 1 while part 2 is on the other line
+        assert_eq!(all[1].arrival_n(0, 1), 1);
+        assert_eq!(all[2].arrival_n(0, 2), 2);
+        assert_eq!(all[1].arrival_part(0, 1, &mut out[..10]), (0x11, 7));
+        assert_eq!(&out[..10], b"first part");
+        assert_eq!(all[2].arrival_part(0, 2, &mut out[..3]), (0x12, 3));
+        assert_eq!(&out[..3], b"two");
+        // part 3 replaces part 1; a full line's bytes come back whole
+        let full: Vec<u8> = (0..ARRIVAL_BYTES as u8).collect();
+        all[0].post_arrival(3, 0x13, 40, &full);
+        assert_eq!(all[2].arrival_n(0, 3), 3);
+        assert_eq!(all[2].arrival_n(0, 4), 2, "line 0 still holds part 2");
+        all[2].arrival_part(0, 3, &mut out);
+        assert_eq!(&out[..], &full[..]);
+        // a waiting rank finds where an operation went
+        assert_eq!(all[1].posted_arrival(0, 0x13), Some(40));
+        assert_eq!(all[1].posted_arrival(0, 0x11), None, "overwritten");
+        assert_eq!(all[1].posted_arrival(2, 0x13), None, "rank 2 posted nothing");
+    }
+
+    #[test]
     fn a_rank_finds_its_core_crowded_when_two_more_ranks_that_want_one_are_on_it() {
         let mut all = ranks("crowded", 4);
         let here = stay_here();
