@@ -1,0 +1,246 @@
+//! Alltoallv and alltoallw through the mailboxes: one publication per
+//! rank of the blocks that fit, with a table of every block's size, the
+//! others in pieces or as messages.
+
+use super::*;
+
+/// The most ranks an alltoallv or alltoallw goes through the mailboxes
+/// among (`alltoallv`): a publication starts with 8 bytes per rank.
+pub const VARIED_MAX_RANKS: usize = 64;
+
+/// Entries of an alltoallv's ranks (at most `VARIED_MAX_RANKS`), on the
+/// stack and only as many as there are: zeroing whole tables of the most
+/// ranks took an eighth of an 8-byte Alltoallv's time at 2 ranks.
+type PerRank<T> = arrayvec::ArrayVec<T, VARIED_MAX_RANKS>;
+
+/// A block of an alltoallv that does not go in its writer's publication
+/// (`alltoallv`): as a message or in pieces.
+const OUTSIDE: u32 = u32::MAX;
+
+/// A block's length in an alltoallv's table: HUGE for one of 4 GiB or
+/// more (which goes as a message).
+const HUGE: u32 = u32::MAX;
+
+/// An alltoallv's or alltoallw's blocks, as `alltoallv` moves them.
+pub trait Varied {
+    /// Bytes of this rank's block for rank r.
+    fn size(&self, r: usize) -> usize;
+    /// This rank's block for rank r, in a row.
+    fn block(&self, r: usize) -> &[u8];
+    /// Bytes expected from rank q.
+    fn expect(&self, q: usize) -> usize;
+    /// Rank q's block came in its publication: put it in place.
+    fn land(&mut self, q: usize, data: &[u8]);
+    /// Where rank q's block lands when it comes outside the publication,
+    /// `expect(q)` bytes: the user's buffer or a staging area (the
+    /// caller's to unpack once the operation is done).
+    fn landing(&mut self, q: usize) -> &mut [u8];
+    /// Post the message of this rank's block for rank r.
+    fn send(&mut self, e: &mut Engine, r: usize) -> MpiResult<ReqId>;
+    /// Post the receive of rank q's block into `landing(q)`.
+    fn recv(&mut self, e: &mut Engine, q: usize) -> ReqId;
+}
+
+/// Alltoallv or alltoallw through the mailboxes: every rank makes one
+/// publication, a table of (offset, length) per rank and then the
+/// blocks for the other ranks that fit (up to OXMPI_SHM_COLL_MAX bytes of
+/// them), in rank order; a block that does not fit goes outside it,
+/// which its table entry says with the block's length. So the members
+/// agree without knowing each other's sizes: each reads every other's
+/// table, and from them all learns every block that goes outside. Those
+/// go in pieces through the long mailboxes, in lockstep, where
+/// `tuning::in_pieces` says so for the rank with the most bytes outside,
+/// else as messages. Returns the requests posted, for the caller to
+/// wait for, and the first error of sizes that differ (the members
+/// still stay in step, messages pairing up and pieces read as far as
+/// they fit). This rank's own block is the caller's.
+pub fn alltoallv(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    v: &mut impl Varied,
+) -> MpiResult<(Vec<ReqId>, MpiResult<()>)> {
+    let (n, me) = (m.group.size(), m.me);
+    debug_assert!(n <= VARIED_MAX_RANKS);
+    let table = 8 * n;
+    // (offset, length) of each block in the publication, in rank order
+    // while they fit (and come to at most OXMPI_SHM_COLL_MAX bytes)
+    let cap = Boxes::Short.bytes().min(table + tuning::shm_max());
+    let mut end = table;
+    let mut mine = PerRank::new();
+    for r in 0..n {
+        let len = v.size(r);
+        mine.push(if r == me {
+            (0, 0)
+        } else if end + len <= cap {
+            end += len;
+            ((end - len - table) as u32, len as u32)
+        } else {
+            (OUTSIDE, u32::try_from(len).unwrap_or(HUGE))
+        });
+    }
+    let mine = &mine[..];
+    e.publish_filled(Boxes::Short, stamp, end, m.others(me), |out| {
+        for (r, &(off, len)) in mine.iter().enumerate() {
+            out[8 * r..8 * r + 4].copy_from_slice(&off.to_le_bytes());
+            out[8 * r + 4..8 * r + 8].copy_from_slice(&len.to_le_bytes());
+            if off != OUTSIDE && r != me {
+                let at = table + off as usize;
+                out[at..at + len as usize].copy_from_slice(v.block(r));
+            }
+        }
+    })?;
+    let mut t = Outside::new();
+    t.note(mine.iter().copied());
+    let mut failed = FirstError::default();
+    for q in (0..n).filter(|&q| q != me) {
+        let read = e.use_mailbox(Boxes::Short, m.world(q), stamp, |data, seen| {
+            let word = |at: usize| data.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
+            if seen.astray {
+                return Err(format!("published this operation in its long mailbox ({} bytes)", seen.stream));
+            }
+            if data.len() < table {
+                return Err(format!("published {} bytes, less than a table", data.len()));
+            }
+            let entry = |r: usize| (word(8 * r).unwrap_or(0), word(8 * r + 4).unwrap_or(0));
+            t.note((0..n).filter(|&r| r != q).map(entry));
+            match entry(me) {
+                (OUTSIDE, len) => Ok(Ok(Some(len))),
+                (off, len) => {
+                    let at = table + off as usize;
+                    let Some(block) = data.get(at..at + len as usize) else {
+                        let bytes = data.len();
+                        return Err(format!("published {bytes} bytes, and its table puts {len} for this rank at {at}"));
+                    };
+                    Ok(check_size(q, block.len(), v.expect(q)).map(|()| {
+                        v.land(q, block);
+                        None
+                    }))
+                }
+            }
+        });
+        match read {
+            Ok(Ok(Ok(None))) => {}
+            Ok(Ok(Ok(Some(len)))) => t.theirs.push((q, len)),
+            // the sizes differ
+            Ok(Ok(Err(err))) => failed.keep(Err(err)),
+            Ok(Err(what)) => {
+                e.give_up_mailboxes(stamp);
+                return err!(Other, "rank {q} took part in this alltoallv another way: it {what}");
+            }
+            Err(err) => return Err(err),
+        }
+    }
+    // as for an alltoall, a block decides (here the longest outside, as
+    // if every rank's were that long); the bytes in all stay bounded
+    let by_pieces = t.heaviest > 0
+        && !t.huge
+        && tuning::in_pieces(Pieces::Alltoall, n, t.longest.saturating_mul(n), 1)
+        && t.heaviest <= tuning::shm_long_max();
+    if by_pieces {
+        failed.keep(varied_cut(e, m, stamp, v, (mine, &t)));
+        return Ok((Vec::new(), failed.result()));
+    }
+    let mut posted = Vec::new();
+    for r in (0..n).filter(|&r| r != me && mine[r].0 == OUTSIDE) {
+        match v.send(e, r) {
+            Ok(id) => posted.push(id),
+            Err(err) => failed.keep(Err(err)),
+        }
+    }
+    for &(q, _) in &t.theirs {
+        posted.push(v.recv(e, q));
+    }
+    Ok((posted, failed.result()))
+}
+
+/// What an alltoallv's tables say goes outside the publications
+/// (`alltoallv`).
+struct Outside {
+    /// The most bytes one rank sends outside.
+    heaviest: usize,
+    /// The longest block outside.
+    longest: usize,
+    /// Some block is of 4 GiB or more.
+    huge: bool,
+    /// The ranks whose block for this rank goes outside, in rank order,
+    /// with its length (an empty block never does).
+    theirs: PerRank<(usize, u32)>,
+}
+
+impl Outside {
+    /// Nothing outside yet.
+    fn new() -> Outside {
+        Outside { heaviest: 0, longest: 0, huge: false, theirs: PerRank::new() }
+    }
+
+    /// The length of rank q's block for this rank when it goes outside,
+    /// or 0.
+    fn theirs(&self, q: usize) -> usize {
+        self.theirs.iter().find(|&&(r, _)| r == q).map_or(0, |&(_, len)| len as usize)
+    }
+
+    /// Take note of one rank's table `entries` (offset, length).
+    fn note(&mut self, entries: impl Iterator<Item = (u32, u32)>) {
+        let mut sum = 0;
+        for (_, len) in entries.filter(|&(off, _)| off == OUTSIDE) {
+            sum += len as usize;
+            self.longest = self.longest.max(len as usize);
+            self.huge |= len == HUGE;
+        }
+        self.heaviest = self.heaviest.max(sum);
+    }
+}
+
+/// The blocks of an alltoallv that go outside the publications, in
+/// pieces, in lockstep as `alltoall_cut`: item t is piece t % P of the
+/// block for the rank 1 + t / P after this one and of the block from as
+/// far before, P being the pieces of the longest block (every rank knows
+/// it from the tables); a block with fewer pieces skips the rest, on
+/// both sides alike. Each side goes by the writer's length (from its
+/// table), so that a reader expecting another reads what fits and the
+/// members stay in step; Err(the sizes differ) then.
+fn varied_cut(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    v: &mut impl Varied,
+    (mine, t): (&[(u32, u32)], &Outside),
+) -> MpiResult<()> {
+    let (n, me) = (m.group.size(), m.me);
+    let cut = Cut::new(t.longest, 1);
+    let per = cut.pieces.max(1);
+    let pieces = |len: usize| Cut::new(len, 1).pieces.max(1);
+    let at = |t: usize| (1 + t / per, t % per);
+    let mut failed = FirstError::default();
+    pipeline(e, (n - 1) * per, |e, step| match step {
+        Step::Publish(item) => {
+            let (i, p) = at(item);
+            let to = (me + i) % n;
+            let (off, len) = (mine[to].0, mine[to].1 as usize);
+            if off != OUTSIDE || p >= pieces(len) {
+                return Ok(());
+            }
+            let last = p + 1 == pieces(len);
+            e.publish_piece(piece(stamp, item), &v.block(to)[cut.piece(0..len, p)], len, last, [m.world(to)])
+        }
+        Step::Read(item) => {
+            let (i, p) = at(item);
+            let from = (me + n - i) % n;
+            let len = t.theirs(from);
+            if len == 0 || p >= pieces(len) {
+                return Ok(());
+            }
+            let landing = v.landing(from);
+            let want = landing.len();
+            let range = cut.piece(0..len, p);
+            let into = &mut landing[range.start.min(want)..range.end.min(want)];
+            e.read_agreed(Boxes::Long, m.world(from), piece(stamp, item), into)?;
+            if p == 0 {
+                failed.keep(check_size(from, len, want));
+            }
+            Ok(())
+        }
+    })?;
+    failed.result()
+}
