@@ -1,0 +1,112 @@
+//! The arrival lines: two per rank, on which the short collectives of the
+//! whole world post each rank's part (`p2p::arrival`).
+
+use super::{arrivals_at, Segment, LINE};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The bytes a collective's part may have to go on an arrival line.
+pub const ARRIVAL_BYTES: usize = 40;
+
+/// One of a rank's two arrival lines (`Segment::post_arrival`): its part
+/// of a short collective of the whole world (`p2p::arrival`), its `n`th,
+/// on line `n % 2`.
+#[repr(C, align(64))]
+struct Arrival {
+    /// n, stored last (Release): the rest is the `n`th collective's.
+    n: AtomicU64,
+    /// Its operation (`coll::shm::stamp`).
+    op: AtomicU64,
+    /// What the part is: its collective and its bytes (`p2p::arrival`).
+    shape: AtomicU64,
+    /// The part's bytes.
+    words: [AtomicU64; ARRIVAL_BYTES / 8],
+}
+
+const _: () = assert!(std::mem::size_of::<Arrival>() == LINE);
+
+impl Segment {
+    /// Local rank `rank`'s arrival line for its `n`th part.
+    fn arrival(&self, rank: usize, n: u64) -> &Arrival {
+        assert!(rank < self.nranks);
+        // SAFETY: the header page(s) hold two lines per rank after the
+        // rows of read marks (`layout`), zero-filled by ftruncate.
+        unsafe { &*(self.base.add(arrivals_at(self.nranks) + (2 * rank + (n % 2) as usize) * LINE) as *const Arrival) }
+    }
+
+    /// This rank's part `data` (at most `ARRIVAL_BYTES`) of its `n`th short
+    /// collective of the whole world, operation `op`, of shape `shape`, on
+    /// its arrival line `n % 2`. The caller knows every reader of its part
+    /// of collective n - 2, which went on that line, is done with it.
+    /// Release: what this rank did before happens before what a rank that
+    /// sees `n` (`arrival_n`) does after.
+    pub fn post_arrival(&self, n: u64, op: u64, shape: u64, data: &[u8]) {
+        let a = self.arrival(self.me, n);
+        for (w, chunk) in a.words.iter().zip(data.chunks(8)) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            w.store(u64::from_ne_bytes(word), Ordering::Relaxed);
+        }
+        a.op.store(op, Ordering::Relaxed);
+        a.shape.store(shape, Ordering::Relaxed);
+        a.n.store(n, Ordering::Release);
+    }
+
+    /// The number on local rank `q`'s arrival line for its `n`th
+    /// collective: `n` once it posted it, `n - 2` (or 0) before.
+    pub fn arrival_n(&self, q: usize, n: u64) -> u64 {
+        self.arrival(q, n).n.load(Ordering::Acquire)
+    }
+
+    /// Local rank `q`'s `n`th part (`arrival_n` said it is there): its
+    /// operation, its shape, and its first `out.len()` bytes into `out`.
+    pub fn arrival_part(&self, q: usize, n: u64, out: &mut [u8]) -> (u64, u64) {
+        let a = self.arrival(q, n);
+        for (w, chunk) in a.words.iter().zip(out.chunks_mut(8)) {
+            chunk.copy_from_slice(&w.load(Ordering::Relaxed).to_ne_bytes()[..chunk.len()]);
+        }
+        (a.op.load(Ordering::Relaxed), a.shape.load(Ordering::Relaxed))
+    }
+
+    /// The shape of local rank `q`'s part of operation `op` if it posted
+    /// it on either arrival line.
+    pub fn posted_arrival(&self, q: usize, op: u64) -> Option<u64> {
+        (0..2).find_map(|n| {
+            let a = self.arrival(q, n);
+            (a.n.load(Ordering::Acquire) != 0 && a.op.load(Ordering::Relaxed) == op)
+                .then(|| a.shape.load(Ordering::Relaxed))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::shm::tests::ranks;
+
+    #[test]
+    fn arrival_parts_alternate_between_two_lines_each_seen_by_peers_with_its_count() {
+        let all = ranks("arrivals", 3);
+        let mut out = [0u8; ARRIVAL_BYTES];
+        assert_eq!(all[1].arrival_n(0, 1), 0, "nothing posted yet");
+        all[0].post_arrival(1, 0x11, 7, b"first part");
+        all[0].post_arrival(2, 0x12, 3, b"two");
+        // rank 1 still reads part 1 while part 2 is on the other line
+        assert_eq!(all[1].arrival_n(0, 1), 1);
+        assert_eq!(all[2].arrival_n(0, 2), 2);
+        assert_eq!(all[1].arrival_part(0, 1, &mut out[..10]), (0x11, 7));
+        assert_eq!(&out[..10], b"first part");
+        assert_eq!(all[2].arrival_part(0, 2, &mut out[..3]), (0x12, 3));
+        assert_eq!(&out[..3], b"two");
+        // part 3 replaces part 1; a full line's bytes come back whole
+        let full: Vec<u8> = (0..ARRIVAL_BYTES as u8).collect();
+        all[0].post_arrival(3, 0x13, 40, &full);
+        assert_eq!(all[2].arrival_n(0, 3), 3);
+        assert_eq!(all[2].arrival_n(0, 4), 2, "line 0 still holds part 2");
+        all[2].arrival_part(0, 3, &mut out);
+        assert_eq!(&out[..], &full[..]);
+        // a waiting rank finds where an operation went
+        assert_eq!(all[1].posted_arrival(0, 0x13), Some(40));
+        assert_eq!(all[1].posted_arrival(0, 0x11), None, "overwritten");
+        assert_eq!(all[1].posted_arrival(2, 0x13), None, "rank 2 posted nothing");
+    }
+}
