@@ -27,9 +27,14 @@
 
 use super::Engine;
 use crate::comm::Group;
-use crate::err;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 pub use crate::transport::shm::ARRIVAL_BYTES;
+
+/// The most ranks whose collectives go on the arrival lines: each rank
+/// reads every other's line (as the mailboxes' short allreduces and
+/// barriers read every other's part up to as many ranks, beyond which they
+/// meet at one rank, `coll::shm`).
+const MOST_RANKS: usize = 8;
 
 /// Which collective a part on an arrival line is of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,19 +66,26 @@ fn shape(kind: Kind, bytes: usize) -> u64 {
     (kind as u64) << 32 | bytes as u64
 }
 
-/// The error of a rank that waits in the mailboxes for local rank `from`'s
-/// part of an operation `from` posted on its arrival line instead, as a
-/// collective of `shape`'s kind.
+/// MPI_ERR_OTHER: world rank `r` called the collective `theirs` where this
+/// rank called `ours` (None: another one than the other's).
+fn out_of_order(r: usize, theirs: Option<Kind>, ours: Option<Kind>) -> MpiError {
+    let name = |k: Option<Kind>| k.map_or("another collective", Kind::name);
+    MpiError::new(
+        ErrorClass::Other,
+        format!("world rank {r} called {} where this rank called {}: the ranks of a communicator must call the same collectives in the same order", name(theirs), name(ours)),
+    )
+}
+
+/// The error of a rank that waits in the mailboxes for world rank
+/// `world`'s part of an operation `world` posted on its arrival line
+/// instead, as a collective of `shape`'s kind.
 pub fn posted_instead(world: usize, shape: u64) -> MpiError {
     match Kind::of(shape) {
         Some(k) if k != Kind::Barrier => MpiError::new(
             ErrorClass::Count,
             format!("world rank {world} took part in this collective with a part short enough for its arrival line, where this rank's went through the mailboxes: the ranks passed counts or datatypes of different sizes"),
         ),
-        k => MpiError::new(
-            ErrorClass::Other,
-            format!("world rank {world} called {} where this rank called another collective: the ranks of a communicator must call the same collectives in the same order", k.map_or("another collective", Kind::name)),
-        ),
+        k => out_of_order(world, k, None),
     }
 }
 
@@ -86,10 +98,7 @@ fn went_elsewhere(r: usize, kind: Kind, bytes: usize, there: Option<usize>, n: u
     // (an alltoall's publication leaves its writer's own block out)
     let line = |len: usize| if kind == Kind::Alltoall { len / n.saturating_sub(1).max(1) * n } else { len };
     if kind == Kind::Barrier || there.is_some_and(|len| line(len) <= ARRIVAL_BYTES) {
-        return MpiError::new(
-            ErrorClass::Other,
-            format!("world rank {r} called another collective where this rank called {}: the ranks of a communicator must call the same collectives in the same order", kind.name()),
-        );
+        return out_of_order(r, None, Some(kind));
     }
     MpiError::new(
         ErrorClass::Truncate,
@@ -100,9 +109,10 @@ fn went_elsewhere(r: usize, kind: Kind, bytes: usize, there: Option<usize>, n: u
 impl Engine {
     /// Whether a short collective of `group`, whose ranks are all on this
     /// host, with parts of `bytes`, goes on the arrival lines: the group is
-    /// the whole world in world order and the part fits a line.
+    /// the whole world in world order, of at most `MOST_RANKS`, and the
+    /// part fits a line.
     pub fn by_arrivals(&self, group: &Group, bytes: usize) -> bool {
-        bytes <= ARRIVAL_BYTES && matches!(group, Group::World(n) if *n == self.size)
+        bytes <= ARRIVAL_BYTES && self.size <= MOST_RANKS && matches!(group, Group::World(n) if *n == self.size)
     }
 
     /// This rank's part `mine` of collective `kind`, operation `stamp` (as
@@ -150,8 +160,7 @@ impl Engine {
             let (op, theirs) = self.seg.arrival_part(q, n, &mut part);
             if op != stamp || Kind::of(theirs) != Some(kind) {
                 self.give_up_mailboxes(stamp);
-                let called = Kind::of(theirs).filter(|_| op == stamp).map_or("another collective", Kind::name);
-                return err!(Other, "world rank {r} called {called} where this rank called {}: the ranks of a communicator must call the same collectives in the same order", kind.name());
+                return Err(out_of_order(r, Kind::of(theirs).filter(|_| op == stamp), Some(kind)));
             }
             let len = (theirs as u32 as usize).min(ARRIVAL_BYTES);
             first = first.and(take(r, &part[..len]));

@@ -146,10 +146,7 @@ pub fn allreduce(
     if !whole(data.len()) {
         return allreduce_cut(e, m, stamp, from, data, red);
     }
-    if let Some(from) = from {
-        data.copy_from_slice(from);
-    }
-    if n <= ALL_READ_ALL && e.by_arrivals(m.group, data.len()) {
+    if e.by_arrivals(m.group, data.len()) {
         // everyone folds every part, in rank order
         let (len, mut acc, mut spare) = (data.len(), Line::default(), Line::default());
         e.arrive(stamp, Kind::Allreduce, own(from, data), |r, part| {
@@ -158,6 +155,9 @@ pub fn allreduce(
         })?;
         data.copy_from_slice(&acc.0[..len]);
         return Ok(());
+    }
+    if let Some(from) = from {
+        data.copy_from_slice(from);
     }
     if n > ALL_READ_ALL {
         let done = gather_reduce(e, m, stamp, None, data, red, 0, false);

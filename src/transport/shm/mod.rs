@@ -515,19 +515,15 @@ impl Segment {
 
     /// After publishing a frame for `dst`: wake it if it sleeps.
     pub fn ring_bell(&self, dst: usize) {
-        let d = self.doorbell(dst);
-        // SeqCst fence: pairs with the fence in `sleep` (Dekker): either we
-        // see `sleeping`, or the sleeper sees our frame when it re-checks.
-        // (Measured: dropping it gains nothing visible on ping-pong.)
-        std::sync::atomic::fence(Ordering::SeqCst);
-        if d.sleeping.load(Ordering::Relaxed) != 0 {
-            d.wake();
-        }
+        self.ring_bells([dst]);
     }
 
     /// `ring_bell` for each of `dsts` after one publication they all
     /// read: one fence for all.
     pub fn ring_bells(&self, dsts: impl IntoIterator<Item = usize>) {
+        // SeqCst fence: pairs with the fence in `sleep` (Dekker): either we
+        // see `sleeping`, or the sleeper sees our frame when it re-checks.
+        // (Measured: dropping it gains nothing visible on ping-pong.)
         std::sync::atomic::fence(Ordering::SeqCst);
         for dst in dsts {
             let d = self.doorbell(dst);
