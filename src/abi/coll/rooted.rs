@@ -247,3 +247,152 @@ collective! { comm;
     (sendbuf: *const c_void, sendcounts: *const i64, displs: *const isize, sendtype: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: c_int, root: c_int, comm: c_int)
     |how| scatter_any(sendbuf, Arr::Count(sendcounts), Some(Arr::Aint(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, how)
 }
+
+/// Whether a process of a gather or scatter has its own one-block side
+/// (sendbuf of a gather, recvbuf of a scatter): the other group's
+/// processes on an intercommunicator; on an intracommunicator every rank
+/// but an in-place root.
+fn own_side(role: Role, between: bool, in_place: bool) -> bool {
+    match role {
+        Role::Toward(_) => true,
+        Role::Root => !between && !in_place,
+        Role::Idle => false,
+    }
+}
+
+/// A rooted collective's communicator, this process's role, and whether
+/// `buf` (the argument named `which`) is MPI_IN_PLACE, which only the root
+/// of an intracommunicator collective may pass.
+fn rooted(st: &State, comm: c_int, root: c_int, buf: *const c_void, which: &str) -> MpiResult<(Local, Role, bool)> {
+    let c = members(st, comm)?;
+    let role = role(&c, root)?;
+    no_in_place_between(&c, buf, which)?;
+    let in_place = is_in_place(buf);
+    if in_place && role != Role::Root {
+        return err!(Buffer, "MPI_IN_PLACE is only allowed as {which} at the root");
+    }
+    Ok((c, role, in_place))
+}
+
+/// A Gather's or Scatter's equal blocks on an intracommunicator, for the
+/// mailboxes: `own` is this rank's one-block side (None: the root in
+/// place), `all` the root's n blocks in a row (items r * count on are
+/// rank r's), None elsewhere.
+struct Blocks<'a> {
+    n: usize,
+    me: usize,
+    root: usize,
+    own: Option<&'a Part>,
+    all: Option<Part>,
+}
+
+impl<'a> Blocks<'a> {
+    /// A Gather's or Scatter's blocks when they are equal (MPI_Gather and
+    /// MPI_Scatter, not their v forms) on an intracommunicator: the root's
+    /// n blocks are `counts`' one value of items each of `root_side`'s
+    /// (buffer, datatype, name). None otherwise, or at the root when its
+    /// count is negative or n blocks' items overflow (it goes the other
+    /// way, and fails there). The other ranks look at their own part only:
+    /// the root's side is not significant there (MPICH's tests pass -1 and
+    /// MPI_DATATYPE_NULL), and whether the blocks are equal is the
+    /// operation's, which every rank knows alike.
+    fn equal(
+        c: &Local,
+        role: Role,
+        (counts, displs): (Arr, Option<Arr>),
+        own: Option<&'a Part>,
+        root_side: (*const c_void, c_int, &str),
+    ) -> MpiResult<Option<Blocks<'a>>> {
+        let (None, None) = (displs, c.remote) else {
+            return Ok(None);
+        };
+        let root = root_rank(role, c.rank);
+        let mut all = None;
+        if c.rank == root {
+            let Some(total) = counts.one().and_then(|v| v.checked_mul(c.n as i64)) else {
+                return Ok(None);
+            };
+            let (buf, ty, name) = root_side;
+            all = Some(side(total, ty, buf, name)?);
+        }
+        Ok(Some(Blocks { n: c.n, me: c.rank, root, own, all }))
+    }
+
+    /// The bytes of one block: the root's share of `all`, or this rank's
+    /// part; None if they overflow.
+    fn size(&self) -> Option<usize> {
+        match &self.all {
+            Some(all) => Some(all.ty.bytes(all.count)? / self.n),
+            None => self.own.map_or(Some(0), |p| p.ty.bytes(p.count)),
+        }
+    }
+
+    /// The root's own part larger than its share: an error (fewer bytes
+    /// land at the start of the block, as in the message path).
+    fn root_fits(&self, part: &Part) -> MpiResult<()> {
+        let share = self.size().unwrap_or(usize::MAX);
+        if part.bytes() > share {
+            return err!(Truncate, "the root sends {} bytes to itself but expects {share}", part.bytes());
+        }
+        Ok(())
+    }
+
+    /// MPI_Gather through the mailboxes, when short enough: Some(result).
+    fn gather(&self, st: &mut State, comm: c_int, how: How, sbuf: usize, rbuf: usize) -> Option<MpiResult<()>> {
+        let (b, me) = (self.size()?, self.me);
+        if let Some(Err(e)) = self.own.filter(|_| me == self.root).map(|p| self.root_fits(p)) {
+            return Some(Err(e));
+        }
+        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
+            let mine = self.own.map(|p| in_a_row(p, sbuf));
+            let Some(all) = &self.all else {
+                return shm::gather(e, m, stamp, mine.as_deref().unwrap_or(&[]), &mut [], self.root);
+            };
+            let whole = all.ty.is_contiguous();
+            // staged, what is there stays where nothing lands (the root's
+            // own block in place)
+            let mut staged = if whole { Scratch::zeroed(0) } else { packed(rbuf, &all.ty, all.count) };
+            // SAFETY: contiguous: recvbuf holds the n blocks in a row.
+            let out =
+                if whole { unsafe { Block { addr: rbuf, len: b * self.n }.bytes_mut() } } else { &mut staged[..] };
+            if let Some(mine) = &mine {
+                out[me * b..me * b + mine.len()].copy_from_slice(mine);
+            }
+            let done = shm::gather(e, m, stamp, &[], out, me);
+            if !whole {
+                unpacked(rbuf, &all.ty, &staged);
+            }
+            done
+        };
+        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), Some((Pieces::Gather, self.n, 1))), short)
+    }
+
+    /// MPI_Scatter through the mailboxes, when short enough: Some(result).
+    fn scatter(&self, st: &mut State, comm: c_int, how: How, sbuf: usize, rbuf: usize) -> Option<MpiResult<()>> {
+        let (b, me) = (self.size()?, self.me);
+        if let Some(Err(e)) = self.own.filter(|_| me == self.root).map(|p| self.root_fits(p)) {
+            return Some(Err(e));
+        }
+        let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
+            if let Some(all) = &self.all {
+                let all = in_a_row(all, sbuf);
+                if let Some(own) = self.own {
+                    // (its room is at least its share, checked above)
+                    unpacked(rbuf, &own.ty, &all[me * b..(me + 1) * b]);
+                }
+                return shm::scatter(e, m, stamp, &all, &mut [], self.root);
+            }
+            let ty = &self.own.expect("a rank other than the root receives").ty;
+            if ty.is_contiguous() {
+                // SAFETY: checked: recvbuf holds its b bytes.
+                let mine = unsafe { Block { addr: rbuf, len: b }.bytes_mut() };
+                return shm::scatter(e, m, stamp, &[], mine, self.root);
+            }
+            let mut staged = Scratch::zeroed(b);
+            let done = shm::scatter(e, m, stamp, &[], &mut staged, self.root);
+            unpacked(rbuf, ty, &staged);
+            done
+        };
+        mailbox_path(st, comm, how, shm::fits(b.saturating_mul(self.n), Some((Pieces::Scatter, self.n, 1))), short)
+    }
+}
