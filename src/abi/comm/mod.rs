@@ -1,0 +1,435 @@
+//! Groups and communicator management (MPI 4.0 chapter 7): group
+//! algebra, dup, create, split (of intercommunicators too), free,
+//! compare, names; groups in `groups`, intercommunicators made and merged
+//! in `inter`, MPI_Comm_idup in `idup`.
+
+mod groups;
+mod idup;
+mod inter;
+
+pub use idup::idup_complete;
+use inter::{agree_across, install_inter, local_view, unwords};
+
+use super::handles::{self, GROUP_NULL};
+use super::{mpi_fn, out, with_state};
+use crate::comm::group::{self, ContextIds};
+use crate::comm::{Comm, ErrorMode, Group};
+use crate::datatype::{Basic, TypeInfo};
+use crate::err;
+use crate::error::MpiResult;
+use crate::op::Op;
+use crate::runtime::State;
+use std::os::raw::{c_char, c_int};
+
+const UNDEFINED: c_int = -32766;
+const COMM_NULL: c_int = handles::COMM_NULL;
+const CONGRUENT: c_int = 1;
+
+/// A communicator that must be an intracommunicator.
+fn intra(st: &State, comm: c_int) -> MpiResult<Comm> {
+    let c = handles::comm(st, comm)?;
+    if c.remote.is_some() {
+        return err!(Comm, "this operation needs an intracommunicator, not an intercommunicator");
+    }
+    Ok(c.clone())
+}
+
+/// Agree on a context id among the members of `parent` (collective).
+fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<u32> {
+    let mask = st.cids().mask();
+    let mut data: Vec<u8> = mask.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
+    crate::coll::allreduce(&mut st.engine, parent, &mut data, &word, Op::Band)?;
+    let agreed: Vec<u32> = data.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+    match ContextIds::lowest(&agreed) {
+        Some(id) => Ok(id),
+        None => err!(
+            Other,
+            "no context id is free on every member: {} communicators are alive; free some (MPI_Comm_free)",
+            crate::comm::group::MAX_CONTEXT_IDS
+        ),
+    }
+}
+
+/// Make the communicator of `members` (world ranks) with context `cid`,
+/// or MPI_COMM_NULL if this process is not a member.
+fn install(st: &mut State, members: Vec<usize>, cid: u32, parent: &Comm) -> c_int {
+    let me = st.world().rank;
+    match Comm::new(members, me, cid, parent.errors) {
+        Some(c) => {
+            st.cids().take(cid);
+            handles::new_comm(st, c)
+        }
+        None => COMM_NULL,
+    }
+}
+
+fn write_comm(newcomm: *mut c_int, h: c_int) -> MpiResult<()> {
+    // SAFETY: valid per the standard (checked non-null by `out`).
+    unsafe { out(newcomm, "newcomm", h) }
+}
+
+/// MPI_Comm_dup: same group, error handler and hints (`hints` replaces
+/// them for MPI_Comm_dup_with_info); attributes are copied by their
+/// callbacks.
+fn dup(comm: c_int, newcomm: *mut c_int, hints: Option<Vec<(String, String)>>) -> MpiResult<()> {
+    if newcomm.is_null() {
+        return err!(Arg, "newcomm is a null pointer");
+    }
+    let h = with_state(|st| {
+        let parent = handles::comm(st, comm)?.clone();
+        if let Some(remote) = parent.remote.clone() {
+            let local = local_view(&parent);
+            let (cid, _, _) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_DUP, &[])?;
+            let h = install_inter(st, local.group.members(), remote.members(), cid, local.errors);
+            handles::comm_mut(st, h)?.hints = hints.unwrap_or(parent.hints.clone());
+            return Ok(h);
+        }
+        let cid = agree_cid(st, &parent)?;
+        let h = install(st, parent.group.members(), cid, &parent);
+        let c = handles::comm_mut(st, h)?;
+        c.hints = hints.unwrap_or(parent.hints.clone());
+        c.topo = parent.topo.clone();
+        Ok(h)
+    })?;
+    super::attr::copy_all(super::attr::Kind::Comm, comm, h)?;
+    write_comm(newcomm, h)
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_dup / PMPI_Comm_dup(comm: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        dup(comm, newcomm, None)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info(comm: c_int, info: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        dup(comm, newcomm, Some(super::info::pairs(info)?))
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_set_info / PMPI_Comm_set_info(comm: c_int, info: c_int) errors(Some(comm)) {
+        let p = super::info::pairs(info)?;
+        with_state(|st| {
+            handles::comm_mut(st, comm)?.hints = p;
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_get_info / PMPI_Comm_get_info(comm: c_int, info_used: *mut c_int) errors(Some(comm)) {
+        let p = with_state(|st| Ok(handles::comm(st, comm)?.hints.clone()))?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(info_used, "info_used", super::info::new_info(p)) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_create / PMPI_Comm_create(comm: c_int, group: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        if newcomm.is_null() {
+            return err!(Arg, "newcomm is a null pointer");
+        }
+        let h = with_state(|st| {
+            let parent = handles::comm(st, comm)?.clone();
+            let g = handles::group(st, group)?.to_vec();
+            if g.iter().any(|w| parent.group.rank_of(*w).is_none()) {
+                let whose = if parent.remote.is_some() { "the local group of the intercommunicator" } else { "the communicator" };
+                return err!(Group, "the group has members outside {whose}");
+            }
+            if let Some(remote) = &parent.remote {
+                return create_inter(st, &parent, remote, g);
+            }
+            let cid = agree_cid(st, &parent)?;
+            Ok(install(st, g, cid, &parent))
+        })?;
+        write_comm(newcomm, h)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_create_group / PMPI_Comm_create_group(comm: c_int, group: c_int, _tag: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        if newcomm.is_null() {
+            return err!(Arg, "newcomm is a null pointer");
+        }
+        let h = with_state(|st| {
+            let parent = intra(st, comm)?;
+            let g = handles::group(st, group)?;
+            let me = st.world().rank;
+            if !g.contains(&me) {
+                return err!(Group, "MPI_Comm_create_group must be called by the group's members only");
+            }
+            if g.iter().any(|w| parent.group.rank_of(*w).is_none()) {
+                return err!(Group, "the group has members outside the communicator");
+            }
+            // Agree among the group's members alone, on the parent's
+            // collective context.
+            let scratch = Comm { name: String::new(), ..Comm::new(g.to_vec(), me, parent.cid(), parent.errors).unwrap() };
+            let cid = agree_cid(st, &scratch)?;
+            Ok(install(st, g.to_vec(), cid, &parent))
+        })?;
+        write_comm(newcomm, h)
+    }
+}
+
+/// A split's color: non-negative or MPI_UNDEFINED.
+fn check_color(color: c_int) -> MpiResult<()> {
+    if color < 0 && color != UNDEFINED {
+        return err!(Arg, "color {color} must be non-negative or MPI_UNDEFINED");
+    }
+    Ok(())
+}
+
+/// Every member's (color, key) of communicator `c`, in rank
+/// order, one word each (a collective over `c`).
+fn colors_and_keys(st: &mut State, c: &Comm, color: c_int, key: c_int) -> MpiResult<Vec<u64>> {
+    let mine = (color as u32 as u64) << 32 | key as u32 as u64;
+    Ok(unwords(&crate::coll::allgather_bytes(&mut st.engine, c, &mine.to_ne_bytes())?))
+}
+
+/// The members whose word of `colors_and_keys` has `color`, ordered by
+/// (key, rank), as world ranks (`world` of a rank).
+fn of_color(words: &[u64], color: c_int, world: impl Fn(usize) -> usize) -> Vec<usize> {
+    let mut part: Vec<(c_int, usize)> = words
+        .iter()
+        .enumerate()
+        .filter(|&(_, &w)| (w >> 32) as u32 as c_int == color)
+        .map(|(r, &w)| (w as u32 as c_int, r))
+        .collect();
+    part.sort();
+    part.into_iter().map(|(_, r)| world(r)).collect()
+}
+
+/// Split `parent` by color (processes giving MPI_UNDEFINED get
+/// MPI_COMM_NULL), ordering each part by (key, rank in parent).
+fn split(st: &mut State, parent: &Comm, color: c_int, key: c_int) -> MpiResult<c_int> {
+    check_color(color)?;
+    let words = colors_and_keys(st, parent, color, key)?;
+    let cid = agree_cid(st, parent)?;
+    if color == UNDEFINED {
+        return Ok(COMM_NULL);
+    }
+    Ok(install(st, of_color(&words, color, |r| parent.group.world_rank(r)), cid, parent))
+}
+
+/// MPI_Comm_create of an intercommunicator (MPI 4.0 §7.4.2): each group
+/// passes a subgroup of itself (`g`, the same on all its members); the
+/// new intercommunicator joins the two subgroups. A process outside its
+/// subgroup, or facing an empty one, gets MPI_COMM_NULL.
+fn create_inter(st: &mut State, parent: &Comm, remote: &Group, g: Vec<usize>) -> MpiResult<c_int> {
+    let local = local_view(parent);
+    let mine: Vec<u64> = g.iter().map(|&w| w as u64).collect();
+    let (cid, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_CREATE, &mine)?;
+    if !g.contains(&st.world().rank) || theirs.is_empty() {
+        return Ok(COMM_NULL);
+    }
+    Ok(install_inter(st, g, theirs.iter().map(|&w| w as usize).collect(), cid, parent.errors))
+}
+
+/// MPI_Comm_split of an intercommunicator (MPI 4.0 §7.4.2): the processes
+/// of each color in either group, ordered by key and then by rank, form
+/// an intercommunicator with those of the same color in the other group.
+/// A color the other group does not have gives MPI_COMM_NULL, as
+/// MPI_UNDEFINED does.
+fn split_inter(st: &mut State, parent: &Comm, remote: &Group, color: c_int, key: c_int) -> MpiResult<c_int> {
+    check_color(color)?;
+    let local = local_view(parent);
+    let ours = colors_and_keys(st, &local, color, key)?;
+    let (cid, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_SPLIT, &ours)?;
+    if color == UNDEFINED {
+        return Ok(COMM_NULL);
+    }
+    let others = of_color(&theirs, color, |r| remote.world_rank(r));
+    if others.is_empty() {
+        return Ok(COMM_NULL);
+    }
+    Ok(install_inter(st, of_color(&ours, color, |r| local.group.world_rank(r)), others, cid, parent.errors))
+}
+
+/// Tags of the two leaders' exchanges (`agree_across`) on an
+/// intercommunicator's collective context, one per operation.
+const TAG_MERGE: i32 = 1000;
+const TAG_DUP: i32 = 1001;
+const TAG_SPLIT: i32 = 1002;
+const TAG_CREATE: i32 = 1003;
+
+mpi_fn! {
+    Initialized fn MPI_Comm_split / PMPI_Comm_split(comm: c_int, color: c_int, key: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        if newcomm.is_null() {
+            return err!(Arg, "newcomm is a null pointer");
+        }
+        let h = with_state(|st| {
+            let parent = handles::comm(st, comm)?.clone();
+            match &parent.remote {
+                Some(remote) => split_inter(st, &parent, remote, color, key),
+                None => split(st, &parent, color, key),
+            }
+        })?;
+        write_comm(newcomm, h)
+    }
+}
+
+/// A new communicator over the members of `parent` for which `color_of`
+/// (their rank in parent) gives Some(0), in parent order, carrying `topo`
+/// (collective over the parent). The others get MPI_COMM_NULL.
+pub fn new_comm_from(
+    parent_h: c_int,
+    newcomm: *mut c_int,
+    color_of: impl Fn(usize) -> Option<c_int>,
+    topo: Option<crate::comm::topo::Topology>,
+) -> MpiResult<()> {
+    if newcomm.is_null() {
+        return err!(Arg, "newcomm is a null pointer");
+    }
+    let h = with_state(|st| {
+        let parent = intra(st, parent_h)?;
+        let cid = agree_cid(st, &parent)?;
+        let members: Vec<usize> =
+            (0..parent.size()).filter(|&r| color_of(r).is_some()).map(|r| parent.group.world_rank(r)).collect();
+        let h = install(st, members, cid, &parent);
+        if h != COMM_NULL {
+            handles::comm_mut(st, h)?.topo = topo;
+        }
+        Ok(h)
+    })?;
+    write_comm(newcomm, h)
+}
+
+/// MPI_Comm_split with a topology for the new communicators.
+pub fn split_with(
+    parent_h: c_int,
+    newcomm: *mut c_int,
+    color: c_int,
+    key: c_int,
+    topo: Option<crate::comm::topo::Topology>,
+) -> MpiResult<()> {
+    if newcomm.is_null() {
+        return err!(Arg, "newcomm is a null pointer");
+    }
+    let h = with_state(|st| {
+        let parent = handles::comm(st, parent_h)?.clone();
+        let h = split(st, &parent, color, key)?;
+        if h != COMM_NULL {
+            handles::comm_mut(st, h)?.topo = topo;
+        }
+        Ok(h)
+    })?;
+    write_comm(newcomm, h)
+}
+
+/// MPI_COMM_TYPE_SHARED and the hardware types: processes on one host.
+const COMM_TYPE_SHARED: c_int = 1;
+const COMM_TYPE_HW_GUIDED: c_int = 2;
+const COMM_TYPE_HW_UNGUIDED: c_int = 3;
+const COMMX_TYPE_NEIGHBORHOOD: c_int = 4;
+
+mpi_fn! {
+    Initialized fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: c_int, split_type: c_int, key: c_int, _info: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+        if newcomm.is_null() {
+            return err!(Arg, "newcomm is a null pointer");
+        }
+        let h = with_state(|st| {
+            let parent = intra(st, comm)?;
+            let color = match split_type {
+                UNDEFINED => UNDEFINED,
+                COMM_TYPE_SHARED | COMM_TYPE_HW_GUIDED | COMM_TYPE_HW_UNGUIDED | COMMX_TYPE_NEIGHBORHOOD => {
+                    // one color per host: its lowest world rank
+                    st.host_color as c_int
+                }
+                t => return err!(Arg, "split type {t} is not MPI_COMM_TYPE_SHARED, a hardware type or MPI_UNDEFINED"),
+            };
+            split(st, &parent, color, key)
+        })?;
+        write_comm(newcomm, h)
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_free / PMPI_Comm_free(comm: *mut c_int) errors(None) {
+        if comm.is_null() {
+            return err!(Arg, "comm is a null pointer");
+        }
+        // SAFETY: checked non-null.
+        let h = unsafe { *comm };
+        with_state(|st| handles::comm(st, h).map(|_| ()))?;
+        if h == handles::COMM_WORLD || h == handles::COMM_SELF {
+            return err!(Comm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+        }
+        // Delete callbacks run first, and may still use the communicator.
+        super::attr::delete_all(super::attr::Kind::Comm, h)?;
+        with_state(|st| {
+            let c = handles::free_comm(st, h)?;
+            st.engine.retire_mailbox(c.ctx_coll);
+            st.cids().release(c.cid());
+            Ok(())
+        })?;
+        // SAFETY: checked non-null.
+        unsafe { *comm = COMM_NULL };
+        Ok(())
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_compare / PMPI_Comm_compare(comm1: c_int, comm2: c_int, result: *mut c_int) errors(Some(comm1)) {
+        let r = with_state(|st| {
+            let (a, b) = (handles::comm(st, comm1)?, handles::comm(st, comm2)?);
+            if a.ctx_p2p == b.ctx_p2p && comm1 == comm2 {
+                return Ok(group::IDENT);
+            }
+            let (ga, gb) = (a.group.members(), b.group.members());
+            Ok(match group::compare(&ga, &gb) {
+                group::IDENT => CONGRUENT,
+                x => x,
+            })
+        })?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(result, "result", r) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_test_inter / PMPI_Comm_test_inter(comm: c_int, flag: *mut c_int) errors(Some(comm)) {
+        let inter = with_state(|st| Ok(handles::comm(st, comm)?.remote.is_some()))?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(flag, "flag", inter as c_int) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_group / PMPI_Comm_group(comm: c_int, group: *mut c_int) errors(Some(comm)) {
+        let h = with_state(|st| {
+            let m = handles::comm(st, comm)?.group.members();
+            Ok(handles::new_group(st, m))
+        })?;
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(group, "group", h) }
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_set_name / PMPI_Comm_set_name(comm: c_int, comm_name: *const c_char) errors(Some(comm)) {
+        if comm_name.is_null() {
+            return err!(Arg, "comm_name is a null pointer");
+        }
+        // SAFETY: a C string per the standard.
+        let name: String = unsafe { std::ffi::CStr::from_ptr(comm_name) }.to_string_lossy().chars().take(127).collect();
+        with_state(|st| {
+            handles::comm_mut(st, comm)?.name = name;
+            Ok(())
+        })
+    }
+}
+
+mpi_fn! {
+    Initialized fn MPI_Comm_get_name / PMPI_Comm_get_name(comm: c_int, comm_name: *mut c_char, resultlen: *mut c_int) errors(Some(comm)) {
+        if comm_name.is_null() {
+            return err!(Arg, "comm_name is a null pointer");
+        }
+        let name = with_state(|st| Ok(handles::comm(st, comm)?.name.clone()))?;
+        // SAFETY: the standard requires MPI_MAX_OBJECT_NAME bytes.
+        let n = unsafe { super::env::write_c_string(comm_name, 128, &name) };
+        // SAFETY: valid per the standard (checked non-null).
+        unsafe { out(resultlen, "resultlen", n as c_int) }
+    }
+}
