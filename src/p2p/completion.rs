@@ -2,6 +2,7 @@
 //! paired (MPI_Isendrecv) and generalized requests, and what a wait
 //! prints of the queues when it seems to hang.
 
+use super::request::RecvState;
 use super::*;
 
 impl Engine {

@@ -2,6 +2,7 @@
 //! receive, a rendezvous matched and its data pulled or pushed, the
 //! control frames that answer the sender.
 
+use super::request::{RecvReq, RecvState};
 use super::*;
 
 impl Engine {

@@ -28,7 +28,7 @@ pub use bsend::BSEND_OVERHEAD;
 use landing::land_eager;
 use matching::{Body, Envelope, Queues, Want};
 use protocol::{Mode, Protocol};
-use request::{RecvArgs, RecvReq, RecvState, ReqId, Request, SendReq, SendState, Slab, Status};
+use request::{RecvArgs, ReqId, Request, SendReq, SendState, Slab, Status};
 use std::collections::VecDeque;
 pub use wire::Route;
 
@@ -448,7 +448,6 @@ impl Engine {
             Body::Rts { len, sreq, addr, helps } => self.match_rts(id, &u.env, len, sreq, addr, helps),
         }
     }
-
 }
 
 /// The eager limit for non-contiguous data (see `eager_limit_for`).

@@ -2,11 +2,11 @@
 //! frames from every peer (its ring to us or its connection), act on each,
 //! flush frames that waited for room, push rendezvous data.
 
+use super::landing::finish_recv;
 use super::matching::{Body, Envelope, Unexpected};
 use super::protocol::{FLAG_HELPS, FLAG_READY, FLAG_SIG, FLAG_SYNC};
 use super::request::{RecvState, Request, SendState};
 use super::wire::Route;
-use super::landing::finish_recv;
 use super::Engine;
 use crate::datatype::pack;
 use crate::error::ErrorClass;

@@ -16,13 +16,13 @@
 use super::handles;
 use super::{mpi_fn, with_state};
 use crate::coll::inter::{self, Role};
-use crate::coll::shm::Varied;
+
 use crate::coll::tuning::Pieces;
 use crate::coll::{self, algo, shm, Block, Plan, Scratch};
 use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
-use crate::op::{Op, UserCountFn, UserFn, UserFunc, UserOp};
+use crate::op::Op;
 use crate::p2p::request::Template;
 use crate::runtime::State;
 use std::os::raw::{c_int, c_void};

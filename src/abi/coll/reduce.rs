@@ -2,6 +2,7 @@
 //! Reduce_local, and the user's operators (MPI_Op_create, ...).
 
 use super::*;
+use crate::op::{UserCountFn, UserFn, UserFunc, UserOp};
 
 /// The packed data a reduction starts from: `count` items at `src`. When
 /// `ty` is contiguous and `dst` is given, the items are copied to `dst`

@@ -4,6 +4,7 @@
 //! per-rank parts built (`flat_short`, `flat_gatherv`).
 
 use super::*;
+use crate::coll::shm::Varied;
 
 /// Alltoallv or Alltoallw through the mailboxes (`shm::alltoallv`): the
 /// blocks that fit in each rank's publication go there, the others in

@@ -2,6 +2,7 @@
 //! inclusion and exclusion by ranks and ranges, rank translation.
 
 use super::*;
+use crate::abi::handles::GROUP_NULL;
 
 /// Define a group query or constructor over the state.
 fn group_out(group: *mut c_int, f: impl FnOnce(&State) -> MpiResult<Vec<usize>>) -> MpiResult<()> {

@@ -3,6 +3,7 @@
 //! remote group's size and members.
 
 use super::*;
+use crate::comm::ErrorMode;
 
 /// The local group of an intercommunicator as an intracommunicator, on
 /// its collective context (for the library's own agreements).
@@ -118,7 +119,13 @@ pub(super) fn agree_across(
 
 /// Make the intercommunicator of `local` (world ranks, this process among
 /// them) and `remote` with context `cid`, errors handled as `errors`.
-pub(super) fn install_inter(st: &mut State, local: Vec<usize>, remote: Vec<usize>, cid: u32, errors: ErrorMode) -> c_int {
+pub(super) fn install_inter(
+    st: &mut State,
+    local: Vec<usize>,
+    remote: Vec<usize>,
+    cid: u32,
+    errors: ErrorMode,
+) -> c_int {
     let me = st.world().rank;
     let mut c = Comm::new(local, me, cid, errors).expect("a member of its own group");
     c.remote = Some(crate::comm::Group::List(std::sync::Arc::from(remote)));

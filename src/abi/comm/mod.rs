@@ -10,10 +10,10 @@ mod inter;
 pub use idup::idup_complete;
 use inter::{agree_across, install_inter, local_view, unwords};
 
-use super::handles::{self, GROUP_NULL};
+use super::handles::{self};
 use super::{mpi_fn, out, with_state};
 use crate::comm::group::{self, ContextIds};
-use crate::comm::{Comm, ErrorMode, Group};
+use crate::comm::{Comm, Group};
 use crate::datatype::{Basic, TypeInfo};
 use crate::err;
 use crate::error::MpiResult;

@@ -436,7 +436,6 @@ impl Segment {
     pub fn payload(&self) -> usize {
         self.rings[0].payload()
     }
-
 }
 
 impl Drop for Segment {
@@ -497,5 +496,4 @@ mod tests {
         assert_eq!(a.read_through(1, Boxes::Long, 0), 0, "each reader has its own");
         assert_eq!(c.read_through(1, Boxes::Short, 2), 0, "and per writer");
     }
-
 }

@@ -1,16 +1,22 @@
 //! Completing requests (wait, test and their any/all/some forms), cancel,
-//! free, persistent start, and reading statuses.
+//! free, persistent start; statuses in `status`, generalized requests in
+//! `grequest`.
+
+mod grequest;
+mod status;
+
+use grequest::{callback_result, never_completes};
 
 use super::handles::{self, request_id, REQUEST_NULL};
 use super::pt2pt::status_error;
 use super::{mpi_fn, out, with_state};
-use crate::datatype::TypeInfo;
+
 use crate::err;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::p2p::request::{ReqId, Status};
 use crate::p2p::{empty_status, null_status, SENT};
 use crate::runtime::State;
-use std::os::raw::{c_int, c_void};
+use std::os::raw::c_int;
 
 /// MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE.
 const STATUS_IGNORE: usize = 1;
@@ -498,32 +504,6 @@ mpi_fn! {
     }
 }
 
-/// A C status is five ints laid out as a Fortran one (MPICH's ABI), so
-/// converting is copying; MPI_STATUS_IGNORE and MPI_F_STATUS_IGNORE are
-/// not statuses to convert (MPI 4.0 section 19.3.5).
-fn copy_status(from: *const c_int, to: *mut c_int, ignored: [usize; 2]) -> MpiResult<()> {
-    for (p, what) in [(from as usize, "the status to convert"), (to as usize, "the status to fill")] {
-        if p == 0 || ignored.contains(&p) {
-            return err!(Arg, "{what} must be a real status, not null or a STATUS_IGNORE");
-        }
-    }
-    // SAFETY: both point at five ints (checked to be real statuses).
-    unsafe { std::ptr::copy(from, to, 5) };
-    Ok(())
-}
-
-mpi_fn! {
-    Always fn MPI_Status_c2f / PMPI_Status_c2f(c_status: *const CStatus, f_status: *mut c_int) errors(None) {
-        copy_status(c_status as *const c_int, f_status, [STATUS_IGNORE, super::data::f_status_ignore()])
-    }
-}
-
-mpi_fn! {
-    Always fn MPI_Status_f2c / PMPI_Status_f2c(f_status: *const c_int, c_status: *mut CStatus) errors(None) {
-        copy_status(f_status, c_status as *mut c_int, [STATUS_IGNORE, super::data::f_status_ignore()])
-    }
-}
-
 fn start_one(st: &mut State, h: c_int) -> MpiResult<()> {
     let id = request_id(h)?;
     if !st.engine.is_persistent(id) {
@@ -548,278 +528,5 @@ mpi_fn! {
         // SAFETY: the standard requires `count` handles.
         let hs = unsafe { handles_of(count, requests)? };
         with_state(|st| hs.iter().try_for_each(|&h| start_one(st, h)))
-    }
-}
-
-/// Items of `ty` in `bytes` bytes, or None when they are not whole.
-fn whole_items(ty: &TypeInfo, bytes: u64) -> Option<u64> {
-    if ty.size == 0 {
-        return Some(0);
-    }
-    bytes.is_multiple_of(ty.size as u64).then(|| bytes / ty.size as u64)
-}
-
-/// Basic elements in `bytes` bytes of items of `ty`; None when the bytes
-/// end inside a basic element (a pair counts its value alone).
-pub fn elements_in(ty: &TypeInfo, bytes: u64) -> Option<u64> {
-    if ty.size == 0 {
-        return Some(0);
-    }
-    let full = bytes / ty.size as u64;
-    let mut n = full * ty.element_count();
-    let mut left = (bytes % ty.size as u64) as usize;
-    for &(e, count) in &ty.elems {
-        if left == 0 {
-            break;
-        }
-        let whole = (left / e.size).min(count as usize);
-        n += whole as u64 * e.elements();
-        left -= whole * e.size;
-        if (whole as u64) < count && left > 0 {
-            // inside one element: a pair's value counts once it is whole
-            return (e.elements() == 2 && left == e.first).then_some(n + 1);
-        }
-    }
-    (left == 0).then_some(n)
-}
-
-/// The bytes of the first `n` basic elements of items of `ty` (the
-/// inverse of `elements_in`: a pair's value alone is its first element);
-/// None when no bytes hold that many (a type without elements).
-pub fn bytes_of_elements(ty: &TypeInfo, n: u64) -> Option<u64> {
-    let per_item = ty.element_count();
-    if n == 0 || per_item == 0 {
-        return (n == 0).then_some(0);
-    }
-    let mut bytes = n / per_item * ty.size as u64;
-    let mut left = n % per_item;
-    for &(e, count) in &ty.elems {
-        if left == 0 {
-            break;
-        }
-        let whole = (left / e.elements()).min(count);
-        bytes += whole * e.size as u64;
-        left -= whole * e.elements();
-        if whole < count && left > 0 {
-            // one more: a pair's value
-            bytes += e.first as u64;
-            left = 0;
-        }
-    }
-    Some(bytes)
-}
-
-fn real_status<'a>(status: *const CStatus) -> MpiResult<&'a CStatus> {
-    if status.is_null() || status as usize == STATUS_IGNORE {
-        return err!(Arg, "status must be a real status, not null or MPI_STATUS_IGNORE");
-    }
-    // SAFETY: checked to be a real status; valid per the standard.
-    Ok(unsafe { &*status })
-}
-
-/// Define a status query returning a count of `$t` computed by `$f`.
-macro_rules! status_count {
-    ($f:ident / $pf:ident, $t:ty, $compute:expr) => {
-        mpi_fn! {
-            Initialized fn $f / $pf(status: *const CStatus, datatype: c_int, count: *mut $t) errors(None) {
-                let s = real_status(status)?;
-                let ty = handles::datatype(datatype)?;
-                let n: Option<u64> = $compute(&ty, status_bytes(s));
-                let v = match n {
-                    Some(n) if n <= <$t>::MAX as u64 => n as $t,
-                    _ => UNDEFINED as $t,
-                };
-                // SAFETY: valid per the standard (checked non-null).
-                unsafe { out(count, "count", v) }
-            }
-        }
-    };
-}
-
-status_count!(MPI_Get_count / PMPI_Get_count, c_int, whole_items);
-status_count!(MPI_Get_count_c / PMPI_Get_count_c, i64, whole_items);
-status_count!(MPI_Get_elements / PMPI_Get_elements, c_int, elements_in);
-status_count!(MPI_Get_elements_x / PMPI_Get_elements_x, i64, elements_in);
-status_count!(MPI_Get_elements_c / PMPI_Get_elements_c, i64, elements_in);
-
-/// A blocking wait for `ids` (every one of them, or with `all` false
-/// one) that only generalized requests not yet complete hold up could
-/// never end: only MPI_Grequest_complete completes them, and at
-/// MPI_THREAD_SERIALIZED no other thread may call it meanwhile.
-fn never_completes(st: &State, ids: &[ReqId], all: bool) -> MpiResult<()> {
-    let pending = |&id: &ReqId| st.engine.is_pending_general(id);
-    let stuck = if all { ids.iter().any(pending) } else { ids.iter().all(pending) };
-    if stuck {
-        return err!(
-            Request,
-            "this wait would never return: it waits for a generalized request not yet complete, which only MPI_Grequest_complete completes, and no other thread may call that while this call waits (oxmpi provides MPI_THREAD_SERIALIZED at most); complete it first, or poll with MPI_Test"
-        );
-    }
-    Ok(())
-}
-
-/// The program's functions of a generalized request (MPI 4.0 §13.2).
-type QueryFn = unsafe extern "C" fn(*mut c_void, *mut CStatus) -> c_int;
-type FreeFn = unsafe extern "C" fn(*mut c_void) -> c_int;
-type CancelFn = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
-
-/// An error code one of the program's functions returned: the code and
-/// the number of an error that raises it as it is (`schedule::remember`),
-/// or zeros for MPI_SUCCESS.
-fn returned(code: c_int, what: &str) -> (i32, u32) {
-    if code == 0 {
-        return (0, 0);
-    }
-    let class = super::errhan::class_of(code).and_then(ErrorClass::from_code).unwrap_or(ErrorClass::Other);
-    let e =
-        MpiError::coded(code, class, format!("the generalized request's {what} function returned error code {code}"));
-    (code, crate::p2p::schedule::remember(e))
-}
-
-/// What one of the program's functions returned (`returned`), as the
-/// result of the call that ran it.
-fn callback_result((code, failure): (i32, u32), what: &str) -> MpiResult<()> {
-    if code == 0 {
-        return Ok(());
-    }
-    let lost = || MpiError::coded(code, ErrorClass::Other, format!("the generalized request's {what} function failed"));
-    Err(crate::p2p::schedule::failure(failure).unwrap_or_else(lost))
-}
-
-mpi_fn! {
-    /// MPI_Grequest_start: a request for an operation of the program's
-    /// own, complete once it calls MPI_Grequest_complete. Its functions
-    /// run inside the library's call that completes (query, then free),
-    /// frees or cancels it: there they may call MPI_Status_set_elements(_x)
-    /// and MPI_Status_set_cancelled, and the cancel function (run outside
-    /// the library's lock) MPI_Grequest_complete too.
-    Initialized fn MPI_Grequest_start / PMPI_Grequest_start(query_fn: Option<QueryFn>, free_fn: Option<FreeFn>, cancel_fn: Option<CancelFn>, extra_state: *mut c_void, request: *mut c_int) errors(None) {
-        let (Some(query), Some(free), Some(cancel)) = (query_fn, free_fn, cancel_fn) else {
-            return err!(Arg, "query_fn, free_fn and cancel_fn must all be functions, not null pointers");
-        };
-        if request.is_null() {
-            return err!(Arg, "request is a null pointer");
-        }
-        // the program's state, handed back to its functions as it came
-        let extra = extra_state as usize;
-        let g = crate::p2p::request::General {
-            query: std::sync::Arc::new(move || {
-                let e = empty_status();
-                let mut c = CStatus { count_lo: 0, count_hi_and_cancelled: 0, source: e.source, tag: e.tag, error: 0 };
-                // SAFETY: the program's function and state, as given to MPI_Grequest_start
-                let code = unsafe { query(extra as *mut c_void, &mut c) };
-                let bytes = status_bytes(&c) as usize;
-                let (error, failure) = returned(code, "query");
-                let cancelled = status_cancelled(&c);
-                Status { source: c.source, tag: c.tag, bytes, sent_bytes: bytes, cancelled, error, failure, ..Default::default() }
-            }),
-            // SAFETY: as above
-            free: std::sync::Arc::new(move || returned(unsafe { free(extra as *mut c_void) }, "free")),
-            // SAFETY: as above
-            cancel: std::sync::Arc::new(move |complete| returned(unsafe { cancel(extra as *mut c_void, complete as c_int) }, "cancel")),
-            complete: false,
-            freed: false,
-        };
-        let id = with_state(|st| Ok(st.engine.general(g)))?;
-        // SAFETY: checked non-null.
-        unsafe { out(request, "request", handles::request_handle(id)) }
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Grequest_complete / PMPI_Grequest_complete(request: c_int) errors(None) {
-        let id = request_id(request)?;
-        // (a freed request's free function runs here)
-        let freed = with_state(|st| st.engine.complete_general(id))?;
-        callback_result(freed, "free")
-    }
-}
-
-/// MPI_Status_set_elements(_x): `status` made to say `count` basic
-/// elements of `datatype` arrived (MPI_Get_elements then returns it),
-/// its other fields left as they are.
-///
-/// # Safety
-/// `status` null, MPI_STATUS_IGNORE or valid.
-unsafe fn set_elements(status: *mut CStatus, datatype: c_int, count: i64) -> MpiResult<()> {
-    real_status(status)?;
-    if count < 0 {
-        return err!(Count, "count {count} is negative");
-    }
-    let ty = handles::datatype(datatype)?;
-    let Some(bytes) = bytes_of_elements(&ty, count as u64).filter(|&b| b < 1 << 63) else {
-        return err!(
-            Count,
-            "{count} elements of {} do not fit a status (it has no elements, or they are too many)",
-            ty.name
-        );
-    };
-    // SAFETY: checked to be a real status; valid per the standard.
-    let s = unsafe { &mut *status };
-    put_count(s, bytes, status_cancelled(s));
-    Ok(())
-}
-
-mpi_fn! {
-    Initialized fn MPI_Status_set_elements / PMPI_Status_set_elements(status: *mut CStatus, datatype: c_int, count: c_int) errors(None) {
-        // SAFETY: valid per the standard.
-        unsafe { set_elements(status, datatype, count as i64) }
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Status_set_elements_x / PMPI_Status_set_elements_x(status: *mut CStatus, datatype: c_int, count: i64) errors(None) {
-        // SAFETY: valid per the standard.
-        unsafe { set_elements(status, datatype, count) }
-    }
-}
-
-mpi_fn! {
-    Initialized fn MPI_Status_set_cancelled / PMPI_Status_set_cancelled(status: *mut CStatus, flag: c_int) errors(None) {
-        real_status(status)?;
-        // SAFETY: checked to be a real status; valid per the standard.
-        let s = unsafe { &mut *status };
-        put_count(s, status_bytes(s), flag != 0);
-        Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn elements_count_pairs_and_partial_items() {
-        let di = handles::datatype(0x8c000001u32 as i32).unwrap(); // MPI_DOUBLE_INT, size 12
-        assert_eq!(elements_in(&di, 24), Some(4));
-        assert_eq!(elements_in(&di, 32), Some(5), "two pairs and a double");
-        assert_eq!(elements_in(&di, 30), None);
-        let int = handles::datatype(0x4c000405).unwrap();
-        assert_eq!(elements_in(&int, 40), Some(10));
-        assert_eq!(elements_in(&int, 6), None);
-        assert_eq!(whole_items(&int, 6), None);
-        assert_eq!(whole_items(&int, 8), Some(2));
-    }
-
-    #[test]
-    fn bytes_of_elements_inverts_elements_in() {
-        let di = handles::datatype(0x8c000001u32 as i32).unwrap(); // MPI_DOUBLE_INT
-        for n in 0..9 {
-            let b = bytes_of_elements(&di, n).unwrap();
-            assert_eq!(elements_in(&di, b), Some(n), "{n} elements in {b} bytes");
-        }
-        assert_eq!(bytes_of_elements(&di, 5), Some(32), "two pairs and a double");
-        let int = handles::datatype(0x4c000405).unwrap();
-        assert_eq!(bytes_of_elements(&int, 10), Some(40));
-    }
-
-    #[test]
-    fn statuses_carry_large_counts_and_the_cancelled_bit() {
-        let mut c = CStatus { count_lo: 0, count_hi_and_cancelled: 0, source: 0, tag: 0, error: 0 };
-        let s = Status { bytes: (5u64 << 32 | 7) as usize, cancelled: true, ..Default::default() };
-        // SAFETY: a valid status on the stack.
-        unsafe { write_status(&mut c, &s) };
-        assert_eq!(status_bytes(&c), 5u64 << 32 | 7);
-        assert!(c.count_hi_and_cancelled < 0, "cancelled is the top bit");
     }
 }
