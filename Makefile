@@ -72,7 +72,7 @@ abi-test:
 	$(PYTHON) tools/gen_prototypes.py --check
 	$(PYTHON) tools/gen_fortran.py $(BUILD)/lib/$(SONAME) --check
 	$(PYTHON) tools/check_exports.py $(BUILD)/lib/$(SONAME)
-	$(PYTHON) tools/check_signatures.py
+	$(PYTHON) tools/check_signatures.py $(BUILD)/lib/$(SONAME)
 	$(BUILD)/bin/oxmpi-info --markdown | while IFS= read -r l; do grep -qxF -- "$$l" docs/tunables.md || \
 		{ echo "docs/tunables.md lacks: $$l (copy it from oxmpi-info --markdown)"; exit 1; }; done
 	$(PYTHON) tools/coverage.py $(BUILD)/lib/$(SONAME) | diff -q - docs/coverage.md >/dev/null || \

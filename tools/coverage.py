@@ -56,7 +56,7 @@ def main():
     print("with its profiling twin PMPI_X.\n")
     import hashlib
     h = hashlib.sha256()
-    for path in sorted(glob.glob(os.path.join(ROOT, "src", "abi", "*.rs")) + [os.path.join(ROOT, "include", "mpi.h")]
+    for path in sorted(glob.glob(os.path.join(ROOT, "src", "abi", "**", "*.rs"), recursive=True) + [os.path.join(ROOT, "include", "mpi.h")]
                        + sorted(glob.glob(os.path.join(ROOT, "fortran-shim", "*.[ch]")))):
         h.update(open(path, "rb").read())
     print(f"Source fingerprint (src/abi, include/mpi.h, fortran-shim): `{h.hexdigest()[:16]}`; `make test` fails when it is stale.\n")
