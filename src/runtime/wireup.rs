@@ -282,8 +282,10 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     let prefix = std::env::var("OXMPI_SHM_PREFIX").unwrap_or_else(|_| format!("/oxmpi-{}", std::process::id()));
     let leader = locals[0];
     let name = format!("{prefix}-{}-{leader}", pmi.kvsname().replace('/', "_"));
-    // the name goes when this function returns: after everyone mapped the
-    // segment, or at once if joining fails (under any launcher)
+    // the name goes once the host's last rank mapped the segment
+    // (`Segment::attach`), and in any case when this function returns:
+    // after everyone mapped it, or at once if joining fails (under any
+    // launcher)
     let mut _name_goes = None;
     let created = if me == 0 {
         let s = Segment::create(&name, locals.len(), 0, geometry)?;

@@ -5,8 +5,9 @@
 //! then one `Ring` per ordered pair (src, dst), then the mailboxes of
 //! every rank (blocking collectives publish their data there). Rank 0 creates
 //! the segment in /dev/shm with mode 0600 and publishes its name through
-//! PMI; once every rank has mapped it, rank 0 unlinks it, so it never
-//! outlives the job (the launcher also sweeps its job's names at exit).
+//! PMI; the last rank to map it unlinks it (rank 0 too, once all have,
+//! or when MPI_Init fails), so it never outlives the job (our launcher
+//! also sweeps its job's names at exit).
 //!
 //! Here the segment, its mailboxes and read marks; the doorbells and
 //! where ranks run in `doorbell`, the arrival lines in `arrival`, the
@@ -45,7 +46,12 @@ struct SegHeader {
     /// When a rank last moved to another core (`Segment::spread`), in
     /// nanoseconds of CLOCK_MONOTONIC.
     spread_at: AtomicU64,
+    /// Ranks that mapped the segment so far, its creator included: the
+    /// one that makes it `nranks` removes the name (`attach`).
+    attached: AtomicU64,
 }
+
+const _: () = assert!(std::mem::size_of::<SegHeader>() <= LINE);
 
 /// Per-rank line: how many publications the rank made in each of its
 /// mailboxes, so that a reader waiting for one looks at a single word
@@ -278,11 +284,16 @@ impl Segment {
         h.nranks = nranks as u64;
         h.nslots = g.nslots as u64;
         h.payload = g.payload as u64;
+        h.attached.store(1, Ordering::Relaxed);
         h.magic.store(MAGIC, Ordering::Release);
         Ok(Self::with_rings(base, bytes, nranks, me))
     }
 
-    /// Other ranks: map the segment rank 0 created.
+    /// Other ranks: map the segment rank 0 created. The last of them to
+    /// map it removes its name at once, so that no rank leaves MPI_Init
+    /// with the name still there: a rank that dies just after, under a
+    /// launcher that sweeps nothing (Hydra), whose kill may reach the
+    /// creator before it removes the name itself, leaves nothing behind.
     pub fn attach(name: &str, me: usize) -> MpiResult<Segment> {
         let cname = CString::new(name).unwrap();
         // SAFETY: plain libc calls; the mapping is checked before use.
@@ -301,6 +312,9 @@ impl Segment {
             if h.magic.load(Ordering::Acquire) != MAGIC {
                 libc::munmap(base as *mut libc::c_void, bytes);
                 return err!(Other, "shared segment /dev/shm{name} is not an oxmpi segment");
+            }
+            if h.attached.fetch_add(1, Ordering::AcqRel) + 1 == h.nranks {
+                libc::shm_unlink(cname.as_ptr());
             }
             Ok(Self::with_rings(base, bytes, h.nranks as usize, me))
         }
@@ -480,6 +494,18 @@ mod tests {
         all.extend((1..n).map(|r| Segment::attach(&name, r).expect("attach")));
         Segment::unlink(&name);
         all
+    }
+
+    #[test]
+    fn the_last_rank_to_map_the_segment_removes_its_name() {
+        let name = format!("/oxmpi-test-name-{}", std::process::id());
+        let exists = || std::path::Path::new(&format!("/dev/shm{name}")).exists();
+        let g = Geometry { nslots: 4, payload: 1024 };
+        let _a = Segment::create(&name, 3, 0, &g).expect("segment");
+        let _b = Segment::attach(&name, 1).expect("attach");
+        assert!(exists(), "rank 2 has yet to map it");
+        let _c = Segment::attach(&name, 2).expect("attach");
+        assert!(!exists(), "everyone mapped it: the name is gone");
     }
 
     #[test]

@@ -24,13 +24,20 @@
 //! closes them, a rank says `Bye` on each connection; a connection that
 //! ends without it means its rank died or its host went away, which ends
 //! the job (`poll_io` reports it).
+//!
+//! A connection's buffers and framing are in `conn`, opening, accepting
+//! and the hello/welcome check in `handshake`, the outgoing queue in
+//! `queue`.
 
 pub mod addr;
+mod conn;
+mod handshake;
 mod queue;
 
 use super::{FrameHeader, FrameKind, HEADER_BYTES};
+use conn::{Conn, Landings, Link};
 use queue::Queue;
-use std::io::{ErrorKind, Read, Write};
+use std::io::ErrorKind;
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
@@ -52,192 +59,6 @@ pub const DATA_CHUNK: usize = 1024 << 10;
 /// goes.
 const MAX_PENDING: usize = 64;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Where a connection stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Link {
-    /// We accepted it and wait for the hello.
-    Hello,
-    /// We opened it and wait for the welcome (frames queue, unsent).
-    Welcome,
-    /// Frames flow both ways.
-    Open,
-}
-
-struct Conn {
-    stream: TcpStream,
-    link: Link,
-    /// The world rank at the other end: known to the side that connected,
-    /// proved by the hello to the side that accepted.
-    peer: Option<usize>,
-    /// Bytes read: `inbuf[start..end]` are not consumed yet.
-    inbuf: Vec<u8>,
-    start: usize,
-    end: usize,
-    /// Bytes to write.
-    out: Queue,
-    /// The other end closed (or the connection broke).
-    eof: bool,
-    /// epoll says there is something to read.
-    readable: bool,
-    /// epoll watches it (else it is read at every poll).
-    watched: bool,
-    /// The payload being read into place, then the frame it completes.
-    landing: Option<Landing>,
-    landed: Option<FrameHeader>,
-    /// Bytes read in all.
-    got: usize,
-}
-
-impl Conn {
-    fn new(stream: TcpStream, peer: Option<usize>) -> Conn {
-        Conn {
-            stream,
-            link: if peer.is_some() { Link::Welcome } else { Link::Hello },
-            peer,
-            inbuf: vec![0; 64 << 10],
-            start: 0,
-            end: 0,
-            out: Queue::default(),
-            eof: false,
-            readable: true,
-            watched: false,
-            landing: None,
-            landed: None,
-            got: 0,
-        }
-    }
-
-    fn unsent(&self) -> usize {
-        self.out.len()
-    }
-
-    /// Write what the socket takes now.
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.write_to(&self.stream)
-    }
-
-    /// Read what the socket has now (up to IN_CAP unconsumed). A `Data`
-    /// frame for a receive in `landings` reaching the head has the rest of
-    /// its payload read straight into place.
-    fn fill(&mut self, landings: &Landings) -> std::io::Result<()> {
-        loop {
-            if let Some(l) = self.landing.as_mut() {
-                // SAFETY: `expect`'s caller keeps the buffer writable over
-                // `left` bytes from `at` until the receive completes.
-                let room = unsafe { std::slice::from_raw_parts_mut(l.at as *mut u8, l.left) };
-                match self.stream.read(room) {
-                    Ok(0) => self.eof = true,
-                    Ok(n) => {
-                        self.got += n;
-                        (l.at, l.left) = (l.at + n, l.left - n);
-                        if l.left == 0 {
-                            let mut h = self.landing.take().expect("landing").header;
-                            h.flags |= FLAG_LANDED;
-                            self.landed = Some(h);
-                        }
-                        continue;
-                    }
-                    Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
-                    Err(e) => return Err(e),
-                }
-                return Ok(());
-            }
-            if self.landed.is_none() && self.land(landings) {
-                continue;
-            }
-            if self.eof || self.end - self.start >= IN_CAP {
-                break;
-            }
-            if self.end == self.inbuf.len() {
-                if self.start > 0 {
-                    self.inbuf.copy_within(self.start..self.end, 0);
-                    self.end -= self.start;
-                    self.start = 0;
-                } else {
-                    self.inbuf.resize(self.inbuf.len() * 2, 0);
-                }
-            }
-            let room = self.inbuf.len() - self.end;
-            match self.stream.read(&mut self.inbuf[self.end..]) {
-                Ok(0) => self.eof = true,
-                Ok(n) => {
-                    self.end += n;
-                    self.got += n;
-                    // a short read means the socket is empty for now: stop
-                    // (no second call to hear so), unless a frame header is
-                    // half read while receives wait to be landed (the rest
-                    // of a long message is on its way)
-                    if n < room && (self.landed.is_some() || !self.may_land(landings)) {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        if self.start == self.end {
-            (self.start, self.end) = (0, 0);
-        }
-        Ok(())
-    }
-
-    /// The head frame, if it is a `Data` frame for a receive of `landings`
-    /// that fits and has not all arrived: (where its payload goes, its size).
-    fn landing_spot(&self, landings: &Landings) -> Option<(FrameHeader, usize)> {
-        let have = &self.inbuf[self.start..self.end];
-        if have.len() < HEADER_BYTES {
-            return None;
-        }
-        // SAFETY: as in `frame`.
-        let h = unsafe { std::ptr::read_unaligned(have.as_ptr() as *const FrameHeader) };
-        let (off, n) = (h.b as usize, h.frag_len as usize);
-        // only `Data` names a receive (an `Early` frame's `a` is the
-        // sender's request)
-        if h.kind != FrameKind::Data as u32 || have.len() >= HEADER_BYTES + n {
-            return None;
-        }
-        let &(base, cap) = landings.get(&(self.peer?, h.a))?;
-        (off + n <= cap).then_some((h, base + off))
-    }
-
-    /// Whether the head frame would land once its header is whole.
-    fn may_land(&self, landings: &Landings) -> bool {
-        !landings.is_empty() && self.end - self.start < HEADER_BYTES && self.end > self.start
-    }
-
-    /// Start landing the head frame (see `landing_spot`): what of its
-    /// payload was read goes into place now, the rest as it comes.
-    fn land(&mut self, landings: &Landings) -> bool {
-        let Some((h, at)) = self.landing_spot(landings) else { return false };
-        let got = self.end - self.start - HEADER_BYTES;
-        // SAFETY: the registered buffer holds the whole payload from `at`
-        // (checked by landing_spot) and got < its size.
-        unsafe { std::ptr::copy_nonoverlapping(self.inbuf[self.start + HEADER_BYTES..].as_ptr(), at as *mut u8, got) };
-        self.landing = Some(Landing { header: h, at: at + got, left: h.frag_len as usize - got });
-        // the frame was the last thing read: nothing else is buffered
-        (self.start, self.end) = (0, 0);
-        true
-    }
-
-    /// The first whole frame read and not consumed.
-    fn frame(&self) -> Option<(FrameHeader, &[u8])> {
-        let have = &self.inbuf[self.start..self.end];
-        if have.len() < HEADER_BYTES {
-            return None;
-        }
-        // SAFETY: FrameHeader is plain old data of HEADER_BYTES bytes; the
-        // read is unaligned-safe.
-        let h = unsafe { std::ptr::read_unaligned(have.as_ptr() as *const FrameHeader) };
-        have.get(HEADER_BYTES..HEADER_BYTES + h.frag_len as usize).map(|p| (h, p))
-    }
-
-    fn consume(&mut self, n: usize) {
-        self.start += n;
-    }
-}
 
 pub struct Tcp {
     me: usize,
@@ -273,18 +94,6 @@ pub struct Tcp {
 /// In a `Data` frame `peek` hands over: its payload was read straight
 /// into the receive buffer registered by `expect` (the frame carries none).
 pub const FLAG_LANDED: u32 = 1 << 8;
-
-/// Receive buffers for `Data` frames, by (source, receive request):
-/// where the message starts and how many bytes fit.
-type Landings = std::collections::HashMap<(usize, u64), (usize, usize)>;
-
-/// A `Data` frame whose payload is being read into its receive buffer.
-struct Landing {
-    header: FrameHeader,
-    /// Where the next byte goes.
-    at: usize,
-    left: usize,
-}
 
 /// With a lone connection, epoll is still asked this often (the listener).
 const LONE_EPOLL_EVERY: u32 = 64;
@@ -447,40 +256,6 @@ impl Tcp {
         written.map(|()| true)
     }
 
-    /// Open a connection to `dst`; frames wait in it for the welcome.
-    fn connect(&mut self, dst: usize) -> Result<(), String> {
-        let addr = self.peers[dst].ok_or_else(|| format!("rank {dst} is not reached over TCP"))?;
-        let fail = |e: std::io::Error| format!("cannot connect to rank {dst} at {addr}: {e}");
-        let mut s = TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT).map_err(fail)?;
-        s.set_nodelay(true).map_err(fail)?;
-        let mut hello = Vec::with_capacity(HELLO_BYTES);
-        hello.extend_from_slice(MAGIC);
-        hello.extend_from_slice(&self.key);
-        hello.extend_from_slice(&(self.me as u32).to_le_bytes());
-        s.write_all(&hello).map_err(fail)?;
-        s.set_nonblocking(true).map_err(fail)?;
-        let i = self.insert(Conn::new(s, Some(dst)));
-        self.link[dst] = Some(i);
-        Ok(())
-    }
-
-    fn insert(&mut self, c: Conn) -> usize {
-        let fd = c.stream.as_raw_fd();
-        let i = match self.conns.iter().position(Option::is_none) {
-            Some(i) => {
-                self.conns[i] = Some(c);
-                i
-            }
-            None => {
-                self.conns.push(Some(c));
-                self.conns.len() - 1
-            }
-        };
-        // A connection epoll does not watch is read at every poll instead.
-        self.conns[i].as_mut().expect("inserted").watched = watch(&self.epoll, fd, i as u64).is_ok();
-        i
-    }
-
     /// Accept, write and read what the sockets allow now. Err: a peer
     /// vanished (its connection ended before it said Bye).
     pub fn poll_io(&mut self) -> Result<(), String> {
@@ -552,104 +327,6 @@ impl Tcp {
         match (live.next(), live.next()) {
             (Some(c), None) if c.link == Link::Open => Some(c),
             _ => None,
-        }
-    }
-
-    fn accept(&mut self) {
-        loop {
-            match self.listener.accept() {
-                Ok((s, _)) => {
-                    if s.set_nonblocking(true).is_err() || s.set_nodelay(true).is_err() {
-                        continue;
-                    }
-                    let pending: Vec<usize> = (0..self.conns.len())
-                        .filter(|&i| self.conns[i].as_ref().is_some_and(|c| c.link == Link::Hello))
-                        .collect();
-                    if pending.len() >= MAX_PENDING {
-                        self.conns[pending[0]] = None;
-                        self.refused += 1;
-                    }
-                    self.insert(Conn::new(s, None));
-                }
-                Err(e) if e.kind() == ErrorKind::Interrupted => {}
-                Err(_) => return,
-            }
-        }
-    }
-
-    /// A connection we accepted: admit it once its hello proves the key,
-    /// close it as soon as it cannot.
-    fn check_hello(&mut self, i: usize, broken: bool) {
-        let c = self.conns[i].as_mut().expect("checked by the caller");
-        let have = &c.inbuf[c.start..c.end];
-        let magic_ok = have.len() < MAGIC.len() || have[..MAGIC.len()] == MAGIC[..];
-        if have.len() < HELLO_BYTES && magic_ok && !broken && !c.eof {
-            return;
-        }
-        let rank = have
-            .get(MAGIC.len() + KEY_BYTES..HELLO_BYTES)
-            .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize);
-        let key_ok = have.get(MAGIC.len()..MAGIC.len() + KEY_BYTES) == Some(&self.key[..]);
-        match rank {
-            Some(r) if magic_ok && key_ok && r < self.peers.len() && self.peers[r].is_some() => {
-                c.consume(HELLO_BYTES);
-                self.admit(i, r);
-            }
-            _ => {
-                self.conns[i] = None;
-                self.refused += 1;
-                if crate::runtime::tunables::flag("OXMPI_DEBUG") {
-                    crate::runtime::report(&format!(
-                        "oxmpi: rank {}: closed a TCP connection that did not prove the job's key\n",
-                        self.me
-                    ));
-                }
-            }
-        }
-    }
-
-    /// Rank `r` proved itself on accepted connection `i`: make it our
-    /// link with `r`, unless ours (opened by the lower rank, us) wins.
-    fn admit(&mut self, i: usize, r: usize) {
-        let ours = self.link[r].and_then(|j| self.conns[j].as_ref().map(|c| (j, c.link)));
-        let mut out = Queue::default();
-        out.push(WELCOME);
-        match ours {
-            None => {}
-            Some((j, Link::Welcome)) if r < self.me => {
-                // theirs wins: our queued frames (none went out) move to it
-                let mine = self.conns[j].take().expect("linked");
-                out.append(mine.out);
-            }
-            Some(_) => {
-                // ours wins (or is already open): theirs goes
-                self.conns[i] = None;
-                return;
-            }
-        }
-        if let Some(held) = self.held[r].take() {
-            out.append(held);
-        }
-        let c = self.conns[i].as_mut().expect("being admitted");
-        (c.peer, c.link, c.out) = (Some(r), Link::Open, out);
-        self.link[r] = Some(i);
-    }
-
-    /// A connection we opened to `p`: open once the welcome came; if `p`
-    /// closed it instead (its own connection won), keep the frames until
-    /// that one arrives.
-    fn check_welcome(&mut self, i: usize, p: usize, broken: bool) {
-        let c = self.conns[i].as_mut().expect("checked by the caller");
-        let have = &c.inbuf[c.start..c.end];
-        if have.len() >= WELCOME.len() && have[..WELCOME.len()] == WELCOME[..] {
-            c.consume(WELCOME.len());
-            c.link = Link::Open;
-            return;
-        }
-        if broken || c.eof || have.len() >= WELCOME.len() {
-            let c = self.conns[i].take().expect("checked by the caller");
-            self.held[p] = Some(c.out);
-            self.link[p] = None;
         }
     }
 
@@ -777,6 +454,7 @@ impl Tcp {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Write;
     use std::net::Ipv4Addr;
 
     fn pair() -> (Tcp, Tcp) {
