@@ -96,6 +96,18 @@ fn active(st: &State, h: c_int) -> MpiResult<Option<ReqId>> {
     Ok(Some(id))
 }
 
+/// The active requests among `hs` (`active`), with their places in it.
+fn active_among(st: &State, hs: &[c_int]) -> MpiResult<(Vec<ReqId>, Vec<usize>)> {
+    let (mut ids, mut slots) = (Vec::new(), Vec::new());
+    for (k, &h) in hs.iter().enumerate() {
+        if let Some(id) = active(st, h)? {
+            ids.push(id);
+            slots.push(k);
+        }
+    }
+    Ok((ids, slots))
+}
+
 /// After completion: a persistent request keeps its handle, others become
 /// MPI_REQUEST_NULL.
 fn release_handle(st: &mut State, h: &mut c_int) {
@@ -292,14 +304,7 @@ fn any(count: c_int, requests: *mut c_int, block: bool) -> MpiResult<Option<(c_i
     // SAFETY: the standard requires `count` handles.
     let hs = unsafe { handles_of(count, requests)? };
     with_state(|st| {
-        let mut ids = Vec::new();
-        let mut slots = Vec::new();
-        for (k, &h) in hs.iter().enumerate() {
-            if let Some(id) = active(st, h)? {
-                ids.push(id);
-                slots.push(k);
-            }
-        }
+        let (ids, slots) = active_among(st, hs)?;
         if ids.is_empty() {
             return Ok(Some((UNDEFINED, empty_status())));
         }
@@ -367,14 +372,7 @@ unsafe fn some(
     // SAFETY: the standard requires `count` handles.
     let hs = unsafe { handles_of(count, requests)? };
     let done = with_state(|st| {
-        let mut ids = Vec::new();
-        let mut slots = Vec::new();
-        for (k, &h) in hs.iter().enumerate() {
-            if let Some(id) = active(st, h)? {
-                ids.push(id);
-                slots.push(k);
-            }
-        }
+        let (ids, slots) = active_among(st, hs)?;
         if ids.is_empty() {
             return Ok(None);
         }
