@@ -3,7 +3,11 @@
 //! in pieces, folding in rank order (v0 op v1 op ...) so that the result
 //! is the one every other algorithm computes.
 
+use super::blocks::{allgather_cut, alltoall_cut};
 use super::*;
+use crate::coll::Scratch;
+use crate::datatype::TypeInfo;
+use crate::op::Op;
 
 /// What a reduction combines: items of `ty` by `op`.
 #[derive(Clone, Copy)]

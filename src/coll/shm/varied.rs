@@ -3,6 +3,7 @@
 //! others in pieces or as messages.
 
 use super::*;
+use crate::p2p::request::ReqId;
 
 /// The most ranks an alltoallv or alltoallw goes through the mailboxes
 /// among (`alltoallv`): a publication starts with 8 bytes per rank.
