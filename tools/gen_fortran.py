@@ -8,7 +8,8 @@ API (PyPI package pympistandard) and our own include/mpi.h:
   fortran-shim/bindings.c    a wrapper for every MPI function libmpi exports
                              that has a Fortran binding (the few whose
                              arguments need more than a mechanical mapping
-                             are written by hand in fortran-shim/special.c)
+                             are written by hand in fortran-shim/special.c
+                             and attr.c)
 
   tools/gen_fortran.py LIB          rewrite both (LIB: build/lib/libmpi.so.12)
   tools/gen_fortran.py LIB --check  exit 1 if a committed file is stale
@@ -25,7 +26,7 @@ MPI_H = os.path.join(ROOT, "include", "mpi.h")
 MPICH_MPIF_H = "/usr/include/x86_64-linux-gnu/mpich/mpif.h"
 MPIF_H = os.path.join(ROOT, "include", "mpif.h")
 BINDINGS = os.path.join(ROOT, "fortran-shim", "bindings.c")
-SPECIAL = os.path.join(ROOT, "fortran-shim", "special.c")
+HAND_FILES = ["special.c", "attr.c"]
 
 HANDLES = {"MPI_Comm", "MPI_Datatype", "MPI_Group", "MPI_Info", "MPI_Op", "MPI_Errhandler", "MPI_Request",
            "MPI_Message", "MPI_Win", "MPI_File", "MPI_Session"}
@@ -44,8 +45,10 @@ def exported(lib):
 
 
 def hand_written():
-    """Functions special.c binds itself (it says so with OXF_HAND(MPI_X))."""
-    return set(re.findall(r"OXF_HAND\((MPI_\w+)\)", open(SPECIAL).read()))
+    """Functions special.c and attr.c bind themselves (they say so with
+    OXF_HAND(MPI_X))."""
+    text = "".join(open(os.path.join(ROOT, "fortran-shim", f)).read() for f in HAND_FILES)
+    return set(re.findall(r"OXF_HAND\((MPI_\w+)\)", text))
 
 
 def param(p, info=False):
