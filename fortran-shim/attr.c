@@ -7,8 +7,6 @@
 #include <string.h>
 #include "oxf.h"
 
-#define OXF_HAND(name)
-
 /* ---- attributes ---------------------------------------------------------
  * A Fortran attribute is an integer, kept as the C attribute's pointer
  * value. The predefined attributes are set by the library as pointers to

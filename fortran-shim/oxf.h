@@ -63,6 +63,10 @@ void oxf_fstr(const char *c, char *f, size_t len);
  * string of `len` characters (every MPI_MAX_* fits). */
 char *oxf_out(size_t len);
 
+/* OXF_HAND(MPI_X) in a hand-written file: MPI_X is bound there, and
+ * tools/gen_fortran.py generates no wrapper for it. */
+#define OXF_HAND(name)
+
 /* Every Fortran name of one binding: gfortran's (mpi_x_), with a second
  * underscore (-fsecond-underscore), without underscore, upper case. */
 #define OXF_ALIAS(impl, name) extern __typeof__(impl) name __attribute__((alias(#impl)));

@@ -8,8 +8,6 @@
 #include <string.h>
 #include "oxf.h"
 
-#define OXF_HAND(name)
-
 /* The common blocks, in case the program has none (it has, when it
  * includes mpif.h; its copy then takes the place of these). */
 struct oxf_priv1 mpipriv1_;

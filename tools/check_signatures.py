@@ -129,8 +129,7 @@ def rust_entries():
         for m in re.finditer(r"fn (MPI_\w+) / (PMPI_\w+)\s*\((.*?)\)\s*errors", text, re.S):
             entries[m.group(1)] = params_of(m.group(3))
         for m in re.finditer(r'extern "C" fn (P?MPI\w+|MPIR_\w+)\((.*?)\)', text, re.S):
-            params = [p for p in m.group(2).split(",") if p.strip()]
-            entries.setdefault(m.group(1), [rust_class(p.split(":", 1)[1]) for p in params])
+            entries.setdefault(m.group(1), params_of(m.group(2)))
     return entries
 
 

@@ -137,9 +137,7 @@ impl Engine {
     /// the others did).
     pub fn give_up_mailboxes(&self, stamp: u64) {
         self.seg.spoil(stamp & OPERATION);
-        for r in 0..self.seg.nranks {
-            self.seg.ring_bell(r);
-        }
+        self.seg.ring_bells(0..self.seg.nranks);
     }
 
     /// Whether the collective `stamp` may use the mailboxes: they were not

@@ -283,9 +283,8 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     let leader = locals[0];
     let name = format!("{prefix}-{}-{leader}", pmi.kvsname().replace('/', "_"));
     // the name goes once the host's last rank mapped the segment
-    // (`Segment::attach`), and in any case when this function returns:
-    // after everyone mapped it, or at once if joining fails (under any
-    // launcher)
+    // (`Segment::attach`); if joining fails first, rank 0 removes it as
+    // this function returns (under any launcher)
     let mut _name_goes = None;
     let created = if me == 0 {
         let s = Segment::create(&name, locals.len(), 0, geometry)?;
@@ -325,7 +324,9 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     if mode == Bind::Spread && locals.len() == host.len() {
         seg.spread_over(crowded_cpus(&cards, host.len()).map_or(Vec::new(), <[usize]>::to_vec));
     }
-    // Everyone has mapped its segment: the names can go.
+    // Everyone has mapped its segment (its name is gone): rank 0's
+    // guard, which removes the name should joining fail, may run now
+    // without taking it from a rank yet to map it.
     if size > 1 {
         pmi.barrier()?;
     }
