@@ -8,11 +8,16 @@
                                       run every kernel at 2 and 4 ranks,
                                       the implementations interleaved, and
                                       write the best time and Mop/s of each
-                                      with ratios into docs/benchmarks.md
+                                      with ratios into docs/benchmarks.md,
+                                      and the share of the ranks' CPU time
+                                      spent inside MPI calls (measured by
+                                      c-tests/bench/nas/mpicpu.c, loaded
+                                      ahead of each MPI)
 """
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -37,16 +42,25 @@ def build(impl, cls):
     for k in KERNELS:
         subprocess.run([IMPLS[impl][0], "-O2", f"-DCLASS={cls}", "-o", os.path.join(out, f"{k}.{cls}"),
                         os.path.join(NAS, f"{k}.c"), "-lm"], check=True)
+    # the profiling library that measures the CPU time spent inside MPI
+    subprocess.run([IMPLS[impl][0], "-O2", "-shared", "-fPIC", "-o", os.path.join(out, "mpicpu.so"),
+                    os.path.join(NAS, "mpicpu.c")], check=True)
     return out
 
 
-def run(impl, exe, n):
+def run(impl, exe, n, profile=None):
+    """Whether `exe` ran at `n` ranks and verified, its time, its Mop/s,
+    the share of its ranks' CPU time spent inside MPI (with `profile`, the
+    mpicpu library loaded ahead of the MPI; else None), and its output."""
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    r = subprocess.run(IMPLS[impl][1] + [str(n), exe], capture_output=True, text=True, env=env, timeout=600)
+    prog = ["env", f"LD_PRELOAD={profile}", exe] if profile else [exe]
+    r = subprocess.run(IMPLS[impl][1] + [str(n)] + prog, capture_output=True, text=True, env=env, timeout=600)
     t = re.search(r"Time in seconds =\s*([\d.]+)", r.stdout)
     m = re.search(r"Mop/s total     =\s*([\d.]+)", r.stdout)
+    c = re.search(r"MPI CPU seconds = ([\d.]+) of ([\d.]+)", r.stdout)
     ok = r.returncode == 0 and "VERIFICATION SUCCESSFUL" in r.stdout
-    return ok, (float(t.group(1)) if t else None), (float(m.group(1)) if m else None), r.stdout + r.stderr
+    share = float(c.group(1)) / float(c.group(2)) if c and float(c.group(2)) > 0 else None
+    return ok, (float(t.group(1)) if t else None), (float(m.group(1)) if m else None), share, r.stdout + r.stderr
 
 
 def check():
@@ -54,7 +68,7 @@ def check():
     failed = 0
     for k in KERNELS:
         for n in (1, 2, 4):
-            ok, _, _, text = run("oxmpi", os.path.join(out, f"{k}.S"), n)
+            ok, _, _, _, text = run("oxmpi", os.path.join(out, f"{k}.S"), n)
             print(f"{'ok  ' if ok else 'FAIL'} {k}.S -n {n}", flush=True)
             if not ok:
                 failed += 1
@@ -65,19 +79,23 @@ def check():
 
 def bench(rounds, cls, out_path):
     dirs = {i: build(i, cls) for i in IMPLS}
-    best, times = {}, {}
+    best, times, shares = {}, {}, {}
     for rnd in range(rounds):
         for k in KERNELS:
             for n in (2, 4):
                 for impl in round_order(rnd, IMPLS):
-                    ok, t, m, text = run(impl, os.path.join(dirs[impl], f"{k}.{cls}"), n)
+                    exe, profile = os.path.join(dirs[impl], f"{k}.{cls}"), os.path.join(dirs[impl], "mpicpu.so")
+                    ok, t, m, share, text = run(impl, exe, n, profile)
+                    in_mpi = f", {share:.1%} of CPU in MPI" if share is not None else ""
                     print(f"round {rnd + 1}: {impl:9} {k}.{cls} -n {n}: "
-                          f"{f'{t:.2f} s, {m:.1f} Mop/s' if ok else 'FAILED'}", flush=True)
+                          f"{f'{t:.2f} s, {m:.1f} Mop/s{in_mpi}' if ok else 'FAILED'}", flush=True)
                     if not ok:
                         sys.stderr.write(text[-1500:])
                         continue
                     key = (k, n, impl)
                     times.setdefault(key, []).append(t)
+                    if share is not None:
+                        shares.setdefault(key, []).append(share)
                     if key not in best or t < best[key][0]:
                         best[key] = (t, m)
     lines = [BEGIN, f"### NAS-style kernels, class {cls}\n\n",
@@ -86,9 +104,14 @@ def bench(rounds, cls, out_path):
              "the better peer's, from their Mop/s (below 1: oxmpi faster). Spread: each one's slowest round "
              "over its fastest (oxmpi / MPICH / Open MPI), which shows how much this virtual machine varies "
              "from run to run. Median ratio: oxmpi's median time over the better peer's median, which one lucky "
-             "round moves less than the best.\n\n",
-             "| kernel | ranks | oxmpi s (Mop/s) | MPICH s (Mop/s) | Open MPI s (Mop/s) | ratio | median ratio | spread |\n",
-             "|---|---|---|---|---|---|---|---|\n"]
+             "round moves less than the best. CPU in MPI: the share of the ranks' CPU time (from MPI_Init to "
+             "MPI_Finalize) spent inside MPI calls, median over the rounds (oxmpi / MPICH / Open MPI), measured "
+             "by `c-tests/bench/nas/mpicpu.c` (a PMPI profiling library built with each MPI and loaded ahead of "
+             "it): the kernels' compute is the same code on all three, so this is what each library costs the "
+             "processors, waiting included, with less of the machine's noise than the times.\n\n",
+             "| kernel | ranks | oxmpi s (Mop/s) | MPICH s (Mop/s) | Open MPI s (Mop/s) | ratio | median ratio | spread "
+             "| CPU in MPI |\n",
+             "|---|---|---|---|---|---|---|---|---|\n"]
     for k in KERNELS:
         for n in (2, 4):
             cells, rate = [], {}
@@ -103,7 +126,9 @@ def bench(rounds, cls, out_path):
             m = median_ratio({i: times.get((k, n, i)) for i in IMPLS})
             med_ratio = f"{m:.3f}" if m else "-"
             spread = " / ".join(f"{max(ts) / min(ts):.2f}" if (ts := times.get((k, n, impl))) else "-" for impl in IMPLS)
-            lines.append(f"| {k.upper()} | {n} | {' | '.join(cells)} | {ratio} | {med_ratio} | {spread} |\n")
+            in_mpi = " / ".join(f"{statistics.median(sh):.1%}" if (sh := shares.get((k, n, impl))) else "-"
+                                for impl in IMPLS)
+            lines.append(f"| {k.upper()} | {n} | {' | '.join(cells)} | {ratio} | {med_ratio} | {spread} | {in_mpi} |\n")
     lines.append(END)
     text = open(out_path).read() if os.path.exists(out_path) else ""
     if BEGIN in text:
