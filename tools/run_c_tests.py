@@ -114,6 +114,8 @@ def main():
     ap.add_argument("--no-mpich", action="store_true", help="skip the MPICH-built runs")
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for every run (e.g. OXMPI_CHECK_TYPES=1)")
     a = ap.parse_args()
+    # (absolute: the loader names the libraries it maps by absolute paths)
+    a.build = os.path.abspath(a.build)
     bindir = os.path.join(ROOT, "c-tests", "bin")
     os.makedirs(os.path.join(bindir, "mpich"), exist_ok=True)
     mpicc = os.path.join(a.build, "bin", "mpicc")
