@@ -8,36 +8,7 @@
 ! completed by MPI_TESTALL; two persistent ones started together by
 ! MPI_STARTALL; MPI_REDUCE_LOCAL and MPI_OP_COMMUTATIVE.
 ! Results against values computed here.
-!     A wait for a collective started the MODE way (1: blocking, done
-!     already; 2: nonblocking; 3: persistent, started twice here).
-      SUBROUTINE DONE(MODE, REQ)
-      IMPLICIT NONE
-      INCLUDE 'mpif.h'
-      INTEGER MODE, REQ, IERR, K
-      IF (MODE .EQ. 2) CALL MPI_WAIT(REQ, MPI_STATUS_IGNORE, IERR)
-      IF (MODE .EQ. 3) THEN
-         DO K = 1, 2
-            CALL MPI_START(REQ, IERR)
-            CALL MPI_WAIT(REQ, MPI_STATUS_IGNORE, IERR)
-         END DO
-         CALL MPI_REQUEST_FREE(REQ, IERR)
-         IF (REQ .NE. MPI_REQUEST_NULL) THEN
-            PRINT *, 'request_free left the handle'
-         END IF
-      END IF
-      END
-
-!     ERRS goes up (and WHAT is said) when GOT is not WANT.
-      SUBROUTINE EXPECT(GOT, WANT, WHAT, MODE, ERRS)
-      IMPLICIT NONE
-      INTEGER GOT, WANT, MODE, ERRS
-      CHARACTER*(*) WHAT
-      IF (GOT .NE. WANT) THEN
-         ERRS = ERRS + 1
-         IF (ERRS .LT. 20) PRINT *, WHAT, ' way ', MODE, ': got ', GOT,
-     &        ' want ', WANT
-      END IF
-      END
+      INCLUDE 'ways.inc'
 
       SUBROUTINE CLEAR(A, N)
       INTEGER N, A(N), I
@@ -88,7 +59,7 @@
       CALL DONE(MODE, REQ)
       DO I = 1, NP
          DO J = 1, I
-            CALL EXPECT(IR(DISPLS(I) + J), (I - 1) * 10 + J,
+            CALL EXPECTM(IR(DISPLS(I) + J), (I - 1) * 10 + J,
      &           'allgatherv', MODE, ERRS)
          END DO
       END DO
@@ -109,7 +80,7 @@
      &     MPI_COMM_WORLD, MPI_INFO_NULL, REQ, IERR)
       CALL DONE(MODE, REQ)
       DO J = 1, RANK + 1
-         CALL EXPECT(IR(J), (DISPLS(RANK + 1) + J) * 3, 'scatterv',
+         CALL EXPECTM(IR(J), (DISPLS(RANK + 1) + J) * 3, 'scatterv',
      &        MODE, ERRS)
       END DO
 !     gatherv to rank 0
@@ -129,7 +100,7 @@
       IF (RANK .EQ. 0) THEN
          DO I = 1, NP
             DO J = 1, I
-               CALL EXPECT(IR(DISPLS(I) + J), 1 - I - J, 'gatherv',
+               CALL EXPECTM(IR(DISPLS(I) + J), 1 - I - J, 'gatherv',
      &              MODE, ERRS)
             END DO
          END DO
@@ -159,7 +130,7 @@
       CALL DONE(MODE, REQ)
       DO I = 1, NP
          DO J = 1, RANK + 1
-            CALL EXPECT(IR(RD(I) + J), (I - 1) * 100 + RANK,
+            CALL EXPECTM(IR(RD(I) + J), (I - 1) * 100 + RANK,
      &           'alltoallv', MODE, ERRS)
          END DO
       END DO
@@ -179,7 +150,7 @@
       CALL DONE(MODE, REQ)
       DO I = 1, NP
          DO J = 1, RANK + 1
-            CALL EXPECT(IR(RD(I) / T + J), (I - 1) * 100 + RANK,
+            CALL EXPECTM(IR(RD(I) / T + J), (I - 1) * 100 + RANK,
      &           'alltoallw', MODE, ERRS)
          END DO
       END DO
@@ -193,7 +164,7 @@
       IF (MODE .EQ. 3) CALL MPI_EXSCAN_INIT(IV, IR, 1, MPI_INTEGER,
      &     MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, REQ, IERR)
       CALL DONE(MODE, REQ)
-      IF (RANK .GT. 0) CALL EXPECT(IR(1), RANK * (RANK - 1) / 2,
+      IF (RANK .GT. 0) CALL EXPECTM(IR(1), RANK * (RANK - 1) / 2,
      &     'exscan', MODE, ERRS)
 !     scan
       IV(1) = RANK + 1
@@ -204,7 +175,7 @@
       IF (MODE .EQ. 3) CALL MPI_SCAN_INIT(IV, IR, 1, MPI_INTEGER,
      &     MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, REQ, IERR)
       CALL DONE(MODE, REQ)
-      CALL EXPECT(IR(1), (RANK + 1) * (RANK + 2) / 2, 'scan', MODE,
+      CALL EXPECTM(IR(1), (RANK + 1) * (RANK + 2) / 2, 'scan', MODE,
      &     ERRS)
 !     reduce_scatter: rank i gets COUNTS(i) sums of the same ints
       DO I = 1, NP * (NP + 1) / 2
@@ -220,7 +191,7 @@
      &     IERR)
       CALL DONE(MODE, REQ)
       DO J = 1, RANK + 1
-         CALL EXPECT(IR(J), NP * (DISPLS(RANK + 1) + J)
+         CALL EXPECTM(IR(J), NP * (DISPLS(RANK + 1) + J)
      &        + NP * (NP - 1) / 2, 'reduce_scatter', MODE, ERRS)
       END DO
 !     reduce_scatter_block: two each
@@ -236,7 +207,7 @@
      &     IERR)
       CALL DONE(MODE, REQ)
       DO J = 1, 2
-         CALL EXPECT(IR(J), (2 * RANK + J) * NP,
+         CALL EXPECTM(IR(J), (2 * RANK + J) * NP,
      &        'reduce_scatter_block', MODE, ERRS)
       END DO
 !     the operations of fixed block sizes, nonblocking and persistent
@@ -255,7 +226,7 @@
       IF (MODE .EQ. 3) CALL MPI_BCAST_INIT(IV, 1, MPI_INTEGER, ROOT,
      &     MPI_COMM_WORLD, MPI_INFO_NULL, REQ, IERR)
       CALL DONE(MODE, REQ)
-      CALL EXPECT(IV(1), 77, 'bcast', MODE, ERRS)
+      CALL EXPECTM(IV(1), 77, 'bcast', MODE, ERRS)
 !     reduce and allreduce
       IV(1) = RANK + 1
       IR(1) = -1
@@ -268,14 +239,14 @@
       DO I = 1, NP
          K = K * I
       END DO
-      IF (RANK .EQ. ROOT) CALL EXPECT(IR(1), K, 'reduce', MODE, ERRS)
+      IF (RANK .EQ. ROOT) CALL EXPECTM(IR(1), K, 'reduce', MODE, ERRS)
       IR(1) = -1
       IF (MODE .EQ. 2) CALL MPI_IALLREDUCE(IV, IR, 1, MPI_INTEGER,
      &     MPI_MIN, MPI_COMM_WORLD, REQ, IERR)
       IF (MODE .EQ. 3) CALL MPI_ALLREDUCE_INIT(IV, IR, 1, MPI_INTEGER,
      &     MPI_MIN, MPI_COMM_WORLD, MPI_INFO_NULL, REQ, IERR)
       CALL DONE(MODE, REQ)
-      CALL EXPECT(IR(1), 1, 'allreduce', MODE, ERRS)
+      CALL EXPECTM(IR(1), 1, 'allreduce', MODE, ERRS)
 !     gather, scatter, allgather, alltoall
       IV(1) = RANK * 3
       CALL CLEAR(IR, 64)
@@ -286,7 +257,7 @@
       CALL DONE(MODE, REQ)
       IF (RANK .EQ. ROOT) THEN
          DO I = 1, NP
-            CALL EXPECT(IR(I), (I - 1) * 3, 'gather', MODE, ERRS)
+            CALL EXPECTM(IR(I), (I - 1) * 3, 'gather', MODE, ERRS)
          END DO
       END IF
       DO I = 1, NP
@@ -298,7 +269,7 @@
       IF (MODE .EQ. 3) CALL MPI_SCATTER_INIT(IV, 1, MPI_INTEGER, IR, 1,
      &     MPI_INTEGER, ROOT, MPI_COMM_WORLD, MPI_INFO_NULL, REQ, IERR)
       CALL DONE(MODE, REQ)
-      CALL EXPECT(IR(1), (RANK + 1) * 11, 'scatter', MODE, ERRS)
+      CALL EXPECTM(IR(1), (RANK + 1) * 11, 'scatter', MODE, ERRS)
       IV(1) = RANK + 5
       CALL CLEAR(IR, 64)
       IF (MODE .EQ. 2) CALL MPI_IALLGATHER(IV, 1, MPI_INTEGER, IR, 1,
@@ -307,7 +278,7 @@
      &     1, MPI_INTEGER, MPI_COMM_WORLD, MPI_INFO_NULL, REQ, IERR)
       CALL DONE(MODE, REQ)
       DO I = 1, NP
-         CALL EXPECT(IR(I), I + 4, 'allgather', MODE, ERRS)
+         CALL EXPECTM(IR(I), I + 4, 'allgather', MODE, ERRS)
       END DO
       DO I = 1, NP
          IV(I) = RANK * 8 + I
@@ -319,7 +290,7 @@
      &     1, MPI_INTEGER, MPI_COMM_WORLD, MPI_INFO_NULL, REQ, IERR)
       CALL DONE(MODE, REQ)
       DO I = 1, NP
-         CALL EXPECT(IR(I), (I - 1) * 8 + RANK + 1, 'alltoall', MODE,
+         CALL EXPECTM(IR(I), (I - 1) * 8 + RANK + 1, 'alltoall', MODE,
      &        ERRS)
       END DO
       END IF
@@ -337,10 +308,10 @@
       DO WHILE (.NOT. FLAG)
          CALL MPI_TESTALL(3, REQS, FLAG, MPI_STATUSES_IGNORE, IERR)
       END DO
-      CALL EXPECT(IR(1), NP - 1, 'iallreduce in flight', 2, ERRS)
-      CALL EXPECT(IV(2), 42, 'ibcast in flight', 2, ERRS)
+      CALL EXPECTM(IR(1), NP - 1, 'iallreduce in flight', 2, ERRS)
+      CALL EXPECTM(IV(2), 42, 'ibcast in flight', 2, ERRS)
       DO I = 1, 3
-         CALL EXPECT(REQS(I), MPI_REQUEST_NULL, 'testall', 2, ERRS)
+         CALL EXPECTM(REQS(I), MPI_REQUEST_NULL, 'testall', 2, ERRS)
       END DO
 !     two persistent collectives started together
       CALL MPI_BARRIER_INIT(MPI_COMM_WORLD, MPI_INFO_NULL, REQS(1),
@@ -351,7 +322,7 @@
          IV(1) = RANK * K
          CALL MPI_STARTALL(2, REQS, IERR)
          CALL MPI_WAITALL(2, REQS, MPI_STATUSES_IGNORE, IERR)
-         CALL EXPECT(IR(1), K * NP * (NP - 1) / 2, 'startall', 3, ERRS)
+         CALL EXPECTM(IR(1), K * NP * (NP - 1) / 2, 'startall', 3, ERRS)
       END DO
       CALL MPI_REQUEST_FREE(REQS(1), IERR)
       CALL MPI_REQUEST_FREE(REQS(2), IERR)
@@ -377,7 +348,7 @@
       IV(1) = RANK + 100
       CALL MPI_ALLREDUCE(IV, IR, 1, MPI_INTEGER, OP, MPI_COMM_WORLD,
      &     IERR)
-      CALL EXPECT(IR(1), 100, 'user op in rank order', 1, ERRS)
+      CALL EXPECTM(IR(1), 100, 'user op in rank order', 1, ERRS)
       CALL MPI_OP_FREE(OP, IERR)
       INCLUDE 'finish.inc'
       END

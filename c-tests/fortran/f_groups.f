@@ -18,16 +18,7 @@
 ! MPI_COMM_IDUP is its nonblocking form), and its MPI_INFO_CREATE_ENV
 ! has no maxprocs (which keys it holds is the implementation's choice;
 ! oxmpi's has maxprocs).
-!     ERRS goes up (and WHAT is said) when GOT is not WANT.
-      SUBROUTINE EXPECT(GOT, WANT, WHAT, ERRS)
-      IMPLICIT NONE
-      INTEGER GOT, WANT, ERRS
-      CHARACTER*(*) WHAT
-      IF (GOT .NE. WANT) THEN
-         ERRS = ERRS + 1
-         IF (ERRS .LT. 20) PRINT *, WHAT, ': got ', GOT, ' want ', WANT
-      END IF
-      END
+      INCLUDE 'expect.inc'
 
 !     An MPI-1 error handler: counts its calls and keeps the last code.
       SUBROUTINE HANDLER(COMM, CODE)

@@ -10,16 +10,7 @@
 ! to its wait), MPI_GET_ELEMENTS(_X) of a partial item, and a status
 ! set by hand (MPI_STATUS_SET_ELEMENTS_X, MPI_STATUS_SET_CANCELLED,
 ! MPI_TEST_CANCELLED).
-!     ERRS goes up (and WHAT is said) when GOT is not WANT.
-      SUBROUTINE EXPECT(GOT, WANT, WHAT, ERRS)
-      IMPLICIT NONE
-      INTEGER GOT, WANT, ERRS
-      CHARACTER*(*) WHAT
-      IF (GOT .NE. WANT) THEN
-         ERRS = ERRS + 1
-         IF (ERRS .LT. 20) PRINT *, WHAT, ': got ', GOT, ' want ', WANT
-      END IF
-      END
+      INCLUDE 'expect.inc'
 
       PROGRAM FMODES
       IMPLICIT NONE

@@ -8,33 +8,7 @@
 ! MPI_UNWEIGHTED), and on that ring every neighbourhood collective
 ! three ways: blocking, nonblocking (MPI_INEIGHBOR_...) and persistent
 ! (MPI_NEIGHBOR_..._INIT). Results against values computed here.
-!     ERRS goes up (and WHAT is said) when GOT is not WANT.
-      SUBROUTINE EXPECT(GOT, WANT, WHAT, MODE, ERRS)
-      IMPLICIT NONE
-      INTEGER GOT, WANT, MODE, ERRS
-      CHARACTER*(*) WHAT
-      IF (GOT .NE. WANT) THEN
-         ERRS = ERRS + 1
-         IF (ERRS .LT. 20) PRINT *, WHAT, ' way ', MODE, ': got ', GOT,
-     &        ' want ', WANT
-      END IF
-      END
-
-!     A wait for a collective started the MODE way (1: blocking, done
-!     already; 2: nonblocking; 3: persistent, started twice here).
-      SUBROUTINE DONE(MODE, REQ)
-      IMPLICIT NONE
-      INCLUDE 'mpif.h'
-      INTEGER MODE, REQ, IERR, K
-      IF (MODE .EQ. 2) CALL MPI_WAIT(REQ, MPI_STATUS_IGNORE, IERR)
-      IF (MODE .EQ. 3) THEN
-         DO K = 1, 2
-            CALL MPI_START(REQ, IERR)
-            CALL MPI_WAIT(REQ, MPI_STATUS_IGNORE, IERR)
-         END DO
-         CALL MPI_REQUEST_FREE(REQ, IERR)
-      END IF
-      END
+      INCLUDE 'ways.inc'
 
       PROGRAM FTOPO
       IMPLICIT NONE
@@ -61,24 +35,24 @@
       CALL MPI_CART_CREATE(MPI_COMM_WORLD, 2, DIMS, PERIODS, .FALSE.,
      &     CART, IERR)
       CALL MPI_CARTDIM_GET(CART, NDIMS, IERR)
-      CALL EXPECT(NDIMS, 2, 'cartdim_get', 1, ERRS)
+      CALL EXPECTM(NDIMS, 2, 'cartdim_get', 1, ERRS)
       CALL MPI_CART_COORDS(CART, RANK, 2, COORDS, IERR)
-      CALL EXPECT(COORDS(1), RANK / DIMS(2), 'cart_coords 1', 1, ERRS)
-      CALL EXPECT(COORDS(2), MOD(RANK, DIMS(2)), 'cart_coords 2', 1,
+      CALL EXPECTM(COORDS(1), RANK / DIMS(2), 'cart_coords 1', 1, ERRS)
+      CALL EXPECTM(COORDS(2), MOD(RANK, DIMS(2)), 'cart_coords 2', 1,
      &     ERRS)
       C2(1) = COORDS(1) + DIMS(1)
       C2(2) = COORDS(2)
       CALL MPI_CART_RANK(CART, C2, K, IERR)
-      CALL EXPECT(K, RANK, 'cart_rank (periodic)', 1, ERRS)
+      CALL EXPECTM(K, RANK, 'cart_rank (periodic)', 1, ERRS)
       REMAIN(1) = .FALSE.
       REMAIN(2) = .TRUE.
       CALL MPI_CART_SUB(CART, REMAIN, SUB, IERR)
       CALL MPI_COMM_SIZE(SUB, K, IERR)
-      CALL EXPECT(K, DIMS(2), 'cart_sub size', 1, ERRS)
+      CALL EXPECTM(K, DIMS(2), 'cart_sub size', 1, ERRS)
       CALL MPI_COMM_RANK(SUB, K, IERR)
-      CALL EXPECT(K, COORDS(2), 'cart_sub rank', 1, ERRS)
+      CALL EXPECTM(K, COORDS(2), 'cart_sub rank', 1, ERRS)
       CALL MPI_CARTDIM_GET(SUB, NDIMS, IERR)
-      CALL EXPECT(NDIMS, 1, 'cart_sub dims', 1, ERRS)
+      CALL EXPECTM(NDIMS, 1, 'cart_sub dims', 1, ERRS)
       CALL MPI_COMM_FREE(SUB, IERR)
       CALL MPI_COMM_FREE(CART, IERR)
       CALL MPI_CART_MAP(MPI_COMM_WORLD, 2, DIMS, PERIODS, NEWRANK, IERR)
@@ -95,17 +69,17 @@
       CALL MPI_GRAPH_CREATE(MPI_COMM_WORLD, NP, IDX, EDGES, .FALSE.,
      &     GRAPH, IERR)
       CALL MPI_GRAPHDIMS_GET(GRAPH, NN, NE, IERR)
-      CALL EXPECT(NN, NP, 'graphdims_get nodes', 1, ERRS)
-      CALL EXPECT(NE, 2 * NP, 'graphdims_get edges', 1, ERRS)
+      CALL EXPECTM(NN, NP, 'graphdims_get nodes', 1, ERRS)
+      CALL EXPECTM(NE, 2 * NP, 'graphdims_get edges', 1, ERRS)
       CALL MPI_GRAPH_GET(GRAPH, 8, 16, IDX, NB, IERR)
       DO I = 1, 2 * NP
-         CALL EXPECT(NB(I), EDGES(I), 'graph_get', 1, ERRS)
+         CALL EXPECTM(NB(I), EDGES(I), 'graph_get', 1, ERRS)
       END DO
       CALL MPI_GRAPH_NEIGHBORS_COUNT(GRAPH, RANK, K, IERR)
-      CALL EXPECT(K, 2, 'graph_neighbors_count', 1, ERRS)
+      CALL EXPECTM(K, 2, 'graph_neighbors_count', 1, ERRS)
       CALL MPI_GRAPH_NEIGHBORS(GRAPH, RANK, 2, NB, IERR)
-      CALL EXPECT(NB(1), RIGHT, 'graph_neighbors 1', 1, ERRS)
-      CALL EXPECT(NB(2), LEFT, 'graph_neighbors 2', 1, ERRS)
+      CALL EXPECTM(NB(1), RIGHT, 'graph_neighbors 1', 1, ERRS)
+      CALL EXPECTM(NB(2), LEFT, 'graph_neighbors 2', 1, ERRS)
       CALL MPI_GRAPH_MAP(MPI_COMM_WORLD, NP, IDX, EDGES, NEWRANK, IERR)
       IF (NEWRANK .LT. 0 .OR. NEWRANK .GE. NP) THEN
          ERRS = ERRS + 1
@@ -121,18 +95,18 @@
      &     MPI_INFO_NULL, .FALSE., DIST, IERR)
       CALL MPI_DIST_GRAPH_NEIGHBORS_COUNT(DIST, INDEG, OUTDEG,
      &     WEIGHTED, IERR)
-      CALL EXPECT(INDEG, 1, 'dist_graph indegree', 1, ERRS)
-      CALL EXPECT(OUTDEG, 1, 'dist_graph outdegree', 1, ERRS)
+      CALL EXPECTM(INDEG, 1, 'dist_graph indegree', 1, ERRS)
+      CALL EXPECTM(OUTDEG, 1, 'dist_graph outdegree', 1, ERRS)
       IF (.NOT. WEIGHTED) THEN
          ERRS = ERRS + 1
          PRINT *, 'dist_graph_create: not weighted'
       END IF
       CALL MPI_DIST_GRAPH_NEIGHBORS(DIST, 1, SRCS, SW, 1, DSTS, DW,
      &     IERR)
-      CALL EXPECT(SRCS(1), LEFT, 'dist_graph source', 1, ERRS)
-      CALL EXPECT(SW(1), LEFT + 1, 'dist_graph source weight', 1, ERRS)
-      CALL EXPECT(DSTS(1), RIGHT, 'dist_graph destination', 1, ERRS)
-      CALL EXPECT(DW(1), RANK + 1, 'dist_graph dest weight', 1, ERRS)
+      CALL EXPECTM(SRCS(1), LEFT, 'dist_graph source', 1, ERRS)
+      CALL EXPECTM(SW(1), LEFT + 1, 'dist_graph source weight', 1, ERRS)
+      CALL EXPECTM(DSTS(1), RIGHT, 'dist_graph destination', 1, ERRS)
+      CALL EXPECTM(DW(1), RANK + 1, 'dist_graph dest weight', 1, ERRS)
       CALL MPI_COMM_FREE(DIST, IERR)
 !     a ring of neighbours, left and right, unweighted
       SRCS(1) = LEFT
@@ -144,18 +118,18 @@
      &     .FALSE., RING, IERR)
       CALL MPI_DIST_GRAPH_NEIGHBORS_COUNT(RING, INDEG, OUTDEG,
      &     WEIGHTED, IERR)
-      CALL EXPECT(INDEG, 2, 'adjacent indegree', 1, ERRS)
-      CALL EXPECT(OUTDEG, 2, 'adjacent outdegree', 1, ERRS)
+      CALL EXPECTM(INDEG, 2, 'adjacent indegree', 1, ERRS)
+      CALL EXPECTM(OUTDEG, 2, 'adjacent outdegree', 1, ERRS)
       IF (WEIGHTED) THEN
          ERRS = ERRS + 1
          PRINT *, 'MPI_UNWEIGHTED graph said weighted'
       END IF
       CALL MPI_DIST_GRAPH_NEIGHBORS(RING, 2, NB, SW, 2, NB(3), DW,
      &     IERR)
-      CALL EXPECT(NB(1), LEFT, 'adjacent source 1', 1, ERRS)
-      CALL EXPECT(NB(2), RIGHT, 'adjacent source 2', 1, ERRS)
-      CALL EXPECT(NB(3), LEFT, 'adjacent destination 1', 1, ERRS)
-      CALL EXPECT(NB(4), RIGHT, 'adjacent destination 2', 1, ERRS)
+      CALL EXPECTM(NB(1), LEFT, 'adjacent source 1', 1, ERRS)
+      CALL EXPECTM(NB(2), RIGHT, 'adjacent source 2', 1, ERRS)
+      CALL EXPECTM(NB(3), LEFT, 'adjacent destination 1', 1, ERRS)
+      CALL EXPECTM(NB(4), RIGHT, 'adjacent destination 2', 1, ERRS)
       CALL MPI_TYPE_SIZE(MPI_INTEGER, T, IERR)
       TYPES(1) = MPI_INTEGER
       TYPES(2) = MPI_INTEGER
@@ -172,8 +146,8 @@
      &     MPI_INTEGER, IR, 1, MPI_INTEGER, RING, MPI_INFO_NULL, REQ,
      &     IERR)
       CALL DONE(MODE, REQ)
-      CALL EXPECT(IR(1), LEFT * 10, 'neighbor_allgather 1', MODE, ERRS)
-      CALL EXPECT(IR(2), RIGHT * 10, 'neighbor_allgather 2', MODE,
+      CALL EXPECTM(IR(1), LEFT * 10, 'neighbor_allgather 1', MODE, ERRS)
+      CALL EXPECTM(IR(2), RIGHT * 10, 'neighbor_allgather 2', MODE,
      &     ERRS)
 !     allgatherv: placed the other way round
       RC(1) = 1
@@ -190,9 +164,9 @@
      &     MPI_INTEGER, IR, RC, RD, MPI_INTEGER, RING, MPI_INFO_NULL,
      &     REQ, IERR)
       CALL DONE(MODE, REQ)
-      CALL EXPECT(IR(2), LEFT * 10, 'neighbor_allgatherv 1', MODE,
+      CALL EXPECTM(IR(2), LEFT * 10, 'neighbor_allgatherv 1', MODE,
      &     ERRS)
-      CALL EXPECT(IR(1), RIGHT * 10, 'neighbor_allgatherv 2', MODE,
+      CALL EXPECTM(IR(1), RIGHT * 10, 'neighbor_allgatherv 2', MODE,
      &     ERRS)
 !     alltoall: block k goes to destination k. Over three or more ranks
 !     the left neighbour's block for its right comes first; over fewer,
@@ -212,14 +186,14 @@
      &     IERR)
       CALL DONE(MODE, REQ)
       IF (NP .GT. 2) THEN
-         CALL EXPECT(IR(1), LEFT * 100 + 2, 'neighbor_alltoall 1',
+         CALL EXPECTM(IR(1), LEFT * 100 + 2, 'neighbor_alltoall 1',
      &        MODE, ERRS)
-         CALL EXPECT(IR(2), RIGHT * 100 + 1, 'neighbor_alltoall 2',
+         CALL EXPECTM(IR(2), RIGHT * 100 + 1, 'neighbor_alltoall 2',
      &        MODE, ERRS)
       ELSE
-         CALL EXPECT(IR(1), LEFT * 100 + 1, 'neighbor_alltoall 1',
+         CALL EXPECTM(IR(1), LEFT * 100 + 1, 'neighbor_alltoall 1',
      &        MODE, ERRS)
-         CALL EXPECT(IR(2), LEFT * 100 + 2, 'neighbor_alltoall 2',
+         CALL EXPECTM(IR(2), LEFT * 100 + 2, 'neighbor_alltoall 2',
      &        MODE, ERRS)
       END IF
 !     alltoallv: one int to the left, two to the right
@@ -281,15 +255,15 @@
       INTEGER IR(8), NP, LEFT, RIGHT, MODE, ERRS
       CHARACTER*(*) WHAT
       IF (NP .GT. 2) THEN
-         CALL EXPECT(IR(1), LEFT * 100 + 21, WHAT, MODE, ERRS)
-         CALL EXPECT(IR(2), LEFT * 100 + 22, WHAT, MODE, ERRS)
-         CALL EXPECT(IR(5), RIGHT * 100 + 11, WHAT, MODE, ERRS)
-         CALL EXPECT(IR(6), -1, WHAT, MODE, ERRS)
+         CALL EXPECTM(IR(1), LEFT * 100 + 21, WHAT, MODE, ERRS)
+         CALL EXPECTM(IR(2), LEFT * 100 + 22, WHAT, MODE, ERRS)
+         CALL EXPECTM(IR(5), RIGHT * 100 + 11, WHAT, MODE, ERRS)
+         CALL EXPECTM(IR(6), -1, WHAT, MODE, ERRS)
       ELSE
-         CALL EXPECT(IR(1), LEFT * 100 + 11, WHAT, MODE, ERRS)
-         CALL EXPECT(IR(2), -1, WHAT, MODE, ERRS)
-         CALL EXPECT(IR(5), LEFT * 100 + 21, WHAT, MODE, ERRS)
-         CALL EXPECT(IR(6), LEFT * 100 + 22, WHAT, MODE, ERRS)
+         CALL EXPECTM(IR(1), LEFT * 100 + 11, WHAT, MODE, ERRS)
+         CALL EXPECTM(IR(2), -1, WHAT, MODE, ERRS)
+         CALL EXPECTM(IR(5), LEFT * 100 + 21, WHAT, MODE, ERRS)
+         CALL EXPECTM(IR(6), LEFT * 100 + 22, WHAT, MODE, ERRS)
       END IF
-      CALL EXPECT(IR(3), -1, WHAT, MODE, ERRS)
+      CALL EXPECTM(IR(3), -1, WHAT, MODE, ERRS)
       END

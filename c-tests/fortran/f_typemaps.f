@@ -46,15 +46,7 @@
       END DO
       END
 
-      SUBROUTINE EXPECT(GOT, WANT, WHAT, ERRS)
-      IMPLICIT NONE
-      INTEGER GOT, WANT, ERRS
-      CHARACTER*(*) WHAT
-      IF (GOT .NE. WANT) THEN
-         ERRS = ERRS + 1
-         PRINT *, WHAT, ': got ', GOT, ' want ', WANT
-      END IF
-      END
+      INCLUDE 'expect.inc'
 
       PROGRAM FTYPEMAPS
       IMPLICIT NONE
