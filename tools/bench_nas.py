@@ -3,7 +3,9 @@
 
   tools/bench_nas.py --check          build class S with oxmpi's mpicc, run
                                       each kernel at 1, 2 and 4 ranks, and
-                                      require VERIFICATION SUCCESSFUL
+                                      require VERIFICATION SUCCESSFUL (and
+                                      the CPU-in-MPI line of one run with
+                                      the profiling library loaded)
   tools/bench_nas.py [--rounds N]     build class A with each MPI's mpicc,
                                       run every kernel at 2 and 4 ranks,
                                       the implementations interleaved, and
@@ -73,7 +75,15 @@ def check():
             if not ok:
                 failed += 1
                 print(text[-2000:])
-    print(f"{3 * len(KERNELS) - failed} passed, {failed} failed")
+    # the benchmark's profiling library, loaded ahead of oxmpi, measures
+    ok, _, _, share, text = run("oxmpi", os.path.join(out, "cg.S"), 2, os.path.join(out, "mpicpu.so"))
+    ok = ok and share is not None and 0 < share < 1
+    said = f"{share:.1%}" if share is not None else "not said"
+    print(f"{'ok  ' if ok else 'FAIL'} cg.S -n 2 with mpicpu.so (CPU in MPI: {said})", flush=True)
+    if not ok:
+        failed += 1
+        print(text[-2000:])
+    print(f"{3 * len(KERNELS) + 1 - failed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
 
