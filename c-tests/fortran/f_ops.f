@@ -2,9 +2,9 @@
 ! The predefined reduction operators on Fortran data from Fortran 77,
 ! each result against one computed here with the Fortran operators and
 ! intrinsics: SUM, PROD, MAX, MIN on INTEGER, INTEGER*1, *2 and *8,
-! REAL, REAL*8 (as MPI_REAL8 and MPI_DOUBLE_PRECISION), COMPLEX and DOUBLE
-! COMPLEX (SUM, PROD); BAND, BOR, BXOR on INTEGER and INTEGER*8 (IAND,
-! IOR, IEOR); LAND, LOR, LXOR on LOGICAL as gfortran stores it;
+! REAL, REAL*8 (as MPI_REAL8 and MPI_DOUBLE_PRECISION), COMPLEX and
+! DOUBLE COMPLEX (SUM, PROD); BAND, BOR, BXOR on INTEGER and INTEGER*8
+! (IAND, IOR, IEOR); LAND, LOR, LXOR on LOGICAL as gfortran stores it;
 ! MINLOC and MAXLOC on MPI_2REAL and MPI_2DOUBLE_PRECISION pairs (ties
 ! to the lower index); and MPI_ERR_OP for a bit operator on REAL.
       INCLUDE 'expect.inc'
