@@ -7,15 +7,16 @@
 ! MPI_COMM_SET_INFO, MPI_COMM_GET_INFO, MPI_INFO_DUP, MPI_INFO_DELETE
 ! and MPI_INFO_CREATE_ENV; an intercommunicator between the even and
 ! the odd ranks (MPI_INTERCOMM_CREATE, MPI_COMM_TEST_INTER,
-! MPI_COMM_REMOTE_SIZE, MPI_COMM_REMOTE_GROUP, MPI_INTERCOMM_MERGE);
+! MPI_COMM_REMOTE_SIZE, MPI_COMM_REMOTE_GROUP, a bcast with MPI_ROOT
+! and MPI_PROC_NULL, an allreduce, MPI_INTERCOMM_MERGE);
 ! the MPI-1 error handler and attribute calls (MPI_ERRHANDLER_CREATE,
 ! _SET, _GET, MPI_KEYVAL_CREATE, MPI_ATTR_PUT, MPI_ATTR_DELETE); a user
 ! error class, code and string raised by MPI_COMM_CALL_ERRHANDLER
-! (f_error_remove.f removes them: MPI 4.1, not in MPICH 4.0);
+! (f_not_in_mpich.f removes them: MPI 4.1, not in MPICH 4.0);
 ! MPI_GET_VERSION, MPI_GET_LIBRARY_VERSION, MPI_FINALIZED.
 ! MPICH 4.0.2 differs in two places: its MPI_COMM_IDUP drops the
-! parent's hints (MPI 4.0 section 7.4.2: MPI_COMM_DUP copies them, and
-! MPI_COMM_IDUP is its nonblocking form), and its MPI_INFO_CREATE_ENV
+! parent's hints (MPI 4.0's MPI_COMM_DUP copies them, and MPI_COMM_IDUP
+! is its nonblocking form), and its MPI_INFO_CREATE_ENV
 ! has no maxprocs (which keys it holds is the implementation's choice;
 ! oxmpi's has maxprocs).
       INCLUDE 'expect.inc'
@@ -207,6 +208,34 @@
          CALL MPI_GROUP_SIZE(RG, L, IERR)
          CALL EXPECT(L, K, 'comm_remote_group', ERRS)
          CALL MPI_GROUP_FREE(RG, IERR)
+!        a bcast from the even ranks' first (MPI_ROOT; the other even
+!        ranks MPI_PROC_NULL), then an allreduce: each side gets the
+!        sum over the other side
+         IF (RANK .EQ. 0) THEN
+            K = MPI_ROOT
+            VAL = 99
+         ELSE IF (MOD(RANK, 2) .EQ. 0) THEN
+            K = MPI_PROC_NULL
+            VAL = -1
+         ELSE
+            K = 0
+            VAL = -1
+         END IF
+         CALL MPI_BCAST(VAL, 1, MPI_INTEGER, K, INTER, IERR)
+         IF (MOD(RANK, 2) .EQ. 1) THEN
+            CALL EXPECT(VAL, 99, 'intercomm bcast', ERRS)
+         ELSE IF (RANK .NE. 0) THEN
+            CALL EXPECT(VAL, -1, 'intercomm bcast at MPI_PROC_NULL',
+     &           ERRS)
+         END IF
+         CALL MPI_ALLREDUCE(RANK, K, 1, MPI_INTEGER, MPI_SUM, INTER,
+     &        IERR)
+         IF (MOD(RANK, 2) .EQ. 0) THEN
+            CALL EXPECT(K, NODD * NODD, 'intercomm allreduce', ERRS)
+         ELSE
+            CALL EXPECT(K, NEVEN * (NEVEN - 1), 'intercomm allreduce',
+     &           ERRS)
+         END IF
          CALL MPI_INTERCOMM_MERGE(INTER, MOD(RANK, 2) .EQ. 1, MERGED,
      &        IERR)
          CALL MPI_COMM_RANK(MERGED, K, IERR)
