@@ -230,9 +230,15 @@ static void from_one(MPI_Fint *index)
         *index += 1;
 }
 
+/* The C functions leave an index or count alone when they fail before
+ * completing anything (a negative count, a bad handle): it starts as
+ * MPI_UNDEFINED, so that what the program passed in is not taken for one
+ * (a garbage count of indices to renumber overran the program's array). */
+
 static void waitany(int (*f)(int, MPI_Request *, int *, MPI_Status *), MPI_Fint *count, MPI_Fint *requests,
                     MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
 {
+    *index = MPI_UNDEFINED;
     *ierr = f(*count, (MPI_Request *)requests, index, oxf_status(status));
     from_one(index);
 }
@@ -250,6 +256,7 @@ OXF_NAMES(oxf_pmpi_waitany, pmpi_waitany, PMPI_WAITANY)
 static void testany(int (*f)(int, MPI_Request *, int *, int *, MPI_Status *), MPI_Fint *count, MPI_Fint *requests,
                     MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
+    *index = MPI_UNDEFINED;
     *ierr = f(*count, (MPI_Request *)requests, index, flag, oxf_status(status));
     from_one(index);
 }
@@ -269,6 +276,7 @@ OXF_NAMES(oxf_pmpi_testany, pmpi_testany, PMPI_TESTANY)
 static void some(int (*f)(int, MPI_Request *, int *, int *, MPI_Status *), MPI_Fint *incount, MPI_Fint *requests,
                  MPI_Fint *outcount, MPI_Fint *indices, MPI_Fint *statuses, MPI_Fint *ierr)
 {
+    *outcount = MPI_UNDEFINED;
     *ierr = f(*incount, (MPI_Request *)requests, outcount, indices, oxf_statuses(statuses));
     for (int i = 0; *outcount != MPI_UNDEFINED && i < *outcount; i++)
         indices[i] += 1;
