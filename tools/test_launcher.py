@@ -133,6 +133,11 @@ def main():
         r = run([os.path.join(BIN, f), "-show", "x.f"])
         check(f"{f} -show: gfortran, mpif.h's flag, the Fortran library", r.stdout.startswith("gfortran ")
               and "-fallow-argument-mismatch" in r.stdout and "-lmpifort -lmpi" in r.stdout, r.stdout)
+    fexe = os.path.join(tmp, "free_form")
+    r = run([os.path.join(BIN, "mpif90"), "-o", fexe, os.path.join(ROOT, "c-tests", "launcher", "free_form.f90")])
+    r2 = run([os.path.join(BIN, "mpiexec"), "-n", "3", fexe], input="")
+    check("mpif90 builds a free-form program that includes mpif.h, and it runs",
+          r.returncode == 0 and r2.returncode == 0 and r2.stdout.strip() == "ranks 3 sum 3", r.stderr + r2.stdout + r2.stderr)
     r = run([os.path.join(BIN, "mpif77"), "-show", "x.f"], env=dict(os.environ, OXMPI_FC="flang"))
     check("OXMPI_FC overrides the Fortran compiler", r.stdout.startswith("flang ") and "-fallow" not in r.stdout,
           r.stdout)
