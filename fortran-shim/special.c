@@ -230,11 +230,11 @@ static void from_one(MPI_Fint *index)
         *index += 1;
 }
 
-/* The C functions leave an index or count alone when they fail before
- * completing anything (a negative count, a bad handle): it starts as
- * MPI_UNDEFINED, so that what the program passed in is not taken for one
- * (a garbage count of indices to renumber overran the program's array). */
-
+/* Each of the four below starts its INDEX or OUTCOUNT at MPI_UNDEFINED:
+ * a C call that fails before completing anything (a negative count, a bad
+ * handle) leaves it alone, and what the program passed in must not be
+ * renumbered as if C had written it (a garbage OUTCOUNT once had that many
+ * indices renumbered, far past the program's array). */
 static void waitany(int (*f)(int, MPI_Request *, int *, MPI_Status *), MPI_Fint *count, MPI_Fint *requests,
                     MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
 {
