@@ -100,6 +100,7 @@ bench: setup build
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq openmpi-bin libopenmpi-dev; fi
 	$(PYTHON) tools/bench.py --rounds 5
 	$(PYTHON) tools/bench_nas.py --rounds 3
+	$(PYTHON) tools/bench_overlap.py --rounds 5
 
 clean:
 	$(CARGO) clean

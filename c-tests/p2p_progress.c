@@ -17,22 +17,11 @@
  * that sees nothing for 30 s fails the test and waits no more in later
  * rounds. */
 #define _GNU_SOURCE
-#include "common.h"
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <time.h>
-#include <unistd.h>
+#include "outside.h"
 
 #define BYTES (4 << 20)
 #define EXCHANGED (48 << 10)
 #define ROUNDS 4
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
 
 int main(int argc, char **argv)
 {
@@ -41,21 +30,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     /* one counter per rank, shared outside MPI */
-    char name[64];
-    if (rank == 0) snprintf(name, sizeof name, "/p2p_progress-%d", (int)getpid());
-    MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
-    int fd = shm_open(name, rank == 0 ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600);
-    if (rank == 0 && fd >= 0) CHECK(ftruncate(fd, 4096) == 0, "ftruncate");
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank != 0) fd = shm_open(name, O_RDWR, 0600);
-    volatile int *got = fd < 0 ? MAP_FAILED : mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (got == MAP_FAILED) {
-        fprintf(stderr, "rank %d: cannot share memory outside MPI (%s)\n", rank, name);
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    close(fd);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) shm_unlink(name);
+    volatile int *got = shared_counters("p2p_progress");
 
     unsigned char *buf = malloc(BYTES), *back = malloc(EXCHANGED);
     const char *transport = getenv("OXMPI_TRANSPORT"), *single_copy = getenv("OXMPI_SINGLE_COPY");

@@ -224,10 +224,10 @@ def main():
                       "the single-copy Bcast here is below what either can do.", "",
                       "| case | us |", "|---|---|"]
             lines += [f"| {names[k]} | {floors[k]:.2f} |" for k in names if k in floors] + [""]
-    # keep the NAS kernels' table (tools/bench_nas.py writes it)
+    # keep the tables of tools/bench_nas.py and tools/bench_overlap.py
     old = open(a.out).read() if os.path.exists(a.out) else ""
-    nas = re.search(r"<!-- BEGIN NAS.*?<!-- END NAS -->\n", old, re.S)
-    open(a.out, "w").write("\n".join(lines) + ("\n" + nas.group(0) if nas else ""))
+    kept = re.findall(r"<!-- BEGIN (?:NAS|OVERLAP).*?<!-- END (?:NAS|OVERLAP) -->\n", old, re.S)
+    open(a.out, "w").write("\n".join(lines) + "".join("\n" + k for k in kept))
     print(f"wrote {a.out}")
 
 

@@ -18,6 +18,17 @@ impl Engine {
         self.progress_but(usize::MAX);
     }
 
+    /// Whether any request is live: started, or inactive persistent, and
+    /// not yet freed (the progress thread's sign of work).
+    pub fn has_requests(&self) -> bool {
+        self.requests.any_live()
+    }
+
+    /// This rank's doorbell, where the progress thread sleeps.
+    pub fn doorbell(&self) -> *const crate::transport::shm::Doorbell {
+        self.seg.doorbell(self.seg.me)
+    }
+
     /// As `progress`, leaving the frames from `skip` in its ring (a
     /// blocking receive takes them from there).
     pub(super) fn progress_but(&mut self, skip: usize) {

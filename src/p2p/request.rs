@@ -304,6 +304,11 @@ impl Slab {
         }
     }
 
+    /// Whether any request is live.
+    pub fn any_live(&self) -> bool {
+        self.free.len() < self.items.len()
+    }
+
     pub fn live(&self) -> impl Iterator<Item = (ReqId, &Request)> {
         self.items.iter().enumerate().filter_map(|(i, r)| r.as_ref().map(|r| (i as ReqId, r)))
     }

@@ -3,6 +3,7 @@
 
 pub mod affinity;
 pub mod backoff;
+mod helper;
 pub mod pmi;
 pub mod tunables;
 mod wireup;
@@ -200,6 +201,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     backoff::set_host(on_host, cores);
     crate::coll::tuning::set_crowded(on_host == size && on_host > cores, single_copy_from);
     let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
+    let bell = engine.doorbell();
     let Ok(mut guard) = lock() else {
         return err!(Other, "MPI_Init called from a callback inside an MPI call");
     };
@@ -216,8 +218,14 @@ pub fn init(required: i32) -> MpiResult<i32> {
         start,
     });
     PHASE.store(Phase::Running as u8, Ordering::Release);
+    drop(guard);
     // SAFETY: the handler only stores to an atomic.
     unsafe { libc::signal(libc::SIGUSR2, on_dump_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
+    if tunables::flag("OXMPI_ASYNC_PROGRESS") {
+        if let Err(e) = helper::start(bell) {
+            return err!(Other, "OXMPI_ASYNC_PROGRESS=1, but the progress thread could not start: {e}");
+        }
+    }
     Ok(provided)
 }
 
@@ -229,6 +237,8 @@ pub fn finalize() -> MpiResult<()> {
     let Some(st) = guard.as_mut() else {
         return err!(Other, "MPI_Finalize called before MPI_Init or twice");
     };
+    // (it never waits for the lock: it ends within its longest sleep)
+    helper::stop();
     let world = st.world().clone();
     crate::coll::barrier(&mut st.engine, &world)?;
     st.engine.goodbye();

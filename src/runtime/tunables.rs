@@ -120,6 +120,11 @@ pub const TUNABLES: &[Tunable] = &[
         meaning: "blocking Bcast, Gather, Scatter, Allgather, Allgatherv (parts of one size), Alltoall and (on 3 or more ranks) Allreduce, Reduce and Reduce_scatter(_block) of more than 4096 and at most this many bytes in all (equal blocks, no OXMPI_COLL_* algorithm forced for the operation) go in 32 KiB pieces through per-rank shared-memory mailboxes: while one rank's block (the whole message for Bcast, Allreduce, Reduce) is below OXMPI_SINGLE_COPY_MIN (an Allgather's or Alltoall's below a third of it: there every rank copies in and out; between two ranks a Bcast below 32 KiB, a Gather's or Scatter's block below 64 KiB: from there the one message goes by a blocking send, split between the two), and at any size when the host has more ranks than cores (an Alltoall or Scatter there only while its blocks are no longer than point-to-point's single-copy threshold); Scan and Exscan up to 64 KiB (0: never)",
     },
     Tunable {
+        name: "OXMPI_ASYNC_PROGRESS",
+        default: "0",
+        meaning: "1: a progress thread per rank moves nonblocking operations (point-to-point and collective) on while the program computes outside MPI, waking as peers send it frames; 0: they move whenever the program is inside any MPI call",
+    },
+    Tunable {
         name: "OXMPI_DEBUG",
         default: "0",
         meaning: "1: print each rank's transport set-up (segment, TCP address, eager limit, single copy) at init, and TCP connections refused for lack of the job's key",

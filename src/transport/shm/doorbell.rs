@@ -24,8 +24,14 @@ pub struct Doorbell {
     /// When the rank last yielded its core in a long wait (`doze`), in
     /// nanoseconds of CLOCK_MONOTONIC.
     pub dozed_at: AtomicU64,
+    /// The rank's progress thread (`runtime::helper`) sleeps on `bell`:
+    /// peers ring it as they do a sleeping rank, and as they take its
+    /// frames (it may wait for room). Apart from `sleeping`, which also
+    /// says the rank wants no core, while the program computes beside it.
+    pub helper: AtomicU32,
+    _pad: u32,
     /// (the rest of the first line: `parked` starts the second)
-    _to_line2: [u64; 5],
+    _to_line2: [u64; 4],
     /// The operation (`coll::shm::stamp` without piece) of the short
     /// publication this rank waits for, or 0 (`park`).
     pub parked: AtomicU64,
@@ -68,6 +74,17 @@ impl Doorbell {
             && now.saturating_sub(self.dozed_at.load(Ordering::Relaxed)) >= DOZE_FRESH_NS
     }
 
+    /// Whether the rank or its progress thread sleeps on the bell.
+    fn asleep(&self, order: Ordering) -> bool {
+        self.sleeping.load(order) != 0 || self.helper.load(order) != 0
+    }
+
+    /// The progress thread sleeps up to `timeout_us` unless the bell's
+    /// count moved from `seen` (its flag up since before it read `seen`).
+    pub fn sleep_helper(&self, seen: u32, timeout_us: u64) {
+        futex_wait(&self.bell, seen, timeout_us);
+    }
+
     /// Wake the rank sleeping on this bell (the caller saw it asleep).
     fn wake(&self) {
         self.bell.fetch_add(1, Ordering::Relaxed);
@@ -88,7 +105,7 @@ impl Segment {
     /// `sleeping`), so no second fence is needed.
     pub fn ring_bell_after_rmw(&self, dst: usize) {
         let d = self.doorbell(dst);
-        if d.sleeping.load(Ordering::SeqCst) != 0 {
+        if d.asleep(Ordering::SeqCst) {
             d.wake();
         }
     }
@@ -107,7 +124,7 @@ impl Segment {
         std::sync::atomic::fence(Ordering::SeqCst);
         for dst in dsts {
             let d = self.doorbell(dst);
-            if d.sleeping.load(Ordering::Relaxed) != 0 {
+            if d.asleep(Ordering::Relaxed) {
                 d.wake();
             }
         }
@@ -272,7 +289,7 @@ impl Segment {
     pub fn took_frames(&self, src: usize) {
         std::sync::atomic::fence(Ordering::SeqCst);
         let d = self.doorbell(src);
-        if d.room.load(Ordering::Relaxed) != 0 {
+        if d.room.load(Ordering::Relaxed) != 0 || d.helper.load(Ordering::Relaxed) != 0 {
             d.wake();
         }
     }
@@ -288,9 +305,10 @@ fn futex_wait(word: &AtomicU32, expected: u32, timeout_us: u64) {
 }
 
 fn futex_wake(word: &AtomicU32) {
-    // SAFETY: FUTEX_WAKE on a valid aligned u32; wakes at most one waiter.
+    // SAFETY: FUTEX_WAKE on a valid aligned u32; wakes the rank and its
+    // progress thread, the most that sleep on one bell.
     unsafe {
-        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, 1);
+        libc::syscall(libc::SYS_futex, word.as_ptr(), libc::FUTEX_WAKE, 2);
     }
 }
 

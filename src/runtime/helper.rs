@@ -1,0 +1,112 @@
+//! The progress thread (`OXMPI_ASYNC_PROGRESS=1`): nonblocking
+//! operations move on while the program computes outside MPI, as
+//! MPICH's `MPIR_CVAR_ASYNC_PROGRESS` makes them. Off by default, as
+//! there: without it they move whenever the program is inside any MPI
+//! call, which costs nothing extra.
+//!
+//! The thread takes the state's lock only when it is free: a thread of
+//! the program inside an MPI call drives progress itself, and a blocked
+//! call holds the lock. With the lock, and live requests, it makes one
+//! pass of progress and then sleeps on the rank's doorbell
+//! (`Doorbell::helper`), which its host's peers ring as they send it
+//! frames or take its frames: the next step of a collective or a
+//! long message starts as soon as a peer makes it possible. Without
+//! requests, or while the program is inside MPI, it looks again after a
+//! short sleep of its own. Peers over TCP ring no bell: there it looks
+//! at most `LONGEST_US` apart while requests are live.
+
+use super::{Guard, Phase, HOLDER, STATE};
+use crate::transport::shm::Doorbell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+
+/// The first wait on the doorbell after a pass that left requests live;
+/// each wait that no ring cuts short doubles it, up to `LONGEST_US`.
+const FIRST_US: u64 = 50;
+const LONGEST_US: u64 = 1000;
+/// How long the thread sleeps with no request live, or while the
+/// program is inside an MPI call.
+const IDLE_US: u64 = 500;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+
+/// This rank's doorbell, in the segment, which outlives the thread
+/// (`stop` joins it before MPI_Finalize takes the segment down).
+struct Bell(*const Doorbell);
+// SAFETY: the doorbell is atomics in shared memory that other processes
+// use concurrently; the pointer stays valid until `stop` returns.
+unsafe impl Send for Bell {}
+
+/// Start the thread (MPI_Init, with OXMPI_ASYNC_PROGRESS set).
+pub fn start(bell: *const Doorbell) -> std::io::Result<()> {
+    STOP.store(false, Ordering::Relaxed);
+    let bell = Bell(bell);
+    let t = std::thread::Builder::new().name("oxmpi-progress".into()).spawn(move || {
+        let bell = bell;
+        // a panic here is a bug; end the job as the C boundary would
+        if std::panic::catch_unwind(|| run(&bell)).is_err() {
+            super::abort_job(1, "internal error (a bug in oxmpi, please report it): the progress thread panicked");
+        }
+    })?;
+    *THREAD.lock().unwrap_or_else(|p| p.into_inner()) = Some(t);
+    Ok(())
+}
+
+/// Stop the thread and wait for it (MPI_Finalize, holding the lock,
+/// which the thread only ever tries); nothing if it does not run.
+pub fn stop() {
+    let Some(t) = THREAD.lock().unwrap_or_else(|p| p.into_inner()).take() else { return };
+    STOP.store(true, Ordering::Release);
+    t.thread().unpark();
+    let _ = t.join();
+}
+
+fn run(bell: &Bell) {
+    // SAFETY: valid until `stop` has joined this thread (see `Bell`).
+    let d = unsafe { &*bell.0 };
+    let mut wait = FIRST_US;
+    while !STOP.load(Ordering::Acquire) {
+        // Some(the bell's count before the pass) after a pass that left
+        // requests live, with the helper flag up
+        let seen = match STATE.try_lock() {
+            Ok(g) => match held(g).as_mut() {
+                Some(st) if super::phase() == Phase::Running && st.engine.has_requests() => {
+                    // up before the pass (Dekker, as `Segment::sleep`): a
+                    // peer's frame the pass misses rings the bell
+                    d.helper.store(1, Ordering::Relaxed);
+                    std::sync::atomic::fence(Ordering::SeqCst);
+                    let seen = d.bell.load(Ordering::Relaxed);
+                    st.engine.progress();
+                    st.engine.has_requests().then_some(seen)
+                }
+                _ => None,
+            },
+            Err(std::sync::TryLockError::WouldBlock) => None,
+            // a thread panicked holding it: its call reported the bug
+            Err(std::sync::TryLockError::Poisoned(_)) => return,
+        };
+        match seen {
+            Some(seen) => {
+                d.sleep_helper(seen, wait);
+                let rung = d.bell.load(Ordering::Relaxed) != seen;
+                d.helper.store(0, Ordering::Relaxed);
+                wait = if rung { FIRST_US } else { (wait * 2).min(LONGEST_US) };
+            }
+            None => {
+                d.helper.store(0, Ordering::Relaxed);
+                wait = FIRST_US;
+                std::thread::park_timeout(std::time::Duration::from_micros(IDLE_US));
+            }
+        }
+    }
+}
+
+/// The state, held by this thread: marked so, as `super::lock` marks it,
+/// so that a user's reduction operator this thread runs (a nonblocking
+/// reduction's step) and that calls MPI is told, not left waiting.
+fn held(g: std::sync::MutexGuard<'static, Option<super::State>>) -> Guard {
+    HOLDER.store(super::this_thread(), Ordering::Relaxed);
+    Guard(g)
+}
