@@ -45,6 +45,14 @@ pub fn start(bell: *const Doorbell) -> std::io::Result<()> {
     let bell = Bell(bell);
     let t = std::thread::Builder::new().name("oxmpi-progress".into()).spawn(move || {
         let bell = bell;
+        // signals sent to the process go to the program's threads, whose
+        // handlers expect them there
+        // SAFETY: a full set, initialized by sigfillset, masks this thread only.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
+        }
         // a panic here is a bug; end the job as the C boundary would
         if std::panic::catch_unwind(|| run(&bell)).is_err() {
             super::abort_job(1, "internal error (a bug in oxmpi, please report it): the progress thread panicked");
