@@ -24,6 +24,11 @@ impl Engine {
         self.requests.any_live()
     }
 
+    /// Whether some peers are reached over TCP (they ring no doorbell).
+    pub fn has_tcp_peers(&self) -> bool {
+        self.tcp.is_some()
+    }
+
     /// This rank's doorbell, where the progress thread sleeps.
     pub fn doorbell(&self) -> *const crate::transport::shm::Doorbell {
         self.seg.doorbell(self.seg.me)

@@ -268,6 +268,7 @@ pub struct Slab {
 
 impl Slab {
     pub fn insert(&mut self, r: Request) -> ReqId {
+        crate::runtime::helper::request_made();
         match self.free.pop() {
             Some(id) => {
                 self.items[id as usize] = Some(r);

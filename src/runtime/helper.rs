@@ -10,27 +10,38 @@
 //! pass of progress and then sleeps on the rank's doorbell
 //! (`Doorbell::helper`), which its host's peers ring as they send it
 //! frames or take its frames: the next step of a collective or a
-//! long message starts as soon as a peer makes it possible. Without
-//! requests, or while the program is inside MPI, it looks again after a
-//! short sleep of its own. Peers over TCP ring no bell: there it looks
-//! at most `LONGEST_US` apart while requests are live.
+//! long message starts as soon as a peer makes it possible. With no
+//! request live it sleeps until the program makes one; while the
+//! program is inside MPI, it looks again after a short sleep. Peers over
+//! TCP ring no bell: with any, it looks at most `LONGEST_US` apart while
+//! requests are live.
 
 use super::{Guard, Phase, HOLDER, STATE};
 use crate::transport::shm::Doorbell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
-use std::thread::JoinHandle;
+use std::sync::{Mutex, OnceLock};
+use std::thread::{JoinHandle, Thread};
+use std::time::Duration;
 
 /// The first wait on the doorbell after a pass that left requests live;
-/// each wait that no ring cuts short doubles it, up to `LONGEST_US`.
+/// each wait that no ring cuts short doubles it, up to `LONGEST_US`, or
+/// `LONGEST_RUNG_US` where every peer rings (none over TCP): there the
+/// doorbell says when a pass can move anything, and the timeout only
+/// guards.
 const FIRST_US: u64 = 50;
 const LONGEST_US: u64 = 1000;
-/// How long the thread sleeps with no request live, or while the
-/// program is inside an MPI call.
-const IDLE_US: u64 = 500;
+const LONGEST_RUNG_US: u64 = 20_000;
+/// How long the thread sleeps while the program is inside an MPI call.
+const BUSY: Duration = Duration::from_micros(500);
+/// With no request live it sleeps until one is made; this long at most.
+const IDLE_MOST: Duration = Duration::from_millis(100);
 
 static STOP: AtomicBool = AtomicBool::new(false);
 static THREAD: Mutex<Option<JoinHandle<()>>> = Mutex::new(None);
+/// The thread sleeps for want of requests (set and cleared with the state
+/// held, as requests are made).
+static IDLE: AtomicBool = AtomicBool::new(false);
+static HANDLE: OnceLock<Thread> = OnceLock::new();
 
 /// This rank's doorbell, in the segment, which outlives the thread
 /// (`stop` joins it before MPI_Finalize takes the segment down).
@@ -39,8 +50,9 @@ struct Bell(*const Doorbell);
 // use concurrently; the pointer stays valid until `stop` returns.
 unsafe impl Send for Bell {}
 
-/// Start the thread (MPI_Init, with OXMPI_ASYNC_PROGRESS set).
-pub fn start(bell: *const Doorbell) -> std::io::Result<()> {
+/// Start the thread (MPI_Init, with OXMPI_ASYNC_PROGRESS set); `tcp`:
+/// the rank has peers over TCP.
+pub fn start(bell: *const Doorbell, tcp: bool) -> std::io::Result<()> {
     STOP.store(false, Ordering::Relaxed);
     let bell = Bell(bell);
     let t = std::thread::Builder::new().name("oxmpi-progress".into()).spawn(move || {
@@ -54,10 +66,11 @@ pub fn start(bell: *const Doorbell) -> std::io::Result<()> {
             libc::pthread_sigmask(libc::SIG_BLOCK, &all, std::ptr::null_mut());
         }
         // a panic here is a bug; end the job as the C boundary would
-        if std::panic::catch_unwind(|| run(&bell)).is_err() {
+        if std::panic::catch_unwind(|| run(&bell, tcp)).is_err() {
             super::abort_job(1, "internal error (a bug in oxmpi, please report it): the progress thread panicked");
         }
     })?;
+    let _ = HANDLE.set(t.thread().clone());
     *THREAD.lock().unwrap_or_else(|p| p.into_inner()) = Some(t);
     Ok(())
 }
@@ -71,42 +84,71 @@ pub fn stop() {
     let _ = t.join();
 }
 
-fn run(bell: &Bell) {
+/// What the thread does after a look at the state.
+enum Next {
+    /// Sleep on the doorbell unless its count moved from this: a pass
+    /// left requests live.
+    Ring(u32),
+    /// Sleep until a request is made (`request_made`).
+    Idle,
+    /// A call of the program holds the lock: look again shortly.
+    Busy,
+}
+
+fn run(bell: &Bell, tcp: bool) {
+    let longest = if tcp { LONGEST_US } else { LONGEST_RUNG_US };
     // SAFETY: valid until `stop` has joined this thread (see `Bell`).
     let d = unsafe { &*bell.0 };
     let mut wait = FIRST_US;
     while !STOP.load(Ordering::Acquire) {
-        // Some(the bell's count before the pass) after a pass that left
-        // requests live, with the helper flag up
-        let seen = match STATE.try_lock() {
+        let next = match STATE.try_lock() {
             Ok(g) => match held(g).as_mut() {
-                Some(st) if super::phase() == Phase::Running && st.engine.has_requests() => {
-                    // up before the pass (Dekker, as `Segment::sleep`): a
-                    // peer's frame the pass misses rings the bell
-                    d.helper.store(1, Ordering::Relaxed);
-                    std::sync::atomic::fence(Ordering::SeqCst);
-                    let seen = d.bell.load(Ordering::Relaxed);
-                    st.engine.progress();
-                    st.engine.has_requests().then_some(seen)
+                Some(st) if super::phase() == Phase::Running => {
+                    let mut seen = None;
+                    if st.engine.has_requests() {
+                        // up before the pass (Dekker, as `Segment::sleep`):
+                        // a peer's frame the pass misses rings the bell
+                        d.helper.store(1, Ordering::Relaxed);
+                        std::sync::atomic::fence(Ordering::SeqCst);
+                        seen = Some(d.bell.load(Ordering::Relaxed));
+                        st.engine.progress();
+                    }
+                    // (under the lock, as requests are made)
+                    let live = st.engine.has_requests();
+                    IDLE.store(!live, Ordering::Relaxed);
+                    match seen {
+                        Some(seen) if live => Next::Ring(seen),
+                        _ => Next::Idle,
+                    }
                 }
-                _ => None,
+                _ => Next::Idle,
             },
-            Err(std::sync::TryLockError::WouldBlock) => None,
+            Err(std::sync::TryLockError::WouldBlock) => Next::Busy,
             // a thread panicked holding it: its call reported the bug
             Err(std::sync::TryLockError::Poisoned(_)) => return,
         };
-        match seen {
-            Some(seen) => {
-                d.sleep_helper(seen, wait);
-                let rung = d.bell.load(Ordering::Relaxed) != seen;
-                d.helper.store(0, Ordering::Relaxed);
-                wait = if rung { FIRST_US } else { (wait * 2).min(LONGEST_US) };
-            }
-            None => {
-                d.helper.store(0, Ordering::Relaxed);
-                wait = FIRST_US;
-                std::thread::park_timeout(std::time::Duration::from_micros(IDLE_US));
-            }
+        if let Next::Ring(seen) = next {
+            d.sleep_helper(seen, wait);
+            let rung = d.bell.load(Ordering::Relaxed) != seen;
+            d.helper.store(0, Ordering::Relaxed);
+            wait = if rung { FIRST_US } else { (wait * 2).min(longest) };
+            continue;
+        }
+        d.helper.store(0, Ordering::Relaxed);
+        wait = FIRST_US;
+        let nap = if matches!(next, Next::Idle) { IDLE_MOST } else { BUSY };
+        std::thread::park_timeout(nap);
+    }
+}
+
+/// A request was made (the state held): wake the thread if it sleeps for
+/// want of one.
+#[inline]
+pub fn request_made() {
+    if IDLE.load(Ordering::Relaxed) {
+        IDLE.store(false, Ordering::Relaxed);
+        if let Some(t) = HANDLE.get() {
+            t.unpark();
         }
     }
 }

@@ -3,7 +3,7 @@
 
 pub mod affinity;
 pub mod backoff;
-mod helper;
+pub mod helper;
 pub mod pmi;
 pub mod tunables;
 mod wireup;
@@ -201,7 +201,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     backoff::set_host(on_host, cores);
     crate::coll::tuning::set_crowded(on_host == size && on_host > cores, single_copy_from);
     let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
-    let bell = engine.doorbell();
+    let (bell, tcp) = (engine.doorbell(), engine.has_tcp_peers());
     let Ok(mut guard) = lock() else {
         return err!(Other, "MPI_Init called from a callback inside an MPI call");
     };
@@ -222,7 +222,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     // SAFETY: the handler only stores to an atomic.
     unsafe { libc::signal(libc::SIGUSR2, on_dump_signal as extern "C" fn(libc::c_int) as libc::sighandler_t) };
     if tunables::flag("OXMPI_ASYNC_PROGRESS") {
-        if let Err(e) = helper::start(bell) {
+        if let Err(e) = helper::start(bell, tcp) {
             return err!(Other, "OXMPI_ASYNC_PROGRESS=1, but the progress thread could not start: {e}");
         }
     }
