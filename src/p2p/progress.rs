@@ -30,7 +30,7 @@ impl Engine {
     }
 
     /// This rank's doorbell, where the progress thread sleeps.
-    pub fn doorbell(&self) -> *const crate::transport::shm::Doorbell {
+    pub fn doorbell(&self) -> &crate::transport::shm::Doorbell {
         self.seg.doorbell(self.seg.me)
     }
 

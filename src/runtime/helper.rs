@@ -75,12 +75,14 @@ pub fn start(bell: *const Doorbell, tcp: bool) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Stop the thread and wait for it (MPI_Finalize, holding the lock,
-/// which the thread only ever tries); nothing if it does not run.
-pub fn stop() {
+/// Stop the thread, asleep on `bell` or not, and wait for it
+/// (MPI_Finalize, holding the lock, which the thread only ever tries);
+/// nothing if it does not run.
+pub fn stop(bell: &Doorbell) {
     let Some(t) = THREAD.lock().unwrap_or_else(|p| p.into_inner()).take() else { return };
     STOP.store(true, Ordering::Release);
     t.thread().unpark();
+    bell.wake();
     let _ = t.join();
 }
 

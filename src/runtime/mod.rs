@@ -201,7 +201,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     backoff::set_host(on_host, cores);
     crate::coll::tuning::set_crowded(on_host == size && on_host > cores, single_copy_from);
     let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
-    let (bell, tcp) = (engine.doorbell(), engine.has_tcp_peers());
+    let (bell, tcp): (*const _, _) = (engine.doorbell(), engine.has_tcp_peers());
     let Ok(mut guard) = lock() else {
         return err!(Other, "MPI_Init called from a callback inside an MPI call");
     };
@@ -237,8 +237,7 @@ pub fn finalize() -> MpiResult<()> {
     let Some(st) = guard.as_mut() else {
         return err!(Other, "MPI_Finalize called before MPI_Init or twice");
     };
-    // (it never waits for the lock: it ends within its longest sleep)
-    helper::stop();
+    helper::stop(st.engine.doorbell());
     let world = st.world().clone();
     crate::coll::barrier(&mut st.engine, &world)?;
     st.engine.goodbye();

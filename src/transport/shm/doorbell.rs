@@ -85,8 +85,9 @@ impl Doorbell {
         futex_wait(&self.bell, seen, timeout_us);
     }
 
-    /// Wake the rank sleeping on this bell (the caller saw it asleep).
-    fn wake(&self) {
+    /// Wake the rank and its progress thread if they sleep on this bell
+    /// (callers that saw neither asleep skip it: it is a system call).
+    pub fn wake(&self) {
         self.bell.fetch_add(1, Ordering::Relaxed);
         futex_wake(&self.bell);
     }
