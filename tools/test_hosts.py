@@ -240,6 +240,26 @@ def hydra_checks():
         run([hydra, "-n", "2", os.path.join(TESTS, "fault_segv")])
         left += [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
     check("under Hydra ranks crashing after MPI_Init leave no segment (12 runs)", not left, str(left))
+    # A rank killed inside MPI_Init, as it opens its host's segment by name
+    # (c-tests/hosts/die_joining.c, loaded ahead of oxmpi), while the name
+    # must still exist: Hydra then SIGKILLs the creator, whose sentry
+    # process removes the name; our mpiexec sweeps it. Neither leaves a
+    # name or a live process.
+    killer = os.path.join(BUILD, "die_joining.so")
+    run(["cc", "-shared", "-fPIC", "-O1", "-o", killer, os.path.join(ROOT, "c-tests", "hosts", "die_joining.c"), "-ldl"])
+    exe = os.path.join(TESTS, "coll_basic")
+    for name, launcher in (("Hydra", [hydra, "-genv", "LD_PRELOAD", killer, "-genv", "DIE_JOINING_RANK", "1"]),
+                           ("mpiexec", [os.path.join(BIN, "mpiexec"), "-env", "LD_PRELOAD", killer,
+                                        "-env", "DIE_JOINING_RANK", "1"])):
+        left, codes, alive = [], [], []
+        for n in (2, 3, 4) * 2:
+            codes.append(run(launcher + ["-n", str(n), exe]).returncode)
+            time.sleep(0.2)
+            left += [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
+            alive += run(["pgrep", "-f", exe]).stdout.split()
+        check(f"under {name} a rank killed inside MPI_Init, its host's segment named, ends the job and leaves "
+              "no segment and no process (2-4 ranks, 6 runs)", not left and not alive and all(codes),
+              f"left {left}, alive {alive}, exit codes {codes}")
 
 
 def slurm_checks():

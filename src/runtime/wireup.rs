@@ -159,6 +159,70 @@ impl Drop for Unlink {
     }
 }
 
+/// Removes a segment's name should its creator die before every rank of
+/// its host has mapped it (the name's window), under a launcher that
+/// sweeps nothing: Hydra SIGKILLs the other ranks as soon as one dies, so
+/// no rank is left to remove it. A process of its own, forked twice (so
+/// that init reaps it) into a session of its own (so that a kill of the
+/// job's process group spares it), holding no descriptor but the read end
+/// of a pipe whose only writer is the creator, waits for that pipe's end
+/// of file: the creator dropped the sentry (the window is over, the name
+/// gone already) or died. Either way it removes the name and exits.
+struct Sentry(libc::c_int);
+
+impl Sentry {
+    /// Post a sentry for `name` (None if the system refuses a pipe or a
+    /// process: the name is then as safe as before).
+    fn post(name: &str) -> Option<Sentry> {
+        let path = std::ffi::CString::new(format!("/dev/shm{name}")).ok()?;
+        let mut fds = [0; 2];
+        // SAFETY: pipe2 fills `fds`; fork's children below make only
+        // async-signal-safe calls (close, setsid, read, unlink, _exit),
+        // as a child of a process that may have threads must.
+        unsafe {
+            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+                return None;
+            }
+            let [read_end, write_end] = fds;
+            match libc::fork() {
+                -1 => {
+                    libc::close(read_end);
+                    libc::close(write_end);
+                    return None;
+                }
+                0 => {
+                    if libc::fork() == 0 {
+                        libc::setsid();
+                        // none of the launcher's pipes or sockets held open
+                        let keep = read_end as libc::c_uint;
+                        libc::syscall(libc::SYS_close_range, 0, keep.saturating_sub(1), 0);
+                        libc::syscall(libc::SYS_close_range, keep + 1, libc::c_uint::MAX, 0);
+                        // nobody writes: 0 at the end of file, or -1
+                        let mut b = 0u8;
+                        while libc::read(read_end, &mut b as *mut u8 as *mut libc::c_void, 1) < 0
+                            && *libc::__errno_location() == libc::EINTR
+                        {}
+                        libc::unlink(path.as_ptr());
+                    }
+                    libc::_exit(0);
+                }
+                child => {
+                    libc::close(read_end);
+                    libc::waitpid(child, std::ptr::null_mut(), 0);
+                }
+            }
+            Some(Sentry(write_end))
+        }
+    }
+}
+
+impl Drop for Sentry {
+    fn drop(&mut self) {
+        // SAFETY: our end of the sentry's pipe, closed once.
+        unsafe { libc::close(self.0) };
+    }
+}
+
 fn new_key() -> [u8; KEY_BYTES] {
     let mut k = [0u8; KEY_BYTES];
     // SAFETY: getrandom writes at most k.len() bytes into k.
@@ -285,11 +349,15 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     // the name goes once the host's last rank mapped the segment
     // (`Segment::attach`); if joining fails first, rank 0 removes it as
     // this function returns (under any launcher)
-    let mut _name_goes = None;
+    let (mut _name_goes, mut _sentry) = (None, None);
     let created = if me == 0 {
         let s = Segment::create(&name, locals.len(), 0, geometry)?;
         if locals.len() > 1 {
             _name_goes = Some(Unlink(name.clone()));
+            if std::env::var_os("OXMPI_SHM_PREFIX").is_none() {
+                // no oxmpi launcher to sweep it should this process die
+                _sentry = Sentry::post(&name);
+            }
             pmi.put(&format!("shm-{leader}"), &name)?;
         } else {
             // alone on its host: no one opens it by name, so the name goes
