@@ -358,6 +358,37 @@ mod tests {
     }
 
     #[test]
+    fn a_sleeping_progress_thread_is_rung_and_woken_but_its_rank_still_wants_a_core() {
+        let all = ranks("helper", 2);
+        let (a, b) = (&all[0], &all[1]);
+        let d = b.doorbell(1);
+        d.helper.store(1, Ordering::Relaxed);
+        let seen = d.bell.load(Ordering::Relaxed);
+        assert!(d.wants_core(now_ns()), "the program computes beside its sleeping progress thread");
+        std::thread::scope(|s| {
+            let sleeper = s.spawn(|| {
+                let t = std::time::Instant::now();
+                d.sleep_helper(seen, 10_000_000);
+                t.elapsed()
+            });
+            // ring until it has slept and woken: a publication, then a
+            // peer taking frames (it may wait for room)
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            a.ring_bell(1);
+            assert!(sleeper.join().expect("the sleeper") < std::time::Duration::from_secs(5), "a ring woke it");
+        });
+        let rung = d.bell.load(Ordering::Relaxed);
+        assert_ne!(rung, seen, "the ring counted");
+        a.took_frames(1);
+        assert_ne!(d.bell.load(Ordering::Relaxed), rung, "taking its frames rings it too");
+        d.helper.store(0, Ordering::Relaxed);
+        let quiet = d.bell.load(Ordering::Relaxed);
+        a.ring_bell(1);
+        a.took_frames(1);
+        assert_eq!(d.bell.load(Ordering::Relaxed), quiet, "awake, nobody rings it");
+    }
+
+    #[test]
     fn a_rank_on_a_crowded_core_moves_and_stays_free_to_move() {
         let cpus = affinity::mask().expect("this thread's CPUs");
         if cpus.len() < 2 {
