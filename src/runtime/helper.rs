@@ -12,11 +12,12 @@
 //! frames or take its frames: the next step of a collective or a
 //! long message starts as soon as a peer makes it possible. With no
 //! request live it sleeps until the program makes one; while the
-//! program is inside MPI, it looks again after a short sleep. Peers over
+//! program calls MPI, or is inside a call, it steps aside (the program
+//! drives progress then) and looks again after a nap. Peers over
 //! TCP ring no bell: with any, it looks at most `LONGEST_US` apart while
 //! requests are live.
 
-use super::{Guard, Phase, HOLDER, STATE};
+use super::{Guard, Phase, CALLS, HOLDER, STATE};
 use crate::transport::shm::Doorbell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -31,8 +32,10 @@ use std::time::Duration;
 const FIRST_US: u64 = 50;
 const LONGEST_US: u64 = 1000;
 const LONGEST_RUNG_US: u64 = 20_000;
-/// How long the thread sleeps while the program is inside an MPI call.
-const BUSY: Duration = Duration::from_micros(500);
+/// While the program calls MPI, or is inside a call, the thread naps,
+/// from this long, each nap twice the last, up to `BUSY_MOST`.
+const BUSY_FIRST: Duration = Duration::from_micros(50);
+const BUSY_MOST: Duration = Duration::from_micros(200);
 /// With no request live it sleeps until one is made; this long at most.
 const IDLE_MOST: Duration = Duration::from_millis(100);
 
@@ -93,7 +96,8 @@ enum Next {
     Ring(u32),
     /// Sleep until a request is made (`request_made`).
     Idle,
-    /// A call of the program holds the lock: look again shortly.
+    /// The program is calling MPI, or inside a call (it holds the lock):
+    /// look again after a nap.
     Busy,
 }
 
@@ -101,45 +105,59 @@ fn run(bell: &Bell, tcp: bool) {
     let longest = if tcp { LONGEST_US } else { LONGEST_RUNG_US };
     // SAFETY: valid until `stop` has joined this thread (see `Bell`).
     let d = unsafe { &*bell.0 };
-    let mut wait = FIRST_US;
+    let (mut wait, mut nap, mut calls) = (FIRST_US, BUSY_FIRST, CALLS.load(Ordering::Relaxed));
     while !STOP.load(Ordering::Acquire) {
-        let next = match STATE.try_lock() {
-            Ok(g) => match held(g).as_mut() {
-                Some(st) if super::phase() == Phase::Running => {
-                    let mut seen = None;
-                    if st.engine.has_requests() {
-                        // up before the pass (Dekker, as `Segment::sleep`):
-                        // a peer's frame the pass misses rings the bell
-                        d.helper.store(1, Ordering::Relaxed);
-                        std::sync::atomic::fence(Ordering::SeqCst);
-                        seen = Some(d.bell.load(Ordering::Relaxed));
-                        st.engine.progress();
+        // the program called MPI since the last look: it drives progress
+        // itself (a pass now would contend for the lock, and the flag up
+        // would cost its peers a wake-up call per frame)
+        let called = CALLS.load(Ordering::Relaxed);
+        let next = if called != std::mem::replace(&mut calls, called) {
+            Next::Busy
+        } else {
+            match STATE.try_lock() {
+                Ok(g) => match held(g).as_mut() {
+                    Some(st) if super::phase() == Phase::Running => {
+                        let mut seen = None;
+                        if st.engine.has_requests() {
+                            // up before the pass (Dekker, as `Segment::sleep`):
+                            // a peer's frame the pass misses rings the bell
+                            d.helper.store(1, Ordering::Relaxed);
+                            std::sync::atomic::fence(Ordering::SeqCst);
+                            seen = Some(d.bell.load(Ordering::Relaxed));
+                            st.engine.progress();
+                        }
+                        // (under the lock, as requests are made)
+                        let live = st.engine.has_requests();
+                        IDLE.store(!live, Ordering::Relaxed);
+                        match seen {
+                            Some(seen) if live => Next::Ring(seen),
+                            _ => Next::Idle,
+                        }
                     }
-                    // (under the lock, as requests are made)
-                    let live = st.engine.has_requests();
-                    IDLE.store(!live, Ordering::Relaxed);
-                    match seen {
-                        Some(seen) if live => Next::Ring(seen),
-                        _ => Next::Idle,
-                    }
-                }
-                _ => Next::Idle,
-            },
-            Err(std::sync::TryLockError::WouldBlock) => Next::Busy,
-            // a thread panicked holding it: its call reported the bug
-            Err(std::sync::TryLockError::Poisoned(_)) => return,
+                    _ => Next::Idle,
+                },
+                Err(std::sync::TryLockError::WouldBlock) => Next::Busy,
+                // a thread panicked holding it: its call reported the bug
+                Err(std::sync::TryLockError::Poisoned(_)) => return,
+            }
         };
         if let Next::Ring(seen) = next {
             d.sleep_helper(seen, wait);
             let rung = d.bell.load(Ordering::Relaxed) != seen;
             d.helper.store(0, Ordering::Relaxed);
             wait = if rung { FIRST_US } else { (wait * 2).min(longest) };
+            nap = BUSY_FIRST;
             continue;
         }
         d.helper.store(0, Ordering::Relaxed);
         wait = FIRST_US;
-        let nap = if matches!(next, Next::Idle) { IDLE_MOST } else { BUSY };
-        std::thread::park_timeout(nap);
+        if let Next::Busy = next {
+            std::thread::park_timeout(nap);
+            nap = (nap * 2).min(BUSY_MOST);
+        } else {
+            nap = BUSY_FIRST;
+            std::thread::park_timeout(IDLE_MOST);
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use crate::error::MpiResult;
 use crate::p2p::{Config, Engine};
 use crate::transport::shm::Geometry;
 use pmi::Pmi;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Instant;
 
@@ -121,8 +121,14 @@ pub fn lock() -> Result<Guard, Reentered> {
         Err(TryLockError::WouldBlock) => STATE.lock().unwrap_or_else(|p| p.into_inner()),
     };
     HOLDER.store(this_thread(), Ordering::Relaxed);
+    // (only holders write it)
+    CALLS.store(CALLS.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
     Ok(Guard(g))
 }
+
+/// How many times the program's calls took the state (the progress
+/// thread steps aside while the program calls MPI: it drives progress).
+static CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// This process's rank as the launcher gave it (PMI_RANK), for messages
 /// written where the state cannot be had; -1 when unknown.
