@@ -75,9 +75,10 @@ def main():
     lines = [BEGIN, "## Progress while computing, 2 ranks\n", "\n",
              f"`{cmd}`: `c-tests/bench/overlap.c` on each MPI without and with its progress thread "
              "(`OXMPI_ASYNC_PROGRESS=1`, `MPIR_CVAR_ASYNC_PROGRESS=1`; Debian's Open MPI has none), interleaved; "
-             "each figure is the best of the rounds of each run's median, in microseconds. On this 2-core machine "
-             "the thread's work takes a core from the computing rank, so it pays only where a rank waits for one "
-             "that computes.\n", "\n",
+             "each figure is the best of the rounds of each run's median, in microseconds. The first case needs the "
+             "computing rank's library to act while it computes; in the second both ranks compute beside their "
+             "collective, whose steps the thread can take meanwhile; the third is what the thread costs blocking "
+             "calls.\n", "\n",
              "| case | " + " | ".join(c[0] for c in CONFIGS) + " |\n",
              "|---|" + "---|" * len(CONFIGS) + "\n"]
     for case, what in CASES.items():
