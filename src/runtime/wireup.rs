@@ -195,7 +195,9 @@ impl Sentry {
                         libc::setsid();
                         // none of the launcher's pipes or sockets held open
                         let keep = read_end as libc::c_uint;
-                        libc::syscall(libc::SYS_close_range, 0, keep.saturating_sub(1), 0);
+                        if keep > 0 {
+                            libc::syscall(libc::SYS_close_range, 0, keep - 1, 0);
+                        }
                         libc::syscall(libc::SYS_close_range, keep + 1, libc::c_uint::MAX, 0);
                         // nobody writes: 0 at the end of file, or -1
                         let mut b = 0u8;
