@@ -245,8 +245,7 @@ def hydra_checks():
     # must still exist: Hydra then SIGKILLs the creator, whose sentry
     # process removes the name; our mpiexec sweeps it. Neither leaves a
     # name or a live process.
-    killer = os.path.join(BUILD, "die_joining.so")
-    run(["cc", "-shared", "-fPIC", "-O1", "-o", killer, os.path.join(ROOT, "c-tests", "hosts", "die_joining.c"), "-ldl"])
+    killer = killer_library()
     exe = os.path.join(TESTS, "coll_basic")
     for name, launcher in (("Hydra", [hydra, "-genv", "LD_PRELOAD", killer, "-genv", "DIE_JOINING_RANK", "1"]),
                            ("mpiexec", [os.path.join(BIN, "mpiexec"), "-env", "LD_PRELOAD", killer,
@@ -260,6 +259,14 @@ def hydra_checks():
         check(f"under {name} a rank killed inside MPI_Init, its host's segment named, ends the job and leaves "
               "no segment and no process (2-4 ranks, 6 runs)", not left and not alive and all(codes),
               f"left {left}, alive {alive}, exit codes {codes}")
+
+
+def killer_library():
+    """c-tests/hosts/die_joining.c built: preloaded, it kills rank
+    DIE_JOINING_RANK as it opens its host's segment by name."""
+    killer = os.path.join(BUILD, "die_joining.so")
+    run(["cc", "-shared", "-fPIC", "-O1", "-o", killer, os.path.join(ROOT, "c-tests", "hosts", "die_joining.c"), "-ldl"])
+    return killer
 
 
 def slurm_checks():
@@ -278,6 +285,20 @@ def slurm_checks():
     took = time.time() - t0
     check("under Slurm (which leaves the other tasks running) a crashed rank's peers end the job, promptly",
           r.returncode != 0 and "ended before MPI_Finalize" in r.stderr and took < 10, f"{r.returncode} {took:.1f}s {r.stderr}")
+    # killed inside MPI_Init, as it opens its host's segment by name: the
+    # others wait in a PMI fence srun does not end by itself; they watch
+    # their host's ranks and end the job (and the sentry removes the name)
+    exe = os.path.join(TESTS, "coll_basic")
+    for n in (2, 3, 4):
+        t0 = time.time()
+        r = run(srun + ["-n", str(n), "--export", f"ALL,LD_PRELOAD={killer_library()},DIE_JOINING_RANK=1", exe], timeout=60)
+        took = time.time() - t0
+        time.sleep(0.2)
+        left = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
+        alive = run(["pgrep", "-f", exe]).stdout.split()
+        check(f"under Slurm a rank killed inside MPI_Init ends the job promptly, leaving no segment and no process "
+              f"({n} ranks)", r.returncode != 0 and "rank 1 on this host ended during MPI_Init" in r.stderr
+              and took < 10 and not left and not alive, f"{r.returncode} {took:.1f}s left {left} alive {alive} {r.stderr}")
 
 
 def bad_input_checks():

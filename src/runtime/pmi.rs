@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::io::Read;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
-use std::os::unix::io::{AsRawFd, FromRawFd};
+use std::os::unix::io::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -37,11 +37,22 @@ pub struct Pmi {
 struct Wire {
     reader: BufReader<Box<dyn Read + Send>>,
     writer: Box<dyn Write + Send>,
+    /// The socket under both.
+    fd: i32,
     /// PMI-2 framing (else PMI-1 lines).
     v2: bool,
+    /// Processes whose end also ends a wait for a reply: this host's
+    /// other ranks (rank, pidfd) while MPI_Init runs.
+    watch: Vec<(usize, OwnedFd)>,
+    /// A watched rank that had ended before the watch began.
+    gone: Option<usize>,
 }
 
 impl Wire {
+    fn new(reader: Box<dyn Read + Send>, writer: Box<dyn Write + Send>, fd: i32) -> Wire {
+        Wire { reader: BufReader::new(reader), writer, fd, v2: false, watch: Vec::new(), gone: None }
+    }
+
     fn send(&mut self, line: &str) -> MpiResult<()> {
         self.writer
             .write_all(line.as_bytes())
@@ -63,6 +74,7 @@ impl Wire {
             return self.call(&(line + "\n"));
         }
         self.send(&v2_command(cmd, args))?;
+        self.await_reply()?;
         let mut len = [0u8; 6];
         let lost = |_: std::io::Error| {
             MpiError::new(crate::error::ErrorClass::Other, "PMI: the launcher closed the connection".to_string())
@@ -75,12 +87,42 @@ impl Wire {
     }
 
     fn receive(&mut self) -> MpiResult<HashMap<String, String>> {
+        self.await_reply()?;
         let mut reply = String::new();
         match self.reader.read_line(&mut reply) {
             Ok(0) | Err(_) => return err!(Other, "PMI: the launcher closed the connection"),
             Ok(_) => {}
         }
         Ok(parse(&reply))
+    }
+
+    /// Wait until the launcher's reply can be read, or a watched process
+    /// ends first: a rank of this host that died inside MPI_Init, which
+    /// `srun` (unlike Hydra and our mpiexec) leaves the others waiting
+    /// on in a fence for good unless told to kill on a bad exit.
+    fn await_reply(&mut self) -> MpiResult<()> {
+        if let Some(r) = self.gone {
+            return err!(Other, "rank {r} on this host ended during MPI_Init");
+        }
+        if self.watch.is_empty() || !self.reader.buffer().is_empty() {
+            return Ok(());
+        }
+        let fds = std::iter::once(self.fd).chain(self.watch.iter().map(|(_, f)| f.as_raw_fd()));
+        let mut fds: Vec<libc::pollfd> = fds.map(|fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+        loop {
+            // SAFETY: poll on an array we own, of its own length.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+            if n < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            // a reply (or the launcher gone) comes first: the read tells
+            if n <= 0 || fds[0].revents != 0 {
+                return Ok(());
+            }
+            if let Some(i) = fds[1..].iter().position(|p| p.revents != 0) {
+                return err!(Other, "rank {} on this host ended during MPI_Init", self.watch[i].0);
+            }
+        }
     }
 }
 
@@ -129,14 +171,14 @@ impl Pmi {
             // alone; we take ownership of it once, here.
             let stream = unsafe { UnixStream::from_raw_fd(fd) };
             let writer = stream.try_clone().map_err(|e| bad(format!("PMI: {e}")))?;
-            (Wire { reader: BufReader::new(Box::new(stream)), writer: Box::new(writer), v2: false }, fd)
+            (Wire::new(Box::new(stream), Box::new(writer), fd), fd)
         } else if let Ok(port) = std::env::var("PMI_PORT") {
             let stream =
                 TcpStream::connect(&port).map_err(|e| bad(format!("PMI: cannot reach PMI_PORT={port}: {e}")))?;
             let _ = stream.set_nodelay(true);
             let fd = stream.as_raw_fd();
             let writer = stream.try_clone().map_err(|e| bad(format!("PMI: {e}")))?;
-            (Wire { reader: BufReader::new(Box::new(stream)), writer: Box::new(writer), v2: false }, fd)
+            (Wire::new(Box::new(stream), Box::new(writer), fd), fd)
         } else {
             return Ok(Pmi { rank: 0, size: 1, wire: None, local: HashMap::new(), kvsname: "singleton".into() });
         };
@@ -248,6 +290,26 @@ impl Pmi {
                     return err!(Other, "PMI: unexpected reply to barrier: {r:?}");
                 }
                 Ok(())
+            }
+        }
+    }
+
+    /// Watch these processes (rank, pid) while waiting for the launcher:
+    /// should one end, the wait fails (an empty list ends the watch).
+    /// Without pidfd_open (before Linux 5.3) nothing is watched.
+    pub fn watch(&mut self, ranks: &[(usize, i32)]) {
+        let Some(w) = &mut self.wire else { return };
+        w.watch.clear();
+        w.gone = None;
+        for &(rank, pid) in ranks {
+            // SAFETY: pidfd_open takes a pid and flags; a descriptor it
+            // returns is ours alone (and close-on-exec).
+            let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+            if fd >= 0 {
+                // SAFETY: as above, a fresh descriptor we own.
+                w.watch.push((rank, unsafe { OwnedFd::from_raw_fd(fd as i32) }));
+            } else if std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH) {
+                w.gone = w.gone.or(Some(rank));
             }
         }
     }

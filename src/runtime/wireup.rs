@@ -308,6 +308,14 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     }
     let cores = host_cores(&cards);
     let host: Vec<usize> = (0..size).filter(|&r| host_of[r] == host_of[rank]).collect();
+    let mut pids = vec![0; size];
+    for &r in &host {
+        pids[r] =
+            if r == rank { std::process::id() as i32 } else { pmi.get(&format!("pid-{r}"))?.parse().unwrap_or(0) };
+    }
+    // from here on a rank of this host that dies ends the others' waits
+    // for the launcher (srun may not end the job by itself)
+    pmi.watch(&host.iter().filter(|&&r| r != rank && pids[r] > 0).map(|&r| (r, pids[r])).collect::<Vec<_>>());
     let nth = host.iter().position(|&r| r == rank).expect("a rank is on its own host");
     let mode = bind_mode()?;
     let bound = bind_to(mode, &cards, host.len(), nth).filter(|&cpu| affinity::bind(cpu));
@@ -386,10 +394,10 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
             t.add_peer(r, at);
         }
     }
-    let mut pids = vec![0; size];
-    for &r in &locals {
-        pids[r] =
-            if r == rank { std::process::id() as i32 } else { pmi.get(&format!("pid-{r}"))?.parse().unwrap_or(0) };
+    // the ranks that share the segment (all of the host's but under
+    // OXMPI_TRANSPORT=tcp, where the rank is alone)
+    for r in (0..size).filter(|&r| !together(r)) {
+        pids[r] = 0;
     }
     if mode == Bind::Spread && locals.len() == host.len() {
         seg.spread_over(crowded_cpus(&cards, host.len()).map_or(Vec::new(), <[usize]>::to_vec));
@@ -400,6 +408,10 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     if size > 1 {
         pmi.barrier()?;
     }
+    // past MPI_Init the dead-peer watch of the progress engine takes over
+    // (and a rank done with MPI_Finalize may end while another still
+    // waits for the launcher's last reply)
+    pmi.watch(&[]);
     Ok(Wired { seg, route, tcp, pids, host_of, shm_name: name, cores, bound })
 }
 
