@@ -415,4 +415,49 @@ mod tests {
         super::WIRE_PERCENT.store(false, Ordering::Relaxed);
         assert_eq!(super::decode(&super::parse(&line)["message"]), m, "oxmpi's mpiexec");
     }
+
+    /// A launcher's end of a PMI-1 wire, and the rank's `Pmi` over it.
+    fn wired() -> (std::os::unix::net::UnixStream, super::Pmi) {
+        use std::os::unix::io::AsRawFd;
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().expect("socketpair");
+        // a wait that nothing ends fails after this, not hangs the test
+        ours.set_read_timeout(Some(std::time::Duration::from_secs(5))).expect("timeout");
+        let fd = ours.as_raw_fd();
+        let writer = ours.try_clone().expect("clone");
+        let wire = super::Wire::new(Box::new(ours), Box::new(writer), fd);
+        let pmi = super::Pmi { rank: 0, size: 2, wire: Some(wire), local: Default::default(), kvsname: "kvs".into() };
+        (theirs, pmi)
+    }
+
+    #[test]
+    fn a_watched_rank_that_ends_ends_the_wait_for_the_launcher() {
+        use std::io::{BufRead, Write};
+        let (launcher, mut pmi) = wired();
+        let mut peer = std::process::Command::new("sleep").arg("30").spawn().expect("sleep");
+        pmi.watch(&[(1, peer.id() as i32)]);
+        // the launcher answers: the reply wins while the peer lives
+        let mut l = launcher.try_clone().expect("clone");
+        l.write_all(b"cmd=barrier_out\n").expect("reply");
+        pmi.barrier().expect("a barrier answered");
+        let mut asked = String::new();
+        std::io::BufReader::new(&launcher).read_line(&mut asked).expect("request");
+        assert_eq!(asked, "cmd=barrier_in\n");
+        // no answer comes, and the peer dies: the wait ends with its rank
+        let killer = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            peer.kill().expect("kill");
+            peer
+        });
+        let e = pmi.barrier().expect_err("the peer died");
+        assert!(e.to_string().contains("rank 1 on this host ended during MPI_Init"), "{e}");
+        let mut peer = killer.join().expect("killer");
+        peer.wait().expect("reaped");
+        // one already gone (reaped) when the watch begins fails the next wait
+        pmi.watch(&[(1, peer.id() as i32)]);
+        assert!(pmi.barrier().is_err());
+        // an empty watch: the wait is the plain read again
+        pmi.watch(&[]);
+        l.write_all(b"cmd=barrier_out\n").expect("reply");
+        pmi.barrier().expect("no watch");
+    }
 }
