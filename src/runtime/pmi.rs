@@ -165,27 +165,27 @@ fn parse_v2(body: &str) -> HashMap<String, String> {
 impl Pmi {
     pub fn connect() -> MpiResult<Pmi> {
         let bad = |what: String| MpiError::new(crate::error::ErrorClass::Other, what);
-        let (mut wire, fd) = if let Ok(v) = std::env::var("PMI_FD") {
+        let mut wire = if let Ok(v) = std::env::var("PMI_FD") {
             let fd = v.parse::<i32>().map_err(|_| bad(format!("PMI_FD={v} is not a descriptor")))?;
             // SAFETY: the launcher passed this descriptor to us for PMI
             // alone; we take ownership of it once, here.
             let stream = unsafe { UnixStream::from_raw_fd(fd) };
             let writer = stream.try_clone().map_err(|e| bad(format!("PMI: {e}")))?;
-            (Wire::new(Box::new(stream), Box::new(writer), fd), fd)
+            Wire::new(Box::new(stream), Box::new(writer), fd)
         } else if let Ok(port) = std::env::var("PMI_PORT") {
             let stream =
                 TcpStream::connect(&port).map_err(|e| bad(format!("PMI: cannot reach PMI_PORT={port}: {e}")))?;
             let _ = stream.set_nodelay(true);
             let fd = stream.as_raw_fd();
             let writer = stream.try_clone().map_err(|e| bad(format!("PMI: {e}")))?;
-            (Wire::new(Box::new(stream), Box::new(writer), fd), fd)
+            Wire::new(Box::new(stream), Box::new(writer), fd)
         } else {
             return Ok(Pmi { rank: 0, size: 1, wire: None, local: HashMap::new(), kvsname: "singleton".into() });
         };
         // The descriptor must not leak into programs this rank execs.
         // SAFETY: plain fcntl on a descriptor we own.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-        WIRE_FD.store(fd, Ordering::Relaxed);
+        unsafe { libc::fcntl(wire.fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        WIRE_FD.store(wire.fd, Ordering::Relaxed);
         let (mut rank, mut size) = (std::env::var("PMI_RANK").ok(), std::env::var("PMI_SIZE").ok());
         if std::env::var("PMI_FD").is_err() {
             // PMI_PORT: say who we are; the launcher answers with our rank
