@@ -245,11 +245,10 @@ def hydra_checks():
     # must still exist: Hydra then SIGKILLs the creator, whose sentry
     # process removes the name; our mpiexec sweeps it. Neither leaves a
     # name or a live process.
-    killer = killer_library()
     exe = os.path.join(TESTS, "coll_basic")
-    for name, launcher in (("Hydra", [hydra, "-genv", "LD_PRELOAD", killer, "-genv", "DIE_JOINING_RANK", "1"]),
-                           ("mpiexec", [os.path.join(BIN, "mpiexec"), "-env", "LD_PRELOAD", killer,
-                                        "-env", "DIE_JOINING_RANK", "1"])):
+    for name, with_preload in (("Hydra", lambda lib, k, v: [hydra, "-genv", "LD_PRELOAD", lib, "-genv", k, v]),
+                               ("mpiexec", with_mpiexec)):
+        launcher = with_preload(preload("die_joining"), "DIE_JOINING_RANK", "1")
         left, codes, alive = [], [], []
         for n in (2, 3, 4) * 2:
             codes.append(run(launcher + ["-n", str(n), exe]).returncode)
@@ -261,12 +260,32 @@ def hydra_checks():
               f"left {left}, alive {alive}, exit codes {codes}")
 
 
-def killer_library():
-    """c-tests/hosts/die_joining.c built: preloaded, it kills rank
-    DIE_JOINING_RANK as it opens its host's segment by name."""
-    killer = os.path.join(BUILD, "die_joining.so")
-    run(["cc", "-shared", "-fPIC", "-O1", "-o", killer, os.path.join(ROOT, "c-tests", "hosts", "die_joining.c"), "-ldl"])
-    return killer
+def preload(name):
+    """c-tests/hosts/NAME.c built as a library to load ahead of oxmpi:
+    die_joining kills rank DIE_JOINING_RANK as it opens its host's segment
+    by name; late_reply has rank LATE_REPLY_RANK see its host's ranks end
+    before the launcher's reply to MPI_Init's waits."""
+    lib = os.path.join(BUILD, f"{name}.so")
+    run(["cc", "-shared", "-fPIC", "-O1", "-o", lib, os.path.join(ROOT, "c-tests", "hosts", f"{name}.c"), "-ldl"])
+    return lib
+
+
+def with_mpiexec(lib, key, value):
+    """Our mpiexec, `lib` preloaded in its ranks, `key`=`value` set."""
+    return [os.path.join(BIN, "mpiexec"), "-env", "LD_PRELOAD", lib, "-env", key, value]
+
+
+def exits_as_init_returns(launcher, name, ends):
+    """Rank 1 of fault_no_finalize exits as MPI_Init returns, while rank 2
+    (late_reply preloaded) still waits for the reply to MPI_Init's last
+    barrier, which rank 1 asked for too: rank 2's MPI_Init does not fail
+    on that; the job ends on rank 1's missing MPI_Finalize (`ends`).
+    (Hydra kills the job as rank 1 exits, so shows nothing either way.)"""
+    r = run(launcher(preload("late_reply"), "LATE_REPLY_RANK", "2") + ["-n", "4", os.path.join(TESTS, "fault_no_finalize")],
+            timeout=60)
+    check(f"under {name} a rank that exits as MPI_Init returns, before another rank has the launcher's last reply, "
+          "fails no MPI_Init", r.returncode != 0 and "during MPI_Init" not in r.stderr and ends in r.stderr,
+          f"{r.returncode} {r.stderr}")
 
 
 def slurm_checks():
@@ -291,7 +310,8 @@ def slurm_checks():
     exe = os.path.join(TESTS, "coll_basic")
     for n in (2, 3, 4):
         t0 = time.time()
-        r = run(srun + ["-n", str(n), "--export", f"ALL,LD_PRELOAD={killer_library()},DIE_JOINING_RANK=1", exe], timeout=60)
+        r = run(srun + ["-n", str(n), "--export", f"ALL,LD_PRELOAD={preload('die_joining')},DIE_JOINING_RANK=1", exe],
+                timeout=60)
         took = time.time() - t0
         time.sleep(0.2)
         left = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
@@ -299,6 +319,8 @@ def slurm_checks():
         check(f"under Slurm a rank killed inside MPI_Init ends the job promptly, leaving no segment and no process "
               f"({n} ranks)", r.returncode != 0 and "rank 1 on this host ended during MPI_Init" in r.stderr
               and took < 10 and not left and not alive, f"{r.returncode} {took:.1f}s left {left} alive {alive} {r.stderr}")
+    exits_as_init_returns(lambda lib, k, v: srun + ["--export", f"ALL,LD_PRELOAD={lib},{k}={v}"], "srun",
+                          "ended before MPI_Finalize")
 
 
 def bad_input_checks():
@@ -332,6 +354,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="oxmpi-hosts-")
     bad_input_checks()
     hydra_checks()
+    exits_as_init_returns(with_mpiexec, "mpiexec", "rank 1 exited without calling MPI_Finalize")
     slurm_checks()
     if os.geteuid() != 0 or not shutil.which("ip"):
         print("skip two-host checks: they need root and ip (iproute2) for network namespaces")

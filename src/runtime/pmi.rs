@@ -61,20 +61,36 @@ impl Wire {
 
     fn call(&mut self, line: &str) -> MpiResult<HashMap<String, String>> {
         self.send(line)?;
-        self.receive()
+        self.receive(&none)
     }
 
     /// Send command `cmd` with `args` in the wire's framing; the reply.
     fn request(&mut self, cmd: &str, args: &[(&str, &str)]) -> MpiResult<HashMap<String, String>> {
+        self.request_then(cmd, args, || {}, &none)
+    }
+
+    /// `request`, running `sent` once the command is on its way; a watched
+    /// rank that ends while the reply is awaited fails the wait unless
+    /// `excused(rank)`.
+    fn request_then(
+        &mut self,
+        cmd: &str,
+        args: &[(&str, &str)],
+        sent: impl FnOnce(),
+        excused: &dyn Fn(usize) -> bool,
+    ) -> MpiResult<HashMap<String, String>> {
         if !self.v2 {
             let mut line = format!("cmd={cmd}");
             for (k, v) in args {
                 line += &format!(" {k}={v}");
             }
-            return self.call(&(line + "\n"));
+            self.send(&(line + "\n"))?;
+            sent();
+            return self.receive(excused);
         }
         self.send(&v2_command(cmd, args))?;
-        self.await_reply()?;
+        sent();
+        self.await_reply(excused)?;
         let mut len = [0u8; 6];
         let lost = |_: std::io::Error| {
             MpiError::new(crate::error::ErrorClass::Other, "PMI: the launcher closed the connection".to_string())
@@ -86,8 +102,8 @@ impl Wire {
         Ok(parse_v2(&String::from_utf8_lossy(&body)))
     }
 
-    fn receive(&mut self) -> MpiResult<HashMap<String, String>> {
-        self.await_reply()?;
+    fn receive(&mut self, excused: &dyn Fn(usize) -> bool) -> MpiResult<HashMap<String, String>> {
+        self.await_reply(excused)?;
         let mut reply = String::new();
         match self.reader.read_line(&mut reply) {
             Ok(0) | Err(_) => return err!(Other, "PMI: the launcher closed the connection"),
@@ -99,8 +115,10 @@ impl Wire {
     /// Wait until the launcher's reply can be read, or a watched process
     /// ends first: a rank of this host that died inside MPI_Init, which
     /// `srun` (unlike Hydra and our mpiexec) leaves the others waiting
-    /// on in a fence for good unless told to kill on a bad exit.
-    fn await_reply(&mut self) -> MpiResult<()> {
+    /// on in a fence for good unless told to kill on a bad exit. A rank
+    /// `excused` ended after asking for what we wait for (the launcher
+    /// answers without it): it is watched no more.
+    fn await_reply(&mut self, excused: &dyn Fn(usize) -> bool) -> MpiResult<()> {
         if let Some(r) = self.gone {
             return err!(Other, "rank {r} on this host ended during MPI_Init");
         }
@@ -120,10 +138,20 @@ impl Wire {
                 return Ok(());
             }
             if let Some(i) = fds[1..].iter().position(|p| p.revents != 0) {
-                return err!(Other, "rank {} on this host ended during MPI_Init", self.watch[i].0);
+                let rank = self.watch[i].0;
+                if !excused(rank) {
+                    return err!(Other, "rank {rank} on this host ended during MPI_Init");
+                }
+                self.watch.remove(i);
+                fds.remove(i + 1);
             }
         }
     }
+}
+
+/// No watched rank's end is excused (`Wire::await_reply`).
+fn none(_: usize) -> bool {
+    false
 }
 
 /// `cmd=get_result rc=0 value=x` -> {cmd: get_result, rc: 0, value: x}
@@ -196,7 +224,7 @@ impl Pmi {
                 return err!(Other, "PMI: the launcher refused id {id} ({r:?})");
             }
             for _ in 0..3 {
-                let r = wire.receive()?;
+                let r = wire.receive(&none)?;
                 rank = r.get("rank").cloned().or(rank);
                 size = r.get("size").cloned().or(size);
             }
@@ -280,12 +308,24 @@ impl Pmi {
     }
 
     pub fn barrier(&mut self) -> MpiResult<()> {
+        self.barrier_then(|| {}, &none)
+    }
+
+    /// A barrier that runs `sent` once its request is on its way; a
+    /// watched rank that ends meanwhile fails it unless `excused(rank)`.
+    /// For MPI_Init's last barrier: a rank that asked for it may get its
+    /// reply before we do, leave MPI_Init and end (a program that exits
+    /// without MPI_Finalize), and the launcher answers us all the same.
+    pub fn barrier_then(&mut self, sent: impl FnOnce(), excused: &dyn Fn(usize) -> bool) -> MpiResult<()> {
         match &mut self.wire {
-            None => Ok(()),
+            None => {
+                sent();
+                Ok(())
+            }
             Some(w) => {
                 let (cmd, answer) =
                     if w.v2 { ("kvs-fence", "kvs-fence-response") } else { ("barrier_in", "barrier_out") };
-                let r = w.request(cmd, &[])?;
+                let r = w.request_then(cmd, &[], sent, excused)?;
                 if r.get("cmd").map(String::as_str) != Some(answer) {
                     return err!(Other, "PMI: unexpected reply to barrier: {r:?}");
                 }
@@ -459,5 +499,26 @@ mod tests {
         pmi.watch(&[]);
         l.write_all(b"cmd=barrier_out\n").expect("reply");
         pmi.barrier().expect("no watch");
+    }
+
+    #[test]
+    fn a_watched_rank_that_asked_for_the_barrier_may_end_before_the_reply() {
+        use std::io::Write;
+        let (launcher, mut pmi) = wired();
+        let mut peer = std::process::Command::new("sleep").arg("30").spawn().expect("sleep");
+        pmi.watch(&[(1, peer.id() as i32)]);
+        // the peer had its reply first and ends; ours comes after
+        let replier = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            peer.kill().expect("kill");
+            peer.wait().expect("reaped");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            (&launcher).write_all(b"cmd=barrier_out\n").expect("reply");
+            launcher
+        });
+        let mut sent = false;
+        pmi.barrier_then(|| sent = true, &|r| r == 1).expect("excused: the reply is awaited");
+        assert!(sent);
+        drop(replier.join().expect("replier"));
     }
 }

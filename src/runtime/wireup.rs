@@ -315,7 +315,10 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     }
     // from here on a rank of this host that dies ends the others' waits
     // for the launcher (srun may not end the job by itself)
-    pmi.watch(&host.iter().filter(|&&r| r != rank && pids[r] > 0).map(|&r| (r, pids[r])).collect::<Vec<_>>());
+    let others = |ranks: &[usize], pids: &[i32]| -> Vec<(usize, i32)> {
+        ranks.iter().filter(|&&r| r != rank && pids[r] > 0).map(|&r| (r, pids[r])).collect()
+    };
+    pmi.watch(&others(&host, &pids));
     let nth = host.iter().position(|&r| r == rank).expect("a rank is on its own host");
     let mode = bind_mode()?;
     let bound = bind_to(mode, &cards, host.len(), nth).filter(|&cpu| affinity::bind(cpu));
@@ -406,7 +409,14 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     // guard, which removes the name should joining fail, may run now
     // without taking it from a rank yet to map it.
     if size > 1 {
-        pmi.barrier()?;
+        // A rank that asked for this barrier may have its reply before we
+        // do, leave MPI_Init and end at once (exit without MPI_Finalize):
+        // the launcher answers us all the same, so that end is no reason
+        // to fail. The segment says who asked; the host's ranks outside
+        // it (OXMPI_TRANSPORT=tcp) go unwatched from here.
+        pmi.watch(&others(&locals, &pids));
+        let asked = |r: usize| locals.iter().position(|&l| l == r).is_some_and(|i| seg.joined(i));
+        pmi.barrier_then(|| seg.note_joined(), &asked)?;
     }
     // past MPI_Init the dead-peer watch of the progress engine takes over
     // (and a rank done with MPI_Finalize may end while another still

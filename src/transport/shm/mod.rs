@@ -59,7 +59,12 @@ const _: () = assert!(std::mem::size_of::<SegHeader>() <= LINE);
 #[repr(C)]
 struct Posts {
     published: [AtomicU64; 2],
+    /// The rank has asked the launcher for MPI_Init's last barrier
+    /// (`wireup`): should it end now, the barrier still completes.
+    joined: AtomicU64,
 }
+
+const _: () = assert!(std::mem::size_of::<Posts>() <= LINE);
 
 pub struct Segment {
     base: *mut u8,
@@ -434,6 +439,17 @@ impl Segment {
     /// stamp stored.
     pub fn set_published(&self, kind: Boxes, n: u64) {
         self.posts(self.me).published[kind as usize].store(n, Ordering::Release);
+    }
+
+    /// We have asked the launcher for MPI_Init's last barrier
+    /// (`Posts::joined`).
+    pub fn note_joined(&self) {
+        self.posts(self.me).joined.store(1, Ordering::Release);
+    }
+
+    /// `rank` had asked the launcher for MPI_Init's last barrier.
+    pub fn joined(&self, rank: usize) -> bool {
+        self.posts(rank).joined.load(Ordering::Acquire) != 0
     }
 
     pub fn unlink(name: &str) {
