@@ -253,8 +253,8 @@ def hydra_checks():
         for n in (2, 3, 4) * 2:
             codes.append(run(launcher + ["-n", str(n), exe]).returncode)
             time.sleep(0.2)
-            left += [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
-            alive += run(["pgrep", "-f", exe]).stdout.split()
+            procs, shm = leftovers(exe)
+            left, alive = left + shm, alive + procs
         check(f"under {name} a rank killed inside MPI_Init, its host's segment named, ends the job and leaves "
               "no segment and no process (2-4 ranks, 6 runs)", not left and not alive and all(codes),
               f"left {left}, alive {alive}, exit codes {codes}")
@@ -314,8 +314,7 @@ def slurm_checks():
                 timeout=60)
         took = time.time() - t0
         time.sleep(0.2)
-        left = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
-        alive = run(["pgrep", "-f", exe]).stdout.split()
+        alive, left = leftovers(exe)
         check(f"under Slurm a rank killed inside MPI_Init ends the job promptly, leaving no segment and no process "
               f"({n} ranks)", r.returncode != 0 and "rank 1 on this host ended during MPI_Init" in r.stderr
               and took < 10 and not left and not alive, f"{r.returncode} {took:.1f}s left {left} alive {alive} {r.stderr}")

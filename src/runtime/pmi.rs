@@ -66,30 +66,28 @@ impl Wire {
 
     /// Send command `cmd` with `args` in the wire's framing; the reply.
     fn request(&mut self, cmd: &str, args: &[(&str, &str)]) -> MpiResult<HashMap<String, String>> {
-        self.request_then(cmd, args, || {}, &none)
+        self.ask(cmd, args)?;
+        self.answer(&none)
     }
 
-    /// `request`, running `sent` once the command is on its way; a watched
-    /// rank that ends while the reply is awaited fails the wait unless
-    /// `excused(rank)`.
-    fn request_then(
-        &mut self,
-        cmd: &str,
-        args: &[(&str, &str)],
-        sent: impl FnOnce(),
-        excused: &dyn Fn(usize) -> bool,
-    ) -> MpiResult<HashMap<String, String>> {
+    /// Send command `cmd` with `args` in the wire's framing.
+    fn ask(&mut self, cmd: &str, args: &[(&str, &str)]) -> MpiResult<()> {
+        if self.v2 {
+            return self.send(&v2_command(cmd, args));
+        }
+        let mut line = format!("cmd={cmd}");
+        for (k, v) in args {
+            line += &format!(" {k}={v}");
+        }
+        self.send(&(line + "\n"))
+    }
+
+    /// The launcher's reply to what we asked; a watched rank that ends
+    /// first fails the wait unless `excused(rank)`.
+    fn answer(&mut self, excused: &dyn Fn(usize) -> bool) -> MpiResult<HashMap<String, String>> {
         if !self.v2 {
-            let mut line = format!("cmd={cmd}");
-            for (k, v) in args {
-                line += &format!(" {k}={v}");
-            }
-            self.send(&(line + "\n"))?;
-            sent();
             return self.receive(excused);
         }
-        self.send(&v2_command(cmd, args))?;
-        sent();
         self.await_reply(excused)?;
         let mut len = [0u8; 6];
         let lost = |_: std::io::Error| {
@@ -308,24 +306,29 @@ impl Pmi {
     }
 
     pub fn barrier(&mut self) -> MpiResult<()> {
-        self.barrier_then(|| {}, &none)
+        self.ask_barrier()?;
+        self.await_barrier(&none)
     }
 
-    /// A barrier that runs `sent` once its request is on its way; a
-    /// watched rank that ends meanwhile fails it unless `excused(rank)`.
-    /// For MPI_Init's last barrier: a rank that asked for it may get its
-    /// reply before we do, leave MPI_Init and end (a program that exits
-    /// without MPI_Finalize), and the launcher answers us all the same.
-    pub fn barrier_then(&mut self, sent: impl FnOnce(), excused: &dyn Fn(usize) -> bool) -> MpiResult<()> {
+    /// Ask the launcher for a barrier; `await_barrier` takes its reply.
+    pub fn ask_barrier(&mut self) -> MpiResult<()> {
         match &mut self.wire {
-            None => {
-                sent();
-                Ok(())
-            }
+            None => Ok(()),
+            Some(w) => w.ask(if w.v2 { "kvs-fence" } else { "barrier_in" }, &[]),
+        }
+    }
+
+    /// The reply to `ask_barrier`; a watched rank that ends meanwhile
+    /// fails the wait unless `excused(rank)`. For MPI_Init's last barrier:
+    /// a rank that asked for it may get its reply before we do, leave
+    /// MPI_Init and end (a program that exits without MPI_Finalize), and
+    /// the launcher answers us all the same.
+    pub fn await_barrier(&mut self, excused: &dyn Fn(usize) -> bool) -> MpiResult<()> {
+        match &mut self.wire {
+            None => Ok(()),
             Some(w) => {
-                let (cmd, answer) =
-                    if w.v2 { ("kvs-fence", "kvs-fence-response") } else { ("barrier_in", "barrier_out") };
-                let r = w.request_then(cmd, &[], sent, excused)?;
+                let answer = if w.v2 { "kvs-fence-response" } else { "barrier_out" };
+                let r = w.answer(excused)?;
                 if r.get("cmd").map(String::as_str) != Some(answer) {
                     return err!(Other, "PMI: unexpected reply to barrier: {r:?}");
                 }
@@ -516,9 +519,8 @@ mod tests {
             (&launcher).write_all(b"cmd=barrier_out\n").expect("reply");
             launcher
         });
-        let mut sent = false;
-        pmi.barrier_then(|| sent = true, &|r| r == 1).expect("excused: the reply is awaited");
-        assert!(sent);
+        pmi.ask_barrier().expect("asked");
+        pmi.await_barrier(&|r| r == 1).expect("excused: the reply is awaited");
         drop(replier.join().expect("replier"));
     }
 }

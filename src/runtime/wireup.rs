@@ -415,8 +415,9 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
         // to fail. The segment says who asked; the host's ranks outside
         // it (OXMPI_TRANSPORT=tcp) go unwatched from here.
         pmi.watch(&others(&locals, &pids));
-        let asked = |r: usize| locals.iter().position(|&l| l == r).is_some_and(|i| seg.joined(i));
-        pmi.barrier_then(|| seg.note_joined(), &asked)?;
+        pmi.ask_barrier()?;
+        seg.note_joined();
+        pmi.await_barrier(&|r| locals.iter().position(|&l| l == r).is_some_and(|i| seg.joined(i)))?;
     }
     // past MPI_Init the dead-peer watch of the progress engine takes over
     // (and a rank done with MPI_Finalize may end while another still
