@@ -144,7 +144,7 @@ pub struct SendArgs {
 
 impl Engine {
     pub fn new(rank: usize, seg: Segment, route: Vec<Route>, tcp: Option<Tcp>, pids: Vec<i32>, cfg: Config) -> Engine {
-        let eager_limit = cfg.eager_limit.min(seg.payload());
+        let eager_limit = cfg.eager_limit.min(seg.max_frame());
         let size = route.len();
         Engine {
             rank,

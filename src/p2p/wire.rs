@@ -148,12 +148,13 @@ impl Engine {
     /// Whether every frame of ours that waits to go out waits for room in
     /// a full ring or a congested socket.
     fn waits_for_room(&self) -> bool {
-        let full = |dst: usize| match self.route[dst] {
-            Route::Shm(l) => self.seg.ring(self.seg.me, l).is_full(),
+        // (a frame of `len` bytes has no room to `dst`)
+        let full = |dst: usize, len: usize| match self.route[dst] {
+            Route::Shm(l) => !self.seg.ring(self.seg.me, l).has_room(len),
             Route::Tcp => self.tcp.as_ref().is_some_and(|t| t.congested(dst)),
         };
-        (0..self.size).filter(|&d| !self.outbox[d].is_empty()).all(full)
-            && self.pushing.iter().all(|&id| matches!(self.requests.get(id), Some(Request::Send(s)) if full(s.dst)))
+        (0..self.size).all(|d| self.outbox[d].front().is_none_or(|o| full(d, o.payload.len())))
+            && self.pushing.iter().all(|&id| matches!(self.requests.get(id), Some(Request::Send(s)) if full(s.dst, 0)))
     }
 
     /// Now and then while waiting: a peer on this host whose process is

@@ -15,6 +15,11 @@ pub const TUNABLES: &[Tunable] = &[
         meaning: "largest message (bytes) sent eagerly with its envelope; longer ones use rendezvous",
     },
     Tunable {
+        name: "OXMPI_CROWDED_EAGER_LIMIT",
+        default: "65536",
+        meaning: "on a host running more ranks than it has cores, the largest contiguous message (bytes) sent eagerly to a rank of the host, in several of the ring's slots in a row (at most half of them): a rendezvous there waits for the receiver to be running, which it often is not; at most OXMPI_SLOTS/2 slots of OXMPI_EAGER_LIMIT bytes, and never below OXMPI_EAGER_LIMIT",
+    },
+    Tunable {
         name: "OXMPI_UNEXPECTED_BYTES",
         default: "67108864",
         meaning: "eager bytes a rank buffers for unposted receives before it leaves new messages from senders it is not waiting on where they are (replies to its own sends still come through)",

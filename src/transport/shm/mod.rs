@@ -466,6 +466,11 @@ impl Segment {
     pub fn payload(&self) -> usize {
         self.rings[0].payload()
     }
+
+    /// The longest payload of one frame in a ring (`Ring::max_frame`).
+    pub fn max_frame(&self) -> usize {
+        self.rings[0].max_frame()
+    }
 }
 
 impl Drop for Segment {

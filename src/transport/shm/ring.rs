@@ -8,6 +8,17 @@
 //! cache lines of its own slot between the two cores: the consumer polls
 //! the flag of the next slot, the producer checks that the slot it fills
 //! is empty. Slots start on cache-line boundaries.
+//!
+//! A frame longer than a slot's payload takes several slots in a row (up
+//! to half the ring, `max_frame`), its payload running on over the next
+//! slots' headers: only its first slot's flag is a flag. The consumer
+//! empties such a frame's slots last to first, so a producer that finds
+//! a frame's first slot empty finds the rest empty too; and since its
+//! own frames are written in order, every slot it checks is either an
+//! old frame's first or one of a frame whose first it already found
+//! empty. A frame never wraps around the end of the ring: when it would,
+//! a pad frame (never seen outside this module) fills the ring's last
+//! slots and the frame starts at the first.
 
 use crate::transport::{FrameHeader, HEADER_BYTES};
 use std::cell::Cell;
@@ -30,6 +41,9 @@ pub struct Ring {
 unsafe impl Send for Ring {}
 
 const LINE: usize = 64;
+
+/// The kind of a pad frame, which no `FrameKind` has.
+const PAD: u32 = 0xffff_0000;
 
 impl Ring {
     pub fn stride(payload: usize) -> usize {
@@ -73,60 +87,113 @@ impl Ring {
         unsafe { &*(slot as *const AtomicU32) }
     }
 
+    /// The largest payload of one frame: half the ring's slots in a row
+    /// (with two slots, one).
+    pub fn max_frame(&self) -> usize {
+        (self.nslots as usize / 2).max(1) * self.stride - HEADER_BYTES
+    }
+
+    /// Slots a frame of `len` payload bytes takes.
+    fn span(&self, len: usize) -> u64 {
+        (HEADER_BYTES + len).div_ceil(self.stride).max(1) as u64
+    }
+
+    /// Slots the producer's next frame of `len` bytes needs: a pad to the
+    /// ring's end first where the frame would wrap, then its own.
+    fn needs(&self, len: usize) -> (u64, u64) {
+        let (k, at) = (self.span(len), self.tail.get() & (self.nslots - 1));
+        let pad = if at + k > self.nslots { self.nslots - at } else { 0 };
+        (pad, k)
+    }
+
+    /// Producer: whether a frame of `len` bytes would go in now.
+    pub fn has_room(&self, len: usize) -> bool {
+        let (pad, k) = self.needs(len);
+        // Acquire pairs with the consumer's Release stores of 0 in `pop`:
+        // once we see a slot empty, the consumer is done reading it (and,
+        // emptying a frame's slots last to first, the rest of its slots).
+        (0..pad + k).all(|j| Self::flag(self.slot(self.tail.get() + j)).load(Ordering::Acquire) == 0)
+    }
+
     /// Producer: write one frame whose payload (`len` bytes, at most
-    /// `payload()`) is produced by `fill`. False if the ring is full.
+    /// `max_frame()`) is produced by `fill`. False if the ring has no
+    /// room for it.
     pub fn try_push(&self, header: &FrameHeader, len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
-        debug_assert!(len <= self.payload && header.kind != 0);
-        let slot = self.slot(self.tail.get());
-        // Acquire pairs with the consumer's Release store of 0 in `pop`:
-        // once we see the slot empty, the consumer is done reading it.
-        if Self::flag(slot).load(Ordering::Acquire) != 0 {
+        debug_assert!(len <= self.max_frame() && header.kind != 0 && header.kind != PAD);
+        if !self.has_room(len) {
             return false;
         }
-        // SAFETY: the slot is empty and only we write it until we publish
-        // it; the bytes after the flag word are not read by the consumer
-        // before it sees the flag.
+        let (pad, k) = self.needs(len);
+        let slot = self.slot(self.tail.get() + pad);
+        // SAFETY: the frame's slots are empty and lie in a row inside the
+        // ring (it does not wrap); only we write them until we publish
+        // the first; the bytes after its flag word are not read by the
+        // consumer before it sees the flag.
         unsafe {
-            let h = header as *const FrameHeader as *const u8;
+            // (its consumer takes the frame's length from frag_len)
+            let h = FrameHeader { frag_len: len as u32, ..*header };
+            let h = &h as *const FrameHeader as *const u8;
             std::ptr::copy_nonoverlapping(h.add(4), slot.add(4), HEADER_BYTES - 4);
             fill(std::slice::from_raw_parts_mut(slot.add(HEADER_BYTES), len));
         }
         // Release publishes the header and payload with the flag.
         Self::flag(slot).store(header.kind, Ordering::Release);
-        self.tail.set(self.tail.get() + 1);
+        if pad > 0 {
+            // the pad is published after the frame behind it: a consumer
+            // that sees the pad finds the frame there
+            let at = self.slot(self.tail.get());
+            let pad_len = pad as usize * self.stride - HEADER_BYTES;
+            // SAFETY: the pad's first slot is empty and ours (checked).
+            unsafe {
+                let h = FrameHeader { frag_len: pad_len as u32, ..Default::default() };
+                let h = &h as *const FrameHeader as *const u8;
+                std::ptr::copy_nonoverlapping(h.add(4), at.add(4), HEADER_BYTES - 4);
+            }
+            Self::flag(at).store(PAD, Ordering::Release);
+        }
+        self.tail.set(self.tail.get() + pad + k);
         true
     }
 
     /// Consumer: the oldest frame, if any, without removing it.
     pub fn peek(&self) -> Option<(FrameHeader, &[u8])> {
-        let slot = self.slot(self.head.get());
-        // Acquire pairs with the producer's Release store of the flag.
-        let kind = Self::flag(slot).load(Ordering::Acquire);
-        if kind == 0 {
-            return None;
-        }
-        // SAFETY: the slot was published by the producer, which will not
-        // touch it again before we clear the flag in `pop`.
-        unsafe {
-            let mut h = std::ptr::read_unaligned(slot as *const FrameHeader);
-            h.kind = kind;
-            let n = (h.frag_len as usize).min(self.payload);
-            Some((h, std::slice::from_raw_parts(slot.add(HEADER_BYTES), n)))
+        loop {
+            let slot = self.slot(self.head.get());
+            // Acquire pairs with the producer's Release store of the flag.
+            let kind = Self::flag(slot).load(Ordering::Acquire);
+            if kind == 0 {
+                return None;
+            }
+            if kind == PAD {
+                // the frame it stands before is published
+                self.pop();
+                continue;
+            }
+            // SAFETY: the slot was published by the producer, which will
+            // not touch it again before we clear the flag in `pop`; the
+            // payload lies within the frame's slots in a row.
+            unsafe {
+                let mut h = std::ptr::read_unaligned(slot as *const FrameHeader);
+                h.kind = kind;
+                let n = (h.frag_len as usize).min(self.max_frame());
+                return Some((h, std::slice::from_raw_parts(slot.add(HEADER_BYTES), n)));
+            }
         }
     }
 
-    /// Consumer: release the oldest frame's slot to the producer.
+    /// Consumer: release the oldest frame's slots to the producer.
     pub fn pop(&self) {
-        let slot = self.slot(self.head.get());
-        // Release: our reads of the slot happen before the producer may
-        // see it empty and overwrite it.
-        Self::flag(slot).store(0, Ordering::Release);
-        self.head.set(self.head.get() + 1);
-    }
-
-    /// Producer: whether the next slot to fill is still taken.
-    pub fn is_full(&self) -> bool {
-        Self::flag(self.slot(self.tail.get())).load(Ordering::Relaxed) != 0
+        let head = self.head.get();
+        // SAFETY: the slot holds a published header (the caller peeked it).
+        let len = unsafe { std::ptr::read_unaligned(self.slot(head) as *const FrameHeader) }.frag_len as usize;
+        let k = self.span(len.min(self.max_frame()));
+        // Release: our reads of the slots happen before the producer may
+        // see them empty and overwrite them; last to first, so that the
+        // first empty means all are.
+        for j in (0..k).rev() {
+            Self::flag(self.slot(head + j)).store(0, Ordering::Release);
+        }
+        self.head.set(head + k);
     }
 
     pub fn is_empty(&self) -> bool {
@@ -163,6 +230,77 @@ mod tests {
         }
         assert!(r.peek().is_none() && r.is_empty());
         assert!(r.try_push(&FrameHeader { kind: 2, ..Default::default() }, 0, |_| {}), "slots are reused");
+    }
+
+    #[test]
+    fn long_frames_take_slots_in_a_row_and_never_wrap() {
+        let mut mem = Vec::new();
+        let r = ring(&mut mem, 8, 64);
+        let stride = Ring::stride(64);
+        assert_eq!(r.max_frame(), 4 * stride - HEADER_BYTES);
+        let bytes = |n: usize, seed: u8| (0..n).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect::<Vec<u8>>();
+        // 1, 2 and 3 slots, then one of 3 that would wrap at slot 6: a pad
+        // takes slots 6 and 7, the frame slots 0 to 2
+        let lens = [10, stride, 2 * stride, 3 * stride - HEADER_BYTES];
+        for (i, &n) in lens.iter().enumerate().take(3) {
+            let h = FrameHeader { kind: 1, tag: i as i32, ..Default::default() };
+            assert!(r.try_push(&h, n, |b| b.copy_from_slice(&bytes(n, i as u8))));
+        }
+        let last = FrameHeader { kind: 1, tag: 3, ..Default::default() };
+        assert!(!r.try_push(&last, lens[3], |_| unreachable!()), "no room before the first frames go");
+        for i in 0..2 {
+            let (h, p) = r.peek().unwrap();
+            assert_eq!((h.tag, h.frag_len as usize), (i, lens[i as usize]));
+            assert_eq!(p, bytes(lens[i as usize], i as u8));
+            r.pop();
+        }
+        assert!(r.try_push(&last, lens[3], |b| b.copy_from_slice(&bytes(lens[3], 3))));
+        for i in 2..4 {
+            let (h, p) = r.peek().unwrap();
+            assert_eq!(h.tag, i);
+            assert_eq!(p, bytes(lens[i as usize], i as u8));
+            r.pop();
+        }
+        assert!(r.is_empty() && r.peek().is_none());
+        assert!(r.has_room(r.max_frame()));
+    }
+
+    #[test]
+    fn long_and_short_frames_between_threads() {
+        let mut mem = Vec::new();
+        let (base, max) = {
+            let r = ring(&mut mem, 8, 64);
+            (r.base as usize, r.max_frame())
+        };
+        const N: u32 = 50_000;
+        // lengths from 0 to the longest, in an order that wraps everywhere
+        let len = move |i: u32| (i as usize * 37) % (max + 1);
+        let byte = |i: u32, j: usize| (i as usize ^ j.wrapping_mul(7)) as u8;
+        std::thread::scope(|s| {
+            s.spawn(move || {
+                // SAFETY: the memory outlives the scope; this is the only producer.
+                let r = unsafe { Ring::new(base as *mut u8, 8, 64) };
+                for i in 0..N {
+                    let h = FrameHeader { kind: 1, tag: i as i32, ..Default::default() };
+                    let fill = |b: &mut [u8]| b.iter_mut().enumerate().for_each(|(j, x)| *x = byte(i, j));
+                    while !r.try_push(&h, len(i), fill) {
+                        std::hint::spin_loop();
+                    }
+                }
+            });
+            // SAFETY: as above; the only consumer.
+            let r = unsafe { Ring::new(base as *mut u8, 8, 64) };
+            let mut next = 0;
+            while next < N {
+                if let Some((h, p)) = r.peek() {
+                    assert_eq!(h.tag, next as i32);
+                    assert_eq!(p.len(), len(next));
+                    assert!(p.iter().enumerate().all(|(j, &x)| x == byte(next, j)), "frame {next}");
+                    r.pop();
+                    next += 1;
+                }
+            }
+        });
     }
 
     #[test]
