@@ -119,7 +119,8 @@ impl Ring {
     /// `max_frame()`) is produced by `fill`. False if the ring has no
     /// room for it.
     pub fn try_push(&self, header: &FrameHeader, len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
-        debug_assert!(len <= self.max_frame() && header.kind != 0 && header.kind != PAD);
+        assert!(len <= self.max_frame(), "a frame of {len} bytes in slots of {}", self.payload);
+        debug_assert!(header.kind != 0 && header.kind != PAD);
         if !self.has_room(len) {
             return false;
         }
