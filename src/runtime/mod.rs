@@ -184,17 +184,27 @@ pub fn init(required: i32) -> MpiResult<i32> {
     if on_host > cores {
         single_copy_min = single_copy_min.min(slots * payload);
     }
-    // A rendezvous waits for its receiver to run, which on a crowded host
-    // it often is not: there messages of a few slots go eagerly, in slots
-    // in a row (`Ring::max_frame`). Measured, 4 ranks on 2 cores, CG's
-    // pattern without its compute (3 Sendrecv, 2 Allreduce of 8 B), 400
-    // rounds, best of 3 runs: 28 KB messages 9.9-10.7 ms against
-    // 17.3-19.0 by rendezvous (Open MPI 23.7-27.7); 56 KB 13.7-17.8
-    // against 23.9-27.2. Not with a core per rank, where a rendezvous
-    // has both copy at once: 56 KB at 2 ranks 3.0-3.8 ms against 3.8-12
-    // eagerly in one slot.
-    let eager_limit = if on_host > cores { eager.max(tunables::size("OXMPI_CROWDED_EAGER_LIMIT")) } else { eager }
-        .min(w.seg.max_frame());
+    // Messages of a few slots go eagerly, in slots in a row
+    // (`Ring::max_frame`): below the size where a rendezvous has both
+    // sides copy at once (`p2p::SPLIT_MIN`), since before that its
+    // handshake is all it adds; and on a crowded host up to 64 KiB, since
+    // a rendezvous waits for its receiver to run, which there it often is
+    // not. Measured, 2 ranks, best of 5 x 2000, two runs (Open MPI): an
+    // exchange (Sendrecv) of 20000 bytes 3.00-3.24 us against 3.98-4.08
+    // by rendezvous (3.32-3.95), 28000 bytes 4.19-4.23 against 5.07-5.14
+    // (3.95-4.31); ping-pong alike (28000 bytes: 4.17-4.24 against
+    // 3.97-4.18); 32 KiB split 3.41 against 4.85-4.99 eagerly. 4 ranks
+    // on 2 cores, CG's pattern without its compute (3 Sendrecv, 2
+    // Allreduce of 8 B), 400 rounds, best of 3 runs: 28 KB messages
+    // 9.9-10.7 ms against 17.3-19.0 by rendezvous (Open MPI 23.7-27.7);
+    // 56 KB 13.7-17.8 against 23.9-27.2; while at 2 ranks 56 KB went in
+    // 3.0-3.8 ms split against 3.8-12 eagerly in one slot.
+    let long_eager = match tunables::value("OXMPI_LONG_EAGER_LIMIT").trim() {
+        "auto" if on_host > cores => 64 << 10,
+        "auto" => crate::p2p::SPLIT_MIN - 1,
+        _ => tunables::size("OXMPI_LONG_EAGER_LIMIT"),
+    };
+    let eager_limit = eager.max(long_eager).min(w.seg.max_frame());
     let cfg = Config {
         eager_limit,
         tcp_eager_limit: tunables::size("OXMPI_TCP_EAGER_LIMIT"),

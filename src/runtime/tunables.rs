@@ -12,12 +12,12 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_EAGER_LIMIT",
         default: "16384",
-        meaning: "largest message (bytes) sent eagerly with its envelope; longer ones use rendezvous",
+        meaning: "a ring slot's payload (bytes): messages up to this size go eagerly with their envelope in one slot, longer ones in several (up to OXMPI_LONG_EAGER_LIMIT) or by rendezvous",
     },
     Tunable {
-        name: "OXMPI_CROWDED_EAGER_LIMIT",
-        default: "65536",
-        meaning: "on a host running more ranks than it has cores, the largest contiguous message (bytes) sent eagerly to a rank of the host, in several of the ring's slots in a row (at most half of them): a rendezvous there waits for the receiver to be running, which it often is not; at most OXMPI_SLOTS/2 slots of OXMPI_EAGER_LIMIT bytes, and never below OXMPI_EAGER_LIMIT",
+        name: "OXMPI_LONG_EAGER_LIMIT",
+        default: "auto",
+        meaning: "the largest contiguous message (bytes) sent eagerly to a rank of this host in several of the ring's slots in a row (at most OXMPI_SLOTS/2 slots of OXMPI_EAGER_LIMIT bytes; never below OXMPI_EAGER_LIMIT); auto: below 32 KiB, from where a rendezvous has sender and receiver copy half each, or 64 KiB on a host running more ranks than it has cores, where a rendezvous waits for its receiver to be running, which it often is not",
     },
     Tunable {
         name: "OXMPI_UNEXPECTED_BYTES",
