@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,4 variants=OXMPI_SLOTS=4,OXMPI_EAGER_LIMIT=1024;OXMPI_SLOTS=16,OXMPI_EAGER_LIMIT=4096
+/* oxmpi-test: ranks=2,4 variants=OXMPI_SLOTS=4,OXMPI_EAGER_LIMIT=1024;OXMPI_SLOTS=16,OXMPI_EAGER_LIMIT=4096;OXMPI_LONG_EAGER_LIMIT=0;OXMPI_LONG_EAGER_LIMIT=48k
  * Messages of every length around the ring's slot sizes, where a host
  * with more ranks than cores sends them eagerly over several slots in a
  * row (at 4 ranks here): a stream of them, unexpected and expected, in

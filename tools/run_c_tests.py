@@ -143,7 +143,8 @@ def main():
             print(f"ok   {name}", flush=True)
 
     base_env = dict(os.environ)
-    for k in ("OXMPI_SINGLE_COPY", "OXMPI_SINGLE_COPY_MIN", "OXMPI_EAGER_LIMIT", "OXMPI_CHECK_TYPES", "LD_PRELOAD"):
+    for k in ("OXMPI_SINGLE_COPY", "OXMPI_SINGLE_COPY_MIN", "OXMPI_EAGER_LIMIT", "OXMPI_LONG_EAGER_LIMIT", "OXMPI_CHECK_TYPES",
+              "LD_PRELOAD"):
         base_env.pop(k, None)
     base_env.update(kv.split("=", 1) for kv in a.env)
     for src in srcs:

@@ -154,7 +154,9 @@ impl Engine {
             Route::Tcp => self.tcp.as_ref().is_some_and(|t| t.congested(dst)),
         };
         (0..self.size).all(|d| self.outbox[d].front().is_none_or(|o| full(d, o.payload.len())))
-            && self.pushing.iter().all(|&id| matches!(self.requests.get(id), Some(Request::Send(s)) if full(s.dst, 0)))
+            && self.pushing.iter().all(
+                |&id| matches!(self.requests.get(id), Some(Request::Send(s)) if full(s.dst, self.chunk_for(s.dst))),
+            )
     }
 
     /// Now and then while waiting: a peer on this host whose process is

@@ -144,6 +144,20 @@ pub fn hostname() -> String {
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
+/// OXMPI_LONG_EAGER_LIMIT: a size, or `auto` (what the comment at its
+/// use in `init` says, by whether the host is `crowded`); anything else
+/// is reported and taken as `auto`.
+fn long_eager_limit(value: &str, crowded: bool) -> usize {
+    let auto = if crowded { 64 << 10 } else { crate::p2p::SPLIT_MIN - 1 };
+    match value.trim() {
+        "auto" => auto,
+        v => tunables::parse_size(v).unwrap_or_else(|| {
+            report(&format!("oxmpi: OXMPI_LONG_EAGER_LIMIT={v} is neither a size nor auto; using auto\n"));
+            auto
+        }),
+    }
+}
+
 /// MPI_Init_thread: join the job. Returns the provided thread level.
 pub fn init(required: i32) -> MpiResult<i32> {
     if phase() != Phase::Before {
@@ -199,32 +213,34 @@ pub fn init(required: i32) -> MpiResult<i32> {
     // 9.9-10.7 ms against 17.3-19.0 by rendezvous (Open MPI 23.7-27.7);
     // 56 KB 13.7-17.8 against 23.9-27.2; while at 2 ranks 56 KB went in
     // 3.0-3.8 ms split against 3.8-12 eagerly in one slot.
-    let long_eager = match tunables::value("OXMPI_LONG_EAGER_LIMIT").trim() {
-        "auto" if on_host > cores => 64 << 10,
-        "auto" => crate::p2p::SPLIT_MIN - 1,
-        _ => tunables::size("OXMPI_LONG_EAGER_LIMIT"),
-    };
-    let eager_limit = eager.max(long_eager).min(w.seg.max_frame());
+    // (the engine cuts it to what a ring's frame holds)
+    let long_eager = long_eager_limit(&tunables::value("OXMPI_LONG_EAGER_LIMIT"), on_host > cores);
     let cfg = Config {
-        eager_limit,
+        eager_limit: eager.max(long_eager),
         tcp_eager_limit: tunables::size("OXMPI_TCP_EAGER_LIMIT"),
         unexpected_budget: tunables::size("OXMPI_UNEXPECTED_BYTES"),
         single_copy: tunables::flag("OXMPI_SINGLE_COPY"),
         single_copy_min,
         check_types: tunables::flag("OXMPI_CHECK_TYPES"),
     };
-    if tunables::flag("OXMPI_DEBUG") {
+    let set_up = tunables::flag("OXMPI_DEBUG").then(|| {
         let tcp = w.tcp.as_ref().map_or("no TCP peers".to_string(), |t| format!("TCP on {}", t.address()));
-        report(&format!(
-            "oxmpi: rank {rank} of {size}: segment {} ({} ranks), {on_host} ranks on {cores} cores of this host{}, {tcp}, eager limit {eager_limit}, single copy {} from {single_copy_min} bytes\n",
+        format!(
+            "oxmpi: rank {rank} of {size}: segment {} ({} ranks), {on_host} ranks on {cores} cores of this host{}, {tcp}",
             w.shm_name,
             w.seg.nranks,
             w.bound.map_or(String::new(), |cpu| format!(" (bound to CPU {cpu})")),
+        )
+    });
+    let single_copy_from = if cfg.single_copy { single_copy_min } else { usize::MAX };
+    let engine = Engine::new(rank, w.seg, w.route, w.tcp, w.pids, cfg);
+    if let Some(set_up) = set_up {
+        report(&format!(
+            "{set_up}, eager limit {}, single copy {} from {single_copy_min} bytes\n",
+            engine.eager_limit,
             tunables::flag("OXMPI_SINGLE_COPY")
         ));
     }
-    let single_copy_from = if cfg.single_copy { single_copy_min } else { usize::MAX };
-    let engine = Engine::new(rank, w.seg, w.route, w.tcp, w.pids, cfg);
     backoff::set_host(on_host, cores);
     crate::coll::tuning::set_crowded(on_host == size && on_host > cores, single_copy_from);
     let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
@@ -307,4 +323,18 @@ pub fn dump_requested() -> bool {
 pub fn report(text: &str) {
     use std::io::Write;
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::long_eager_limit;
+
+    #[test]
+    fn the_long_eager_limit_is_a_size_or_auto() {
+        assert_eq!(long_eager_limit("auto", false), 32 * 1024 - 1);
+        assert_eq!(long_eager_limit(" auto ", true), 64 * 1024);
+        assert_eq!(long_eager_limit("40k", false), 40 * 1024);
+        assert_eq!(long_eager_limit("0", true), 0);
+        assert_eq!(long_eager_limit("lots", true), 64 * 1024, "not a size: auto");
+    }
 }

@@ -109,10 +109,25 @@ impl Ring {
     /// Producer: whether a frame of `len` bytes would go in now.
     pub fn has_room(&self, len: usize) -> bool {
         let (pad, k) = self.needs(len);
+        self.free(pad + k)
+    }
+
+    /// Producer: whether the next `n` slots are empty.
+    fn free(&self, n: u64) -> bool {
         // Acquire pairs with the consumer's Release stores of 0 in `pop`:
         // once we see a slot empty, the consumer is done reading it (and,
         // emptying a frame's slots last to first, the rest of its slots).
-        (0..pad + k).all(|j| Self::flag(self.slot(self.tail.get() + j)).load(Ordering::Acquire) == 0)
+        (0..n).all(|j| Self::flag(self.slot(self.tail.get() + j)).load(Ordering::Acquire) == 0)
+    }
+
+    /// Producer: write `h` but its kind (the flag, stored last) at `slot`.
+    ///
+    /// # Safety
+    /// `slot` is an empty slot of this ring, ours until we publish it.
+    unsafe fn write_header(slot: *mut u8, h: &FrameHeader) {
+        let h = h as *const FrameHeader as *const u8;
+        // SAFETY: both sides hold HEADER_BYTES; the slot is ours (caller).
+        unsafe { std::ptr::copy_nonoverlapping(h.add(4), slot.add(4), HEADER_BYTES - 4) };
     }
 
     /// Producer: write one frame whose payload (`len` bytes, at most
@@ -121,20 +136,18 @@ impl Ring {
     pub fn try_push(&self, header: &FrameHeader, len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
         assert!(len <= self.max_frame(), "a frame of {len} bytes in slots of {}", self.payload);
         debug_assert!(header.kind != 0 && header.kind != PAD);
-        if !self.has_room(len) {
+        let (pad, k) = self.needs(len);
+        if !self.free(pad + k) {
             return false;
         }
-        let (pad, k) = self.needs(len);
         let slot = self.slot(self.tail.get() + pad);
         // SAFETY: the frame's slots are empty and lie in a row inside the
         // ring (it does not wrap); only we write them until we publish
         // the first; the bytes after its flag word are not read by the
-        // consumer before it sees the flag.
+        // consumer before it sees the flag. Its consumer takes the
+        // frame's length from frag_len.
         unsafe {
-            // (its consumer takes the frame's length from frag_len)
-            let h = FrameHeader { frag_len: len as u32, ..*header };
-            let h = &h as *const FrameHeader as *const u8;
-            std::ptr::copy_nonoverlapping(h.add(4), slot.add(4), HEADER_BYTES - 4);
+            Self::write_header(slot, &FrameHeader { frag_len: len as u32, ..*header });
             fill(std::slice::from_raw_parts_mut(slot.add(HEADER_BYTES), len));
         }
         // Release publishes the header and payload with the flag.
@@ -145,11 +158,7 @@ impl Ring {
             let at = self.slot(self.tail.get());
             let pad_len = pad as usize * self.stride - HEADER_BYTES;
             // SAFETY: the pad's first slot is empty and ours (checked).
-            unsafe {
-                let h = FrameHeader { frag_len: pad_len as u32, ..Default::default() };
-                let h = &h as *const FrameHeader as *const u8;
-                std::ptr::copy_nonoverlapping(h.add(4), at.add(4), HEADER_BYTES - 4);
-            }
+            unsafe { Self::write_header(at, &FrameHeader { frag_len: pad_len as u32, ..Default::default() }) };
             Self::flag(at).store(PAD, Ordering::Release);
         }
         self.tail.set(self.tail.get() + pad + k);
