@@ -38,6 +38,12 @@ build:
 	ln -sf mpicc $(BUILD)/bin/mpic++
 	for f in mpif77 mpif90 mpifort; do ln -sf mpicc $(BUILD)/bin/$$f; done
 	cp include/mpi.h include/mpio.h include/mpif.h $(BUILD)/include/
+	# the mpi module (use mpi): gfortran's mpi.mod beside mpif.h, for
+	# mpif90 (nothing in it to link: constants and interfaces)
+	if command -v gfortran >/dev/null 2>&1; then \
+		gfortran -c -Iinclude -J $(BUILD)/include -o $(BUILD)/include/mpi_module.o fortran-shim/mpi_module.f90 \
+			&& rm $(BUILD)/include/mpi_module.o; \
+	else echo "gfortran not found: no mpi module (use mpi) built"; fi
 	sed 's/@VERSION@/$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)/' tools/oxmpi.pc.in > $(BUILD)/lib/pkgconfig/oxmpi.pc
 	ln -sf oxmpi.pc $(BUILD)/lib/pkgconfig/mpi.pc
 

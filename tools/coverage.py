@@ -46,7 +46,8 @@ def main():
     fout = subprocess.run(["nm", "-D", "--defined-only", fort_lib], capture_output=True, text=True, check=True).stdout
     fortran = {l.split()[-1] for l in fout.splitlines() if len(l.split()) >= 3}
     ftests = {}
-    for path in sorted(glob.glob(os.path.join(ROOT, "c-tests", "fortran", "*.f")) + glob.glob(os.path.join(ROOT, "c-tests", "fortran", "*.inc"))):
+    for path in sorted(glob.glob(os.path.join(ROOT, "c-tests", "fortran", "*.f")) + glob.glob(os.path.join(ROOT, "c-tests", "fortran", "*.inc"))
+                       + glob.glob(os.path.join(ROOT, "c-tests", "fortran", "*.f90"))):
         text = open(path).read().upper()
         for f in set(re.findall(r"\b(MPI_\w+)\s*\(", text)):
             ftests.setdefault(f, []).append(os.path.basename(path))
@@ -66,8 +67,11 @@ def main():
     print(f"- data symbols exported: {', '.join(data)}")
     bound = [f for f in funcs if f.lower() + "_" in fortran]
     ftested = sum(1 for f in bound if f.upper() in ftests)
+    module = open(os.path.join(ROOT, "fortran-shim", "mpi_module.f90")).read()
+    interfaces = len(re.findall(r"^\s*end subroutine", module, re.M))
     print(f"- Fortran (mpif.h) bindings in libmpifort.so.12: {len(bound)}, of which called by a Fortran test: "
-          f"{ftested}\n")
+          f"{ftested}")
+    print(f"- explicit interfaces in the mpi module (use mpi): {interfaces}\n")
     print("| function | C tests that call it | Fortran binding: tests that call it |\n|---|---|---|")
     for f in funcs:
         t = tests.get(f, [])

@@ -16,8 +16,9 @@ oxmpi through the libmpich.so.12 shim, once on LD_LIBRARY_PATH and once in
 LD_PRELOAD; the test itself checks that oxmpi answers and MPICH's own
 library is not mapped.
 
-The Fortran 77 tests in c-tests/fortran/*.f (same directives, in a `!`
-comment) are built with oxmpi's mpif77 and with MPICH's mpif77, whose
+The Fortran tests in c-tests/fortran (*.f: mpif.h, *.f90: the mpi
+module; same directives, in a `!` comment) are built with oxmpi's mpif77
+and with MPICH's mpif77, whose
 binaries run on oxmpi through libmpichfort.so.12 and libmpich.so.12; the
 runner checks that every MPI library they load is oxmpi's.
 
@@ -129,6 +130,7 @@ def main():
         sys.exit(1)
     srcs = sorted(glob.glob(os.path.join(ROOT, "c-tests", "*.c")))
     srcs += sorted(glob.glob(os.path.join(ROOT, "c-tests", "fortran", "*.f")))
+    srcs += sorted(glob.glob(os.path.join(ROOT, "c-tests", "fortran", "*.f90")))
     if a.tests:
         srcs = [s for s in srcs if os.path.splitext(os.path.basename(s))[0] in a.tests]
     passed = failed = 0
@@ -149,7 +151,7 @@ def main():
     base_env.update(kv.split("=", 1) for kv in a.env)
     for src in srcs:
         name, ext = os.path.splitext(os.path.basename(src))
-        fortran = ext == ".f"
+        fortran = ext in (".f", ".f90")
         d = directives(src)
         exe = os.path.join(bindir, name)
         err = compile_test(mpif77 if fortran else mpicc, src, exe)

@@ -57,11 +57,21 @@ pub fn comm(st: &State, h: i32) -> MpiResult<&Comm> {
 }
 
 pub fn comm_mut(st: &mut State, h: i32) -> MpiResult<&mut Comm> {
-    match st.comms.get_mut(comm_index(h)?) {
+    comm_in(&mut st.comms, h)
+}
+
+fn comm_in(comms: &mut [Option<Comm>], h: i32) -> MpiResult<&mut Comm> {
+    match comms.get_mut(comm_index(h)?) {
         Some(Some(c)) => Ok(c),
         Some(None) => err!(Comm, "communicator 0x{h:08x} was freed (MPI_Comm_free)"),
         None => err!(Comm, "invalid communicator handle 0x{h:08x}"),
     }
+}
+
+/// `comm_mut` beside the engine, both borrowed at once (a collective
+/// runs on the engine among the communicator's members).
+pub fn comm_and_engine(st: &mut State, h: i32) -> MpiResult<(&mut Comm, &mut crate::p2p::Engine)> {
+    Ok((comm_in(&mut st.comms, h)?, &mut st.engine))
 }
 
 /// Register a new communicator; its handle.

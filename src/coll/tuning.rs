@@ -114,28 +114,33 @@ pub fn init() -> MpiResult<()> {
 }
 
 /// The settings `init` read; read now if it has not run (a unit test,
-/// or a call before MPI_Init). Not `get_or_init`: `init` sets the cell,
-/// and setting it from inside its own initializer would block forever.
-fn get() -> Tuning {
+/// or a call before MPI_Init), the built-in defaults if they are bad.
+/// Not `get_or_init`: `init` sets the cell, and setting it from inside
+/// its own initializer would block forever. A reference: every
+/// collective asks, and the settings are many words.
+fn get() -> &'static Tuning {
     if let Some(t) = TUNING.get() {
-        return *t;
+        return t;
     }
     let _ = init();
-    TUNING.get().copied().unwrap_or(Tuning {
-        bcast: None,
-        bcast_long: 256 << 10,
-        allreduce: None,
-        allreduce_long: 16 << 10,
-        allgather: None,
-        allgather_short: 64 << 10,
-        alltoall: None,
-        alltoall_short: 256,
-        check: false,
-        shm_max: 0,
-        shm_long_max: 0,
-        single_copy_min: 0,
-    })
+    TUNING.get().unwrap_or(&FALLBACK)
 }
+
+/// The settings when the tunables cannot be read (`init` failed).
+static FALLBACK: Tuning = Tuning {
+    bcast: None,
+    bcast_long: 256 << 10,
+    allreduce: None,
+    allreduce_long: 16 << 10,
+    allgather: None,
+    allgather_short: 64 << 10,
+    alltoall: None,
+    alltoall_short: 256,
+    check: false,
+    shm_max: 0,
+    shm_long_max: 0,
+    single_copy_min: 0,
+};
 
 /// Broadcast of `bytes` among `n` ranks. With single-copy transfers the
 /// binomial tree wins at 4 ranks even at 1 MiB (202 vs 460 us on the

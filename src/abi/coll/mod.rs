@@ -266,19 +266,17 @@ fn mailbox_path(
     if !matches!(how, How::Now) || !fits || coll::tuning::check_collectives() {
         return None;
     }
-    let c = handles::comm_mut(st, comm).ok()?;
+    let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
     if c.remote.is_some() {
         return None;
     }
-    c.colls = c.colls.wrapping_add(1);
-    let (stamp, group, me) = (shm::stamp(c.ctx_coll, c.colls), c.group.clone(), c.rank);
-    if !st.engine.all_local(&group) || !st.engine.mailboxes_usable(stamp) {
+    let stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
+    if !engine.all_local(&c.group) || !engine.mailboxes_usable(stamp) {
         // the operation number goes to the point-to-point path
-        let c = handles::comm_mut(st, comm).ok()?;
-        c.colls = c.colls.wrapping_sub(1);
         return None;
     }
-    Some(run(&mut st.engine, &shm::Members { group: &group, me }, stamp))
+    c.colls = c.colls.wrapping_add(1);
+    Some(run(engine, &shm::Members { group: &c.group, me: c.rank }, stamp))
 }
 
 fn check_root(size: usize, root: c_int) -> MpiResult<usize> {
