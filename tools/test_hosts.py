@@ -264,7 +264,8 @@ def preload(name):
     """c-tests/hosts/NAME.c built as a library to load ahead of oxmpi:
     die_joining kills rank DIE_JOINING_RANK as it opens its host's segment
     by name; late_reply has rank LATE_REPLY_RANK see its host's ranks end
-    before the launcher's reply to MPI_Init's waits."""
+    before the launcher's reply to MPI_Init's waits; exit_early ends task
+    EXIT_EARLY_RANK (srun's numbering) before main."""
     lib = os.path.join(BUILD, f"{name}.so")
     run(["cc", "-shared", "-fPIC", "-O1", "-o", lib, os.path.join(ROOT, "c-tests", "hosts", f"{name}.c"), "-ldl"])
     return lib
@@ -318,6 +319,20 @@ def slurm_checks():
         check(f"under Slurm a rank killed inside MPI_Init ends the job promptly, leaving no segment and no process "
               f"({n} ranks)", r.returncode != 0 and "rank 1 on this host ended during MPI_Init" in r.stderr
               and took < 10 and not left and not alive, f"{r.returncode} {took:.1f}s left {left} alive {alive} {r.stderr}")
+    # a task that ends before MPI_Init (before the ranks trade process
+    # ids): the others find it missing among slurmstepd's children, or
+    # watch it end, and end the job
+    for n, who in ((2, 1), (3, 0), (4, 2)):
+        t0 = time.time()
+        r = run(srun + ["-n", str(n), "--export", f"ALL,LD_PRELOAD={preload('exit_early')},EXIT_EARLY_RANK={who}", exe],
+                timeout=60)
+        took = time.time() - t0
+        time.sleep(0.2)
+        alive, left = leftovers(exe)
+        check(f"under Slurm a task that ends before MPI_Init (rank {who} of {n}) ends the job promptly, leaving no "
+              f"segment and no process", r.returncode != 0 and ("ended before MPI_Init's first exchange" in r.stderr
+              or "on this host ended during MPI_Init" in r.stderr) and took < 10 and not left and not alive,
+              f"{r.returncode} {took:.1f}s left {left} alive {alive} {r.stderr}")
     exits_as_init_returns(lambda lib, k, v: srun + ["--export", f"ALL,LD_PRELOAD={lib},{k}={v}"], "srun",
                           "ended before MPI_Finalize")
 

@@ -5,6 +5,7 @@ pub mod affinity;
 pub mod backoff;
 pub mod helper;
 pub mod pmi;
+mod slurm;
 pub mod tunables;
 mod wireup;
 

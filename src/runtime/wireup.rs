@@ -284,6 +284,10 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
             pmi.put(a.key, &a.value)?;
         }
     }
+    // under srun, a task of this host that ends before the exchange below
+    // ends our wait for it (`slurm`); past it, every rank of the host is
+    // watched (`others` below)
+    pmi.watch(&super::slurm::siblings(rank)?);
     pmi.barrier()?;
     for a in alike.iter().filter(|_| rank != 0) {
         let first = pmi.get(a.key)?;
