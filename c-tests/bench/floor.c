@@ -20,6 +20,10 @@
  *   allgather_copy_P: the same from every process's one 1 MiB block
  *   bcast_copy_P:    the same, every process but the first copying the
  *                    first one's 1 MiB block
+ *   alltoall_cma_P, allgather_cma_P, bcast_cma_P: the same from the
+ *                    others' private memory by one cross-memory copy
+ *                    (process_vm_readv) per block, a process's own block by
+ *                    memcpy: what the single-copy algorithms can do
  * Prints RESULT <case> <case> <microseconds>, like the MPI benchmarks.
  *   floor [P]   (default 4) */
 #define _GNU_SOURCE
@@ -30,6 +34,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -150,6 +155,49 @@ static double copy_rounds(int p, int blocks, int sources, int n)
     return t / n;
 }
 
+/* copy_rounds, each process's send area its own (not shared), the
+ * others' blocks read from it by process_vm_readv */
+static double cma_rounds(int p, int blocks, int sources, int n)
+{
+    const size_t mib = 1 << 20;
+    long *count = shared_page();
+    struct where {
+        pid_t pid;
+        char *sends;
+    } *at = shared((size_t)p * sizeof *at);
+    int id = spawn(p);
+    char *sends = malloc((size_t)blocks * mib), *recvs = malloc((size_t)p * mib);
+    for (size_t i = 0; i < (size_t)blocks * mib; i++) sends[i] = (char)(i + id);
+    for (size_t i = 0; i < (size_t)p * mib; i++) recvs[i] = 0;
+    at[id].pid = getpid();
+    at[id].sends = sends;
+    double t = 0;
+    for (long k = 0; k <= n; k++) {
+        if (k == 1)
+            t = now();
+        meet(count, k, p);
+        int reads = sources == p || id >= sources;
+        for (int r = 0; reads && r < sources; r++) {
+            size_t off = (blocks > 1 ? (size_t)id : 0) * mib;
+            if (r == id) {
+                memcpy(recvs + (size_t)r * mib, sends + off, mib);
+                continue;
+            }
+            struct iovec mine = {recvs + (size_t)r * mib, mib}, theirs = {at[r].sends + off, mib};
+            if (process_vm_readv(at[r].pid, &mine, 1, &theirs, 1, 0) != (ssize_t)mib) {
+                perror("process_vm_readv");
+                exit(1);
+            }
+        }
+    }
+    meet(count, n + 1, p);
+    t = now() - t;
+    if (id)
+        exit(0);
+    reap(p);
+    return t / n;
+}
+
 struct arrival {
     long round;
     int cpu;
@@ -225,5 +273,8 @@ int main(int argc, char **argv)
     printf("RESULT alltoall_copy_%d alltoall_copy_%d %.3f\n", p, p, copy_rounds(p, p, p, 200) * 1e6);
     printf("RESULT allgather_copy_%d allgather_copy_%d %.3f\n", p, p, copy_rounds(p, 1, p, 200) * 1e6);
     printf("RESULT bcast_copy_%d bcast_copy_%d %.3f\n", p, p, copy_rounds(p, 1, 1, 200) * 1e6);
+    printf("RESULT alltoall_cma_%d alltoall_cma_%d %.3f\n", p, p, cma_rounds(p, p, p, 200) * 1e6);
+    printf("RESULT allgather_cma_%d allgather_cma_%d %.3f\n", p, p, cma_rounds(p, 1, p, 200) * 1e6);
+    printf("RESULT bcast_cma_%d bcast_cma_%d %.3f\n", p, p, cma_rounds(p, 1, 1, 200) * 1e6);
     return 0;
 }
