@@ -307,31 +307,24 @@ def slurm_checks():
           r.returncode != 0 and "ended before MPI_Finalize" in r.stderr and took < 10, f"{r.returncode} {took:.1f}s {r.stderr}")
     # killed inside MPI_Init, as it opens its host's segment by name: the
     # others wait in a PMI fence srun does not end by itself; they watch
-    # their host's ranks and end the job (and the sentry removes the name)
-    exe = os.path.join(TESTS, "coll_basic")
-    for n in (2, 3, 4):
-        t0 = time.time()
-        r = run(srun + ["-n", str(n), "--export", f"ALL,LD_PRELOAD={preload('die_joining')},DIE_JOINING_RANK=1", exe],
-                timeout=60)
-        took = time.time() - t0
-        time.sleep(0.2)
-        alive, left = leftovers(exe)
-        check(f"under Slurm a rank killed inside MPI_Init ends the job promptly, leaving no segment and no process "
-              f"({n} ranks)", r.returncode != 0 and "rank 1 on this host ended during MPI_Init" in r.stderr
-              and took < 10 and not left and not alive, f"{r.returncode} {took:.1f}s left {left} alive {alive} {r.stderr}")
-    # a task that ends before MPI_Init (before the ranks trade process
+    # their host's ranks and end the job (and the sentry removes the name).
+    # A task that ends before MPI_Init (before the ranks trade process
     # ids): the others find it missing among slurmstepd's children, or
-    # watch it end, and end the job
-    for n, who in ((2, 1), (3, 0), (4, 2)):
+    # watch it end, and end the job.
+    exe = os.path.join(TESTS, "coll_basic")
+    killed = ("rank 1 on this host ended during MPI_Init",)
+    early = ("ended before MPI_Init's first exchange", "on this host ended during MPI_Init")
+    for what, lib, var, n, who, says in [("a rank killed inside MPI_Init", "die_joining", "DIE_JOINING_RANK", n, 1, killed)
+                                         for n in (2, 3, 4)] + \
+            [(f"a task that ends before MPI_Init (rank {who} of {n})", "exit_early", "EXIT_EARLY_RANK", n, who, early)
+             for n, who in ((2, 1), (3, 0), (4, 2))]:
         t0 = time.time()
-        r = run(srun + ["-n", str(n), "--export", f"ALL,LD_PRELOAD={preload('exit_early')},EXIT_EARLY_RANK={who}", exe],
-                timeout=60)
+        r = run(srun + ["-n", str(n), "--export", f"ALL,LD_PRELOAD={preload(lib)},{var}={who}", exe], timeout=60)
         took = time.time() - t0
         time.sleep(0.2)
         alive, left = leftovers(exe)
-        check(f"under Slurm a task that ends before MPI_Init (rank {who} of {n}) ends the job promptly, leaving no "
-              f"segment and no process", r.returncode != 0 and ("ended before MPI_Init's first exchange" in r.stderr
-              or "on this host ended during MPI_Init" in r.stderr) and took < 10 and not left and not alive,
+        check(f"under Slurm {what} ends the job promptly, leaving no segment and no process ({n} ranks)",
+              r.returncode != 0 and any(m in r.stderr for m in says) and took < 10 and not left and not alive,
               f"{r.returncode} {took:.1f}s left {left} alive {alive} {r.stderr}")
     exits_as_init_returns(lambda lib, k, v: srun + ["--export", f"ALL,LD_PRELOAD={lib},{k}={v}"], "srun",
                           "ended before MPI_Finalize")

@@ -123,51 +123,23 @@ static double yield_barrier(int p, int n)
 }
 
 /* each process copies `blocks` 1 MiB blocks of the first `sources`
- * processes' areas in shared memory into its own receive area: block me
- * of each (alltoall, blocks = p) or the only one (allgather, blocks = 1);
- * with fewer sources than processes only the others copy (bcast:
- * sources = 1) */
-static double copy_rounds(int p, int blocks, int sources, int n)
+ * processes' send areas into its own receive area: block me of each
+ * (alltoall, blocks = p) or the only one (allgather, blocks = 1); with
+ * fewer sources than processes only the others copy (bcast: sources =
+ * 1). The send areas are in shared memory, copied by memcpy; with `cma`,
+ * each process's own, the others' read by process_vm_readv */
+static double copy_rounds(int p, int blocks, int sources, int n, int cma)
 {
-    const size_t mib = 1 << 20;
-    long *count = shared_page();
-    char *sends = shared((size_t)p * blocks * mib);
-    for (size_t i = 0; i < (size_t)p * blocks * mib; i++) sends[i] = (char)i;
-    int id = spawn(p);
-    char *recvs = malloc((size_t)p * mib);
-    for (size_t i = 0; i < (size_t)p * mib; i++) recvs[i] = 0;
-    double t = 0;
-    for (long k = 0; k <= n; k++) {
-        if (k == 1)
-            t = now();
-        meet(count, k, p);
-        int reads = sources == p || id >= sources;
-        for (int r = 0; reads && r < sources; r++) {
-            char *from = sends + ((size_t)r * blocks + (blocks > 1 ? id : 0)) * mib;
-            memcpy(recvs + (size_t)r * mib, from, mib);
-        }
-    }
-    meet(count, n + 1, p);
-    t = now() - t;
-    if (id)
-        exit(0);
-    reap(p);
-    return t / n;
-}
-
-/* copy_rounds, each process's send area its own (not shared), the
- * others' blocks read from it by process_vm_readv */
-static double cma_rounds(int p, int blocks, int sources, int n)
-{
-    const size_t mib = 1 << 20;
+    const size_t mib = 1 << 20, area = (size_t)blocks * mib;
     long *count = shared_page();
     struct where {
         pid_t pid;
         char *sends;
     } *at = shared((size_t)p * sizeof *at);
+    char *all = cma ? NULL : shared((size_t)p * area);
     int id = spawn(p);
-    char *sends = malloc((size_t)blocks * mib), *recvs = malloc((size_t)p * mib);
-    for (size_t i = 0; i < (size_t)blocks * mib; i++) sends[i] = (char)(i + id);
+    char *sends = cma ? malloc(area) : all + id * area, *recvs = malloc((size_t)p * mib);
+    for (size_t i = 0; i < area; i++) sends[i] = (char)(i + id);
     for (size_t i = 0; i < (size_t)p * mib; i++) recvs[i] = 0;
     at[id].pid = getpid();
     at[id].sends = sends;
@@ -179,8 +151,8 @@ static double cma_rounds(int p, int blocks, int sources, int n)
         int reads = sources == p || id >= sources;
         for (int r = 0; reads && r < sources; r++) {
             size_t off = (blocks > 1 ? (size_t)id : 0) * mib;
-            if (r == id) {
-                memcpy(recvs + (size_t)r * mib, sends + off, mib);
+            if (!cma || r == id) {
+                memcpy(recvs + (size_t)r * mib, (cma ? sends : all + r * area) + off, mib);
                 continue;
             }
             struct iovec mine = {recvs + (size_t)r * mib, mib}, theirs = {at[r].sends + off, mib};
@@ -270,11 +242,12 @@ int main(int argc, char **argv)
     printf("RESULT yield_barrier_%d yield_barrier_%d %.3f\n", p, p, yield_barrier(p, 100000) * 1e6);
     printf("RESULT core_barrier_%d core_barrier_%d %.3f\n", p, p, core_barrier(p, 100000) * 1e6);
     printf("RESULT futex_barrier_%d futex_barrier_%d %.3f\n", p, p, futex_barrier(p, 20000) * 1e6);
-    printf("RESULT alltoall_copy_%d alltoall_copy_%d %.3f\n", p, p, copy_rounds(p, p, p, 200) * 1e6);
-    printf("RESULT allgather_copy_%d allgather_copy_%d %.3f\n", p, p, copy_rounds(p, 1, p, 200) * 1e6);
-    printf("RESULT bcast_copy_%d bcast_copy_%d %.3f\n", p, p, copy_rounds(p, 1, 1, 200) * 1e6);
-    printf("RESULT alltoall_cma_%d alltoall_cma_%d %.3f\n", p, p, cma_rounds(p, p, p, 200) * 1e6);
-    printf("RESULT allgather_cma_%d allgather_cma_%d %.3f\n", p, p, cma_rounds(p, 1, p, 200) * 1e6);
-    printf("RESULT bcast_cma_%d bcast_cma_%d %.3f\n", p, p, cma_rounds(p, 1, 1, 200) * 1e6);
+    const char *ways[] = {"copy", "cma"};
+    for (int cma = 0; cma < 2; cma++) {
+        const char *w = ways[cma];
+        printf("RESULT alltoall_%s_%d alltoall_%s_%d %.3f\n", w, p, w, p, copy_rounds(p, p, p, 200, cma) * 1e6);
+        printf("RESULT allgather_%s_%d allgather_%s_%d %.3f\n", w, p, w, p, copy_rounds(p, 1, p, 200, cma) * 1e6);
+        printf("RESULT bcast_%s_%d bcast_%s_%d %.3f\n", w, p, w, p, copy_rounds(p, 1, 1, 200, cma) * 1e6);
+    }
     return 0;
 }
