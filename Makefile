@@ -23,9 +23,17 @@ build:
 	echo '' | cc -x c -shared -fPIC -o $(BUILD)/lib/libmpich.so.12 - \
 		-Wl,-soname,libmpich.so.12 -Wl,--no-as-needed -L$(BUILD)/lib -lmpi -Wl,-rpath,'$$ORIGIN'
 	ln -sf libmpich.so.12 $(BUILD)/lib/libmpich.so
+	# the mpi module (use mpi): gfortran's mpi.mod beside mpif.h, for
+	# mpif90; its one code, MPI_SIZEOF, goes into libmpifort
+	mkdir -p $(BUILD)/obj
+	rm -f $(BUILD)/obj/mpi_module.o
+	if command -v gfortran >/dev/null 2>&1; then \
+		gfortran -c -O2 -fPIC -Iinclude -J $(BUILD)/include -o $(BUILD)/obj/mpi_module.o fortran-shim/mpi_module.f90; \
+	else echo "gfortran not found: no mpi module (use mpi) built"; fi
 	# libmpifort.so.12: the mpif.h bindings over libmpi; libmpichfort.so.12
 	# (Debian MPICH's Fortran name): only a dependency on it
 	cc -O2 -Wall -Werror -shared -fPIC -Iinclude -o $(BUILD)/lib/libmpifort.so.12.0.0 fortran-shim/*.c \
+		$$(ls $(BUILD)/obj/mpi_module.o 2>/dev/null) \
 		-Wl,-soname,libmpifort.so.12 -Wl,--no-undefined -L$(BUILD)/lib -lmpi -Wl,-rpath,'$$ORIGIN'
 	ln -sf libmpifort.so.12.0.0 $(BUILD)/lib/libmpifort.so.12
 	ln -sf libmpifort.so.12.0.0 $(BUILD)/lib/libmpifort.so
@@ -38,12 +46,6 @@ build:
 	ln -sf mpicc $(BUILD)/bin/mpic++
 	for f in mpif77 mpif90 mpifort; do ln -sf mpicc $(BUILD)/bin/$$f; done
 	cp include/mpi.h include/mpio.h include/mpif.h $(BUILD)/include/
-	# the mpi module (use mpi): gfortran's mpi.mod beside mpif.h, for
-	# mpif90 (nothing in it to link: constants and interfaces)
-	if command -v gfortran >/dev/null 2>&1; then \
-		gfortran -c -Iinclude -J $(BUILD)/include -o $(BUILD)/include/mpi_module.o fortran-shim/mpi_module.f90 \
-			&& rm $(BUILD)/include/mpi_module.o; \
-	else echo "gfortran not found: no mpi module (use mpi) built"; fi
 	sed 's/@VERSION@/$(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)/' tools/oxmpi.pc.in > $(BUILD)/lib/pkgconfig/oxmpi.pc
 	ln -sf oxmpi.pc $(BUILD)/lib/pkgconfig/mpi.pc
 

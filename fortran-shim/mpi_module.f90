@@ -1814,4 +1814,114 @@ module mpi
           ARRAY_OF_STATUSES(MPI_STATUS_SIZE, *), IERROR
     end subroutine MPI_WAITSOME
   end interface
+  interface MPI_SIZEOF
+    module procedure MPI_SIZEOF_INTEGER1, MPI_SIZEOF_INTEGER2, MPI_SIZEOF_INTEGER4, &
+        MPI_SIZEOF_INTEGER8, MPI_SIZEOF_INTEGER16, MPI_SIZEOF_REAL4, MPI_SIZEOF_REAL8, &
+        MPI_SIZEOF_REAL10, MPI_SIZEOF_REAL16, MPI_SIZEOF_COMPLEX4, MPI_SIZEOF_COMPLEX8, &
+        MPI_SIZEOF_COMPLEX10, MPI_SIZEOF_COMPLEX16, MPI_SIZEOF_LOGICAL1, MPI_SIZEOF_LOGICAL2, &
+        MPI_SIZEOF_LOGICAL4, MPI_SIZEOF_LOGICAL8
+  end interface MPI_SIZEOF
+contains
+  subroutine MPI_SIZEOF_INTEGER1(X, SIZE, IERROR)
+    integer(1), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_INTEGER1
+  subroutine MPI_SIZEOF_INTEGER2(X, SIZE, IERROR)
+    integer(2), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_INTEGER2
+  subroutine MPI_SIZEOF_INTEGER4(X, SIZE, IERROR)
+    integer(4), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_INTEGER4
+  subroutine MPI_SIZEOF_INTEGER8(X, SIZE, IERROR)
+    integer(8), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_INTEGER8
+  subroutine MPI_SIZEOF_INTEGER16(X, SIZE, IERROR)
+    integer(16), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_INTEGER16
+  subroutine MPI_SIZEOF_REAL4(X, SIZE, IERROR)
+    real(4), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_REAL4
+  subroutine MPI_SIZEOF_REAL8(X, SIZE, IERROR)
+    real(8), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_REAL8
+  subroutine MPI_SIZEOF_REAL10(X, SIZE, IERROR)
+    real(10), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_REAL10
+  subroutine MPI_SIZEOF_REAL16(X, SIZE, IERROR)
+    real(16), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_REAL16
+  subroutine MPI_SIZEOF_COMPLEX4(X, SIZE, IERROR)
+    complex(4), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_COMPLEX4
+  subroutine MPI_SIZEOF_COMPLEX8(X, SIZE, IERROR)
+    complex(8), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_COMPLEX8
+  subroutine MPI_SIZEOF_COMPLEX10(X, SIZE, IERROR)
+    complex(10), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_COMPLEX10
+  subroutine MPI_SIZEOF_COMPLEX16(X, SIZE, IERROR)
+    complex(16), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_COMPLEX16
+  subroutine MPI_SIZEOF_LOGICAL1(X, SIZE, IERROR)
+    logical(1), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_LOGICAL1
+  subroutine MPI_SIZEOF_LOGICAL2(X, SIZE, IERROR)
+    logical(2), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_LOGICAL2
+  subroutine MPI_SIZEOF_LOGICAL4(X, SIZE, IERROR)
+    logical(4), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_LOGICAL4
+  subroutine MPI_SIZEOF_LOGICAL8(X, SIZE, IERROR)
+    logical(8), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = MPI_SUCCESS
+  end subroutine MPI_SIZEOF_LOGICAL8
 end module mpi

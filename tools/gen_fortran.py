@@ -9,7 +9,8 @@ API (PyPI package pympistandard) and our own include/mpi.h:
                              the `mpi` module (`use mpi`): mpif.h, and an
                              explicit interface, from the standard's Fortran
                              binding, for every routine libmpifort binds
-                             (choice buffers take any type and rank)
+                             (choice buffers take any type and rank), and
+                             MPI_SIZEOF
   fortran-shim/bindings.c    a wrapper for every MPI function libmpi exports
                              that has a Fortran binding (the few whose
                              arguments need more than a mechanical mapping
@@ -315,8 +316,32 @@ def module(bound):
             continue
         lines += body
         names.append(name)
-    lines += ["  end interface", "end module mpi"]
+    lines += ["  end interface"] + sizeof()
     return "\n".join(lines) + "\n", names
+
+
+# MPI_SIZEOF's types: every kind gfortran has of the numeric intrinsic
+# types (and LOGICAL, as MPICH's module takes it too).
+SIZEOF_KINDS = [("integer", k) for k in (1, 2, 4, 8, 16)] + [("real", k) for k in (4, 8, 10, 16)] + \
+    [("complex", k) for k in (4, 8, 10, 16)] + [("logical", k) for k in (1, 2, 4, 8)]
+
+
+def sizeof():
+    """MPI_SIZEOF (MPI 4.0 section 19.1.9): a generic over a module
+    procedure per type and kind, scalars and arrays of any rank alike
+    (assumed rank), each giving the bytes of one element."""
+    names = [f"MPI_SIZEOF_{t.upper()}{k}" for t, k in SIZEOF_KINDS]
+    out = ["  interface MPI_SIZEOF"]
+    out += free_form("module procedure " + ", ".join(names), 4)
+    out += ["  end interface MPI_SIZEOF", "contains"]
+    for (t, k), name in zip(SIZEOF_KINDS, names):
+        out += [f"  subroutine {name}(X, SIZE, IERROR)",
+                f"    {t}({k}), dimension(..), intent(in) :: X",
+                "    integer, intent(out) :: SIZE, IERROR",
+                "    SIZE = storage_size(X) / 8",
+                "    IERROR = MPI_SUCCESS",
+                f"  end subroutine {name}"]
+    return out + ["end module mpi"]
 
 
 def parameters(text):

@@ -1,0 +1,84 @@
+! oxmpi-test: ranks=1,2 mpich=no
+! MPI_SIZEOF from the mpi module (MPI 4.0 section 19.1.9): the bytes of
+! one element of a scalar or an array of any rank, for integer, real,
+! complex and logical kinds, each matching MPI_TYPE_SIZE of the MPI
+! type of that kind, and MPI_TYPE_MATCH_SIZE turning the size back into
+! that type, as portable programs use them. (MPICH's module implements
+! MPI_SIZEOF in its own library, which a swapped binary does not load:
+! the test runs built by oxmpi only.)
+program f_sizeof
+  use mpi
+  implicit none
+  integer(1) :: i1
+  integer(2) :: i2(3)
+  integer(4) :: i4(2, 2)
+  integer(8) :: i8
+  real(4) :: r4(5)
+  real(8) :: r8(2, 3, 4)
+  complex(4) :: c4
+  complex(8) :: c8(7)
+  logical :: l
+  integer :: ierr, rank, errs, size, tsize, matched
+  errs = 0
+  call MPI_INIT(ierr)
+  call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
+  call MPI_SIZEOF(i1, size, ierr)
+  call same(size, MPI_INTEGER1, 1, 'integer(1)')
+  call MPI_SIZEOF(i2, size, ierr)
+  call same(size, MPI_INTEGER2, 2, 'integer(2) array')
+  call MPI_SIZEOF(i4, size, ierr)
+  call same(size, MPI_INTEGER4, 4, 'integer(4) 2-D array')
+  call MPI_SIZEOF(i8, size, ierr)
+  call same(size, MPI_INTEGER8, 8, 'integer(8)')
+  call MPI_SIZEOF(r4, size, ierr)
+  call same(size, MPI_REAL4, 4, 'real(4) array')
+  call MPI_SIZEOF(r8, size, ierr)
+  call same(size, MPI_REAL8, 8, 'real(8) 3-D array')
+  call MPI_SIZEOF(c4, size, ierr)
+  call same(size, MPI_COMPLEX, 8, 'complex(4)')
+  call MPI_SIZEOF(c8, size, ierr)
+  call same(size, MPI_DOUBLE_COMPLEX, 16, 'complex(8) array')
+  call MPI_SIZEOF(l, size, ierr)
+  call same(size, MPI_LOGICAL, 4, 'logical')
+  if (ierr /= MPI_SUCCESS) call expect(ierr, MPI_SUCCESS, 'MPI_SIZEOF ierror')
+  ! the portable way to name a kind's MPI type
+  call MPI_SIZEOF(r8, size, ierr)
+  call MPI_TYPE_MATCH_SIZE(MPI_TYPECLASS_REAL, size, matched, ierr)
+  call MPI_TYPE_SIZE(matched, tsize, ierr)
+  call expect(tsize, 8, 'MPI_TYPE_MATCH_SIZE of real(8)')
+  call MPI_SIZEOF(i2, size, ierr)
+  call MPI_TYPE_MATCH_SIZE(MPI_TYPECLASS_INTEGER, size, matched, ierr)
+  call MPI_TYPE_SIZE(matched, tsize, ierr)
+  call expect(tsize, 2, 'MPI_TYPE_MATCH_SIZE of integer(2)')
+
+  call MPI_ALLREDUCE(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (rank == 0) then
+    if (errs == 0) then
+      print '(A)', ' No Errors'
+    else
+      print *, 'Found ', errs, ' errors'
+    end if
+  end if
+  call MPI_FINALIZE(ierr)
+
+contains
+
+  ! MPI_SIZEOF's size is the expected bytes and MPI_TYPE_SIZE's of `type`
+  subroutine same(size, type, bytes, what)
+    integer, intent(in) :: size, type, bytes
+    character(len=*), intent(in) :: what
+    integer :: tsize, e
+    call expect(size, bytes, 'MPI_SIZEOF of '//what)
+    call MPI_TYPE_SIZE(type, tsize, e)
+    call expect(size, tsize, 'MPI_SIZEOF against MPI_TYPE_SIZE of '//what)
+  end subroutine same
+
+  subroutine expect(got, want, what)
+    integer, intent(in) :: got, want
+    character(len=*), intent(in) :: what
+    if (got /= want) then
+      errs = errs + 1
+      if (errs < 20) print *, what, ': got ', got, ' want ', want
+    end if
+  end subroutine expect
+end program f_sizeof
