@@ -24,16 +24,18 @@ build:
 		-Wl,-soname,libmpich.so.12 -Wl,--no-as-needed -L$(BUILD)/lib -lmpi -Wl,-rpath,'$$ORIGIN'
 	ln -sf libmpich.so.12 $(BUILD)/lib/libmpich.so
 	# the mpi module (use mpi): gfortran's mpi.mod beside mpif.h, for
-	# mpif90; its one code, MPI_SIZEOF, goes into libmpifort
+	# mpif90 (its object, mpif.h's common blocks, is not linked); the
+	# module it uses for MPI_SIZEOF, the only code, goes into libmpifort
 	mkdir -p $(BUILD)/obj
-	rm -f $(BUILD)/obj/mpi_module.o
+	rm -f $(BUILD)/obj/mpi_sizeof.o
 	if command -v gfortran >/dev/null 2>&1; then \
-		gfortran -c -O2 -fPIC -Iinclude -J $(BUILD)/include -o $(BUILD)/obj/mpi_module.o fortran-shim/mpi_module.f90; \
+		gfortran -c -O2 -fPIC -J $(BUILD)/include -o $(BUILD)/obj/mpi_sizeof.o fortran-shim/mpi_sizeof.f90 \
+		&& gfortran -c -Iinclude -J $(BUILD)/include -o $(BUILD)/obj/mpi_module.o fortran-shim/mpi_module.f90; \
 	else echo "gfortran not found: no mpi module (use mpi) built"; fi
 	# libmpifort.so.12: the mpif.h bindings over libmpi; libmpichfort.so.12
 	# (Debian MPICH's Fortran name): only a dependency on it
 	cc -O2 -Wall -Werror -shared -fPIC -Iinclude -o $(BUILD)/lib/libmpifort.so.12.0.0 fortran-shim/*.c \
-		$$(ls $(BUILD)/obj/mpi_module.o 2>/dev/null) \
+		$$(ls $(BUILD)/obj/mpi_sizeof.o 2>/dev/null) \
 		-Wl,-soname,libmpifort.so.12 -Wl,--no-undefined -L$(BUILD)/lib -lmpi -Wl,-rpath,'$$ORIGIN'
 	ln -sf libmpifort.so.12.0.0 $(BUILD)/lib/libmpifort.so.12
 	ln -sf libmpifort.so.12.0.0 $(BUILD)/lib/libmpifort.so

@@ -189,7 +189,7 @@ def main():
     check("a moved install tree compiles and runs a Fortran program", r.returncode == 0 and r2.returncode == 0
           and "No Errors" in r2.stdout, r.stderr + r2.stdout + r2.stderr)
     for f in ["bin/mpicc", "bin/mpicxx", "bin/mpiexec", "bin/mpirun", "bin/oxmpi-info", "include/mpi.h",
-              "bin/mpif77", "bin/mpif90", "bin/mpifort", "include/mpif.h", "include/mpi.mod", "lib/libmpifort.so.12",
+              "bin/mpif77", "bin/mpif90", "bin/mpifort", "include/mpif.h", "include/mpi.mod", "include/oxmpi_sizeof.mod", "lib/libmpifort.so.12",
               "lib/libmpichfort.so.12",
               "lib/libmpi.so", "lib/libmpi.so.12", "lib/libmpich.so.12", "lib/pkgconfig/oxmpi.pc"]:
         check(f"install has {f}", os.path.exists(os.path.join(moved, f)))
