@@ -10,7 +10,7 @@ module oxmpi_sizeof
         MPI_SIZEOF_INTEGER8, MPI_SIZEOF_INTEGER16, MPI_SIZEOF_REAL4, MPI_SIZEOF_REAL8, &
         MPI_SIZEOF_REAL10, MPI_SIZEOF_REAL16, MPI_SIZEOF_COMPLEX4, MPI_SIZEOF_COMPLEX8, &
         MPI_SIZEOF_COMPLEX10, MPI_SIZEOF_COMPLEX16, MPI_SIZEOF_LOGICAL1, MPI_SIZEOF_LOGICAL2, &
-        MPI_SIZEOF_LOGICAL4, MPI_SIZEOF_LOGICAL8
+        MPI_SIZEOF_LOGICAL4, MPI_SIZEOF_LOGICAL8, MPI_SIZEOF_CHARACTER
   end interface MPI_SIZEOF
 contains
   subroutine MPI_SIZEOF_INTEGER1(X, SIZE, IERROR)
@@ -115,4 +115,10 @@ contains
     SIZE = storage_size(X) / 8
     IERROR = SUCCESS
   end subroutine MPI_SIZEOF_LOGICAL8
+  subroutine MPI_SIZEOF_CHARACTER(X, SIZE, IERROR)
+    character(len=*), dimension(..), intent(in) :: X
+    integer, intent(out) :: SIZE, IERROR
+    SIZE = storage_size(X) / 8
+    IERROR = SUCCESS
+  end subroutine MPI_SIZEOF_CHARACTER
 end module oxmpi_sizeof

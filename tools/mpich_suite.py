@@ -5,9 +5,10 @@ what the standard asks, written by others.
 
   tools/mpich_suite.py [--swap] [--dirs coll,pt2pt,...] [--jobs 2]
 
-Without --swap the suite is built with oxmpi's mpicc and mpif77
-(configure --with-mpi=build); with --swap, with Debian's mpicc.mpich and
-mpif77.mpich, and run on oxmpi through the library swap
+Without --swap the suite is built with oxmpi's mpicc, mpif77 and
+mpif90 (configure --with-mpi=build; the f90 tests use the mpi module);
+with --swap, with Debian's mpicc.mpich, mpif77.mpich and mpif90.mpich
+(and MPICH's module), and run on oxmpi through the library swap
 (LD_LIBRARY_PATH=build/lib). Each entry of a directory's testlist runs
 under oxmpi's mpiexec with its rank count and arguments, and passes when
 it exits 0 and prints "No Errors" (an entry with resultTest=TestStatus or
@@ -38,7 +39,8 @@ WORK = os.path.join(BUILD, "mpich-suite")
 KNOWN = os.path.join(ROOT, "tools", "mpich_suite_known.txt")
 DIRS = ["attr", "coll", "comm", "datatype", "errhan", "group", "info", "init", "pt2pt", "topo",
         "f77/attr", "f77/coll", "f77/comm", "f77/datatype", "f77/ext", "f77/info", "f77/init", "f77/pt2pt",
-        "f77/profile", "f77/topo"]
+        "f77/profile", "f77/topo", "f90/attr", "f90/coll", "f90/comm", "f90/datatype", "f90/ext", "f90/f90types",
+        "f90/info", "f90/init", "f90/misc", "f90/profile", "f90/pt2pt", "f90/timer", "f90/topo"]
 TIMEOUT = 180
 
 
@@ -76,11 +78,14 @@ def fetch():
 def configure(src, swap):
     """A configured copy of the suite for oxmpi's compilers or MPICH's."""
     tree = os.path.join(WORK, "mpich" if swap else "oxmpi")
-    if not os.path.exists(os.path.join(tree, "Makefile")):
+    args = ["./configure", "--enable-strictmpi", "--disable-cxx", "--enable-fortran=f77,f90", "--disable-romio",
+            "--disable-spawn", "--disable-rma", "--disable-part", "--disable-dtpools", "--disable-ft-tests"]
+    # (a tree configured with other arguments, by an older version of
+    # this script, is configured again)
+    mark, base = os.path.join(tree, "oxmpi-configure"), " ".join(args)
+    if not os.path.exists(mark) or open(mark).read() != base:
         run(["rm", "-rf", tree])
         run(["cp", "-a", src, tree])  # -a: timestamps kept, or make would rerun automake
-        args = ["./configure", "--enable-strictmpi", "--disable-cxx", "--enable-fortran=f77", "--disable-romio",
-                "--disable-spawn", "--disable-rma", "--disable-part", "--disable-dtpools", "--disable-ft-tests"]
         if swap:
             args += ["CC=mpicc.mpich", "F77=mpif77.mpich", "FC=mpif90.mpich"]
             env = dict(os.environ, MPICC="mpicc.mpich", MPIF77="mpif77.mpich", MPIFC="mpif90.mpich")
@@ -89,6 +94,7 @@ def configure(src, swap):
             env = os.environ
         run(args, cwd=tree, env=env, stdout=subprocess.DEVNULL)
         run(["make", "-C", "util"], cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        open(mark, "w").write(base)
     return tree
 
 

@@ -5,7 +5,7 @@
 ! array, a string, a derived type's members); point-to-point with
 ! status, MPI_IN_PLACE, MPI_BOTTOM with a struct type of
 ! MPI_ADDRESS_KIND displacements, strings out (MPI_GET_PROCESSOR_NAME),
-! MPI_WTIME, and an error returned under MPI_ERRORS_RETURN.
+! MPI_WTIME, MPI_SIZEOF, and an error returned under MPI_ERRORS_RETURN.
 program f_module
   use mpi
   implicit none
@@ -20,6 +20,13 @@ program f_module
   character(len=8) :: word
   character(len=MPI_MAX_PROCESSOR_NAME) :: host
   type(pair) :: p
+  integer(1) :: i1
+  integer(2) :: i2(3)
+  integer(8) :: i8
+  real :: x
+  complex :: z(2)
+  logical :: flag
+  character :: c
   errs = 0
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -86,6 +93,28 @@ program f_module
   if (namelen < 1 .or. len_trim(host) /= namelen) call expect(len_trim(host), namelen, 'processor name length')
 
   if (MPI_WTIME() < t0) call expect(0, 1, 'MPI_WTIME runs backwards')
+
+  ! MPI_SIZEOF of the types MPICH's module has it for too (built by
+  ! MPICH, the binary calls MPICH's procedure names, which oxmpi defines)
+  call MPI_SIZEOF(one, got, ierr)
+  call expect(got, 4, 'MPI_SIZEOF of an integer')
+  call MPI_SIZEOF(sbuf, got, ierr)
+  call expect(got, 8, 'MPI_SIZEOF of a double precision array')
+  call MPI_SIZEOF(i1, got, ierr)
+  call expect(got, 1, 'MPI_SIZEOF of an integer(1)')
+  call MPI_SIZEOF(i2, got, ierr)
+  call expect(got, 2, 'MPI_SIZEOF of an integer(2) array')
+  call MPI_SIZEOF(i8, got, ierr)
+  call expect(got, 8, 'MPI_SIZEOF of an integer(8)')
+  call MPI_SIZEOF(x, got, ierr)
+  call expect(got, 4, 'MPI_SIZEOF of a real')
+  call MPI_SIZEOF(z, got, ierr)
+  call expect(got, 8, 'MPI_SIZEOF of a complex array')
+  call MPI_SIZEOF(flag, got, ierr)
+  call expect(got, 4, 'MPI_SIZEOF of a logical')
+  call MPI_SIZEOF(c, got, ierr)
+  call expect(got, 1, 'MPI_SIZEOF of a character')
+  call expect(ierr, MPI_SUCCESS, 'MPI_SIZEOF ierror')
 
   ! an error returned, not fatal
   call MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)

@@ -1,9 +1,10 @@
 ! oxmpi-test: ranks=1,2 mpich=no
 ! MPI_SIZEOF from the mpi module (MPI 4.0 section 19.1.9): the bytes of
 ! one element of a scalar or an array of any rank, for integer, real,
-! complex and logical kinds, each matching MPI_TYPE_SIZE of the MPI
-! type of that kind, and MPI_TYPE_MATCH_SIZE turning the size back into
-! that type, as portable programs use them. (MPICH's module implements
+! complex and logical kinds and characters (a string's is its length),
+! each matching MPI_TYPE_SIZE of the MPI type of that kind, and
+! MPI_TYPE_MATCH_SIZE turning the size back into that type, as portable
+! programs use them. (MPICH's module implements
 ! MPI_SIZEOF in its own library, which a swapped binary does not load:
 ! the test runs built by oxmpi only.)
 program f_sizeof
@@ -18,6 +19,8 @@ program f_sizeof
   complex(4) :: c4
   complex(8) :: c8(7)
   logical :: l
+  character :: ch(3)
+  character(len=7) :: word
   integer :: ierr, rank, errs, size, tsize, matched
   errs = 0
   call MPI_INIT(ierr)
@@ -40,6 +43,10 @@ program f_sizeof
   call same(size, MPI_DOUBLE_COMPLEX, 16, 'complex(8) array')
   call MPI_SIZEOF(l, size, ierr)
   call same(size, MPI_LOGICAL, 4, 'logical')
+  call MPI_SIZEOF(ch, size, ierr)
+  call same(size, MPI_CHARACTER, 1, 'character')
+  call MPI_SIZEOF(word, size, ierr)
+  call expect(size, len(word), 'MPI_SIZEOF of a string (its length)')
   if (ierr /= MPI_SUCCESS) call expect(ierr, MPI_SUCCESS, 'MPI_SIZEOF ierror')
   ! the portable way to name a kind's MPI type
   call MPI_SIZEOF(r8, size, ierr)
