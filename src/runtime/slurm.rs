@@ -69,6 +69,14 @@ fn children(pid: u32) -> Vec<i32> {
     out
 }
 
+/// Whether /proc/PID/stat's `text` is a process that has ended and
+/// waits for its parent to reap it (a zombie: its environment reads
+/// empty).
+fn zombie(text: &str) -> bool {
+    // (the command, in parentheses, may hold spaces and parentheses)
+    text.rsplit_once(')').is_some_and(|(_, rest)| rest.trim_start().starts_with('Z'))
+}
+
 /// Under `srun`: this host's other tasks of the step (rank, pid), to
 /// watch through the first exchange; an error when one has ended
 /// already. Elsewhere (another launcher, a wrapper between `slurmstepd`
@@ -89,9 +97,13 @@ pub fn siblings(me: usize) -> MpiResult<Vec<(usize, i32)>> {
     let deadline = Instant::now() + STARTING;
     loop {
         // (a child not yet known as a task: forked, its program not yet
-        // started, or its environment unreadable)
+        // started, or its environment unreadable; one that has ended is
+        // not counted)
         let (mut found, mut unknown) = (Vec::new(), 0);
         for pid in children(parent).into_iter().filter(|&p| p != std::process::id() as i32) {
+            if std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| zombie(&s)) {
+                continue;
+            }
             let t = std::fs::read(format!("/proc/{pid}/environ")).map(|e| task(&e));
             match t {
                 Ok(Task { rank: Some(r), job: j, step: s }) if j == job && s == step && r != me => found.push((r, pid)),
@@ -133,6 +145,24 @@ mod tests {
         assert_eq!(tasks_on("2(x3),1", 3), Some(1));
         assert_eq!(tasks_on("3,2(x2)", 2), Some(2));
         assert_eq!(tasks_on("x", 0), None);
+    }
+
+    #[test]
+    fn a_zombie_is_told_by_its_state() {
+        assert!(zombie("4242 (coll_basic) Z 4200 4242 4200 0 -1"));
+        assert!(!zombie("4242 (coll_basic) R 4200 4242 4200 0 -1"));
+        assert!(zombie("4242 (a (b) c) Z 1 2"));
+        assert!(!zombie("4242 (a) Z) S 1 2"));
+        assert!(!zombie(""));
+        // a child that ended, not yet reaped
+        let mut child = std::process::Command::new("true").spawn().expect("true");
+        let stat = format!("/proc/{}/stat", child.id());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !std::fs::read_to_string(&stat).is_ok_and(|s| zombie(&s)) {
+            assert!(Instant::now() < deadline, "the child never showed as ended");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        child.wait().expect("reaped");
     }
 
     #[test]
