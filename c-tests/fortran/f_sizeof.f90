@@ -7,6 +7,8 @@
 ! programs use them. (MPICH's module implements
 ! MPI_SIZEOF in its own library, which a swapped binary does not load:
 ! the test runs built by oxmpi only.)
+include 'expect.inc'
+
 program f_sizeof
   use mpi
   implicit none
@@ -46,27 +48,19 @@ program f_sizeof
   call MPI_SIZEOF(ch, size, ierr)
   call same(size, MPI_CHARACTER, 1, 'character')
   call MPI_SIZEOF(word, size, ierr)
-  call expect(size, len(word), 'MPI_SIZEOF of a string (its length)')
-  if (ierr /= MPI_SUCCESS) call expect(ierr, MPI_SUCCESS, 'MPI_SIZEOF ierror')
+  call expect(size, len(word), 'MPI_SIZEOF of a string (its length)', errs)
+  if (ierr /= MPI_SUCCESS) call expect(ierr, MPI_SUCCESS, 'MPI_SIZEOF ierror', errs)
   ! the portable way to name a kind's MPI type
   call MPI_SIZEOF(r8, size, ierr)
   call MPI_TYPE_MATCH_SIZE(MPI_TYPECLASS_REAL, size, matched, ierr)
   call MPI_TYPE_SIZE(matched, tsize, ierr)
-  call expect(tsize, 8, 'MPI_TYPE_MATCH_SIZE of real(8)')
+  call expect(tsize, 8, 'MPI_TYPE_MATCH_SIZE of real(8)', errs)
   call MPI_SIZEOF(i2, size, ierr)
   call MPI_TYPE_MATCH_SIZE(MPI_TYPECLASS_INTEGER, size, matched, ierr)
   call MPI_TYPE_SIZE(matched, tsize, ierr)
-  call expect(tsize, 2, 'MPI_TYPE_MATCH_SIZE of integer(2)')
+  call expect(tsize, 2, 'MPI_TYPE_MATCH_SIZE of integer(2)', errs)
 
-  call MPI_ALLREDUCE(MPI_IN_PLACE, errs, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
-  if (rank == 0) then
-    if (errs == 0) then
-      print '(A)', ' No Errors'
-    else
-      print *, 'Found ', errs, ' errors'
-    end if
-  end if
-  call MPI_FINALIZE(ierr)
+  include 'finish.inc'
 
 contains
 
@@ -75,17 +69,8 @@ contains
     integer, intent(in) :: size, type, bytes
     character(len=*), intent(in) :: what
     integer :: tsize, e
-    call expect(size, bytes, 'MPI_SIZEOF of '//what)
+    call expect(size, bytes, 'MPI_SIZEOF of '//what, errs)
     call MPI_TYPE_SIZE(type, tsize, e)
-    call expect(size, tsize, 'MPI_SIZEOF against MPI_TYPE_SIZE of '//what)
+    call expect(size, tsize, 'MPI_SIZEOF against MPI_TYPE_SIZE of '//what, errs)
   end subroutine same
-
-  subroutine expect(got, want, what)
-    integer, intent(in) :: got, want
-    character(len=*), intent(in) :: what
-    if (got /= want) then
-      errs = errs + 1
-      if (errs < 20) print *, what, ': got ', got, ' want ', want
-    end if
-  end subroutine expect
 end program f_sizeof
