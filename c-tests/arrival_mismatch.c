@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4
  * Rank 0 calls one collective on MPI_COMM_WORLD where the others call
  * another of the same operation number. The world's barrier and its
  * short allreduce, allgather and alltoall go on the ranks' arrival
@@ -10,7 +10,13 @@
  *   2: rank 0 MPI_Allreduce, the others MPI_Allgather of one int (both
  *     on the lines);
  *   3: rank 0 MPI_Alltoall, the others MPI_Allreduce of one int (both
- *     on the lines).
+ *     on the lines);
+ *   4: rank 0 MPI_Allreduce of one int on the world in reverse order
+ *     (a split of it), the others on MPI_COMM_WORLD (both on the lines:
+ *     the communicators differ; through the mailboxes the ranks would
+ *     wait for each other for good). The two communicators' collectives
+ *     are then a call apart between rank 0 and the others, so that no
+ *     collective of either can follow: the verdict goes by messages.
  * (A collective whose other ranks need nothing of rank 0, as a Gather to
  * it, ends for them before rank 0 fails: they are a collective ahead of
  * it from then on, and the next ones fail or hang, as in any MPI.)
@@ -32,6 +38,8 @@ int main(int argc, char **argv)
         return finish();
     int which = c ? atoi(c) : 0, x = rank + 1, y = 0, e = MPI_SUCCESS;
     int *all = calloc(size, sizeof(int)), *xs = calloc(size, sizeof(int));
+    MPI_Comm rev;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
     switch (which) {
     case 0:
         e = rank == 0 ? MPI_Barrier(MPI_COMM_WORLD) : MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -45,13 +53,30 @@ int main(int argc, char **argv)
         e = rank == 0 ? MPI_Alltoall(xs, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD)
                       : MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         break;
+    case 4: e = MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rank == 0 ? rev : MPI_COMM_WORLD); break;
     }
     MPI_Error_class(e, &cls);
     CHECK(cls == MPI_ERR_OTHER, "case %d: class %d, not MPI_ERR_OTHER", which, cls);
+    if (which == 4) {
+        int total = test_errors;
+        for (int r = 1; r < size; r++) {
+            int theirs = 0;
+            if (rank == 0)
+                MPI_Recv(&theirs, 1, MPI_INT, r, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            else if (rank == r)
+                MPI_Send(&test_errors, 1, MPI_INT, 0, 0, MPI_COMM_WORLD);
+            total += theirs;
+        }
+        if (rank == 0)
+            printf(total == 0 ? "No Errors\n" : "Found %d errors\n", total);
+        MPI_Finalize();
+        return total != 0;
+    }
     CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "case %d: barrier after", which);
     x = rank + 1;
     CHECK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "case %d: allreduce", which);
     CHECK(y == size * (size + 1) / 2, "case %d: allreduce after: %d", which, y);
+    MPI_Comm_free(&rev);
     free(all), free(xs);
     return finish();
 }

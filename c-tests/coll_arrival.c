@@ -3,9 +3,11 @@
  * (MPI_SUM on doubles, and a user operator that does not commute on 2x2
  * integer matrices), Allgather and Alltoall with parts of 4 to 40 bytes,
  * which go on the ranks' arrival lines (up to 8 ranks; at 9 through the
- * mailboxes), on MPI_COMM_WORLD and a duplicate of it (one count for
- * both), interleaved with collectives of a communicator of the world in
- * reverse order (the mailboxes), in place and not. Every few hundred
+ * mailboxes), on MPI_COMM_WORLD, a duplicate of it, and two splits of
+ * it that keep every rank in another order, reversed and rotated (one
+ * count for all four; each takes the parts in its own rank order),
+ * interleaved with collectives of a communicator of half the world (the
+ * mailboxes), in place and not. Every few hundred
  * calls one rank, in turn, is a millisecond late, so that the others
  * post their next part while it still reads the last one. Every result
  * is checked against the one computed here. */
@@ -42,9 +44,14 @@ int main(int argc, char **argv)
     check_library();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm dup, rev;
+    MPI_Comm dup, rev, rot, half;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
+    MPI_Comm_split(MPI_COMM_WORLD, 0, (rank + 1) % size, &rot);
+    MPI_Comm_split(MPI_COMM_WORLD, rank < (size + 1) / 2, rank, &half);
+    int hrank, hsize;
+    MPI_Comm_rank(half, &hrank);
+    MPI_Comm_size(half, &hsize);
     MPI_Datatype mat;
     MPI_Type_contiguous(4, MPI_INT, &mat);
     MPI_Type_commit(&mat);
@@ -58,12 +65,13 @@ int main(int argc, char **argv)
             struct timespec ms = {0, 1000000L};
             nanosleep(&ms, NULL);
         }
-        MPI_Comm c = i % 3 == 1 ? dup : MPI_COMM_WORLD;
-        int in_place = i % 2, k = 1 + i % 5;
+        MPI_Comm whole[4] = {MPI_COMM_WORLD, dup, rev, rot}, c = whole[i % 4];
+        int in_place = i % 2, k = 1 + i % 5, me;
+        MPI_Comm_rank(c, &me);
         switch (i % 6) {
         case 0: CHECK(MPI_Barrier(c) == MPI_SUCCESS, "barrier %d", i); break;
         case 1: {
-            for (int j = 0; j < k; j++) d[j] = dr[j] = (rank + 1) * (double)(i + j);
+            for (int j = 0; j < k; j++) d[j] = dr[j] = (me + 1) * (double)(i + j);
             MPI_Allreduce(in_place ? MPI_IN_PLACE : d, dr, k, MPI_DOUBLE, MPI_SUM, c);
             int ok = 1;
             for (int j = 0; j < k; j++) ok &= dr[j] == size * (size + 1) / 2 * (double)(i + j);
@@ -73,7 +81,7 @@ int main(int argc, char **argv)
         case 2: {
             int items = 1 + i % 2, want[8];
             for (int j = 0; j < items; j++) {
-                mat2_set(m + 4 * j, rank, i, j);
+                mat2_set(m + 4 * j, me, i, j);
                 memcpy(mr + 4 * j, m + 4 * j, 4 * sizeof(int));
                 /* rank order: M0 x M1 x ... */
                 mat2_set(want + 4 * j, 0, i, j);
@@ -90,9 +98,9 @@ int main(int argc, char **argv)
         case 3: {
             for (int r = 0; r < size * k; r++) g[r] = -1;
             for (int j = 0; j < k; j++) {
-                s[j] = rank * 1000 + i + j;
+                s[j] = me * 1000 + i + j;
                 if (in_place)
-                    g[rank * k + j] = s[j];
+                    g[me * k + j] = s[j];
             }
             MPI_Allgather(in_place ? MPI_IN_PLACE : s, k, MPI_INT, g, k, MPI_INT, c);
             int ok = 1;
@@ -103,19 +111,20 @@ int main(int argc, char **argv)
         }
         case 4: {
             for (int r = 0; r < size; r++)
-                for (int j = 0; j < per; j++) s[r * per + j] = rank * 100000 + r * 100 + i % 100 + j, t[r * per + j] = -1;
+                for (int j = 0; j < per; j++) s[r * per + j] = me * 100000 + r * 100 + i % 100 + j, t[r * per + j] = -1;
             MPI_Alltoall(s, per, MPI_INT, t, per, MPI_INT, c);
             int ok = 1;
             for (int r = 0; r < size; r++)
-                for (int j = 0; j < per; j++) ok &= t[r * per + j] == r * 100000 + rank * 100 + i % 100 + j;
+                for (int j = 0; j < per; j++) ok &= t[r * per + j] == r * 100000 + me * 100 + i % 100 + j;
             note(ok, i, "alltoall");
             break;
         }
         case 5: {
-            /* the mailboxes, between the lines' calls */
-            int x = rank + i, y = -1;
-            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rev);
-            note(y == size * (size - 1) / 2 + size * i, i, "allreduce on the reversed world");
+            /* the mailboxes, between the lines' calls (at 1 rank, half
+             * is the whole world and on the lines too) */
+            int x = hrank + i, y = -1;
+            MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, half);
+            note(y == hsize * (hsize - 1) / 2 + hsize * i, i, "allreduce on half the world");
             break;
         }
         }
@@ -125,5 +134,7 @@ int main(int argc, char **argv)
     MPI_Type_free(&mat);
     MPI_Comm_free(&dup);
     MPI_Comm_free(&rev);
+    MPI_Comm_free(&rot);
+    MPI_Comm_free(&half);
     return finish();
 }

@@ -14,12 +14,14 @@
 //! the short mailboxes costs a slot's header, a count of publications and
 //! a read mark.
 //!
-//! It serves every communicator whose group is the whole world in world
-//! order (MPI_COMM_WORLD and its duplicates) with one count: each of these
-//! collectives needs every rank's part before any rank's ends, so a
-//! program whose collectives on two of them do not come in one order on
-//! every rank deadlocks by the standard, and in a correct one the n-th
-//! of every rank is the same operation. A rank that called another
+//! It serves every communicator whose group is the whole world, in any
+//! order (MPI_COMM_WORLD, its duplicates, and the splits, Cartesian
+//! communicators and creations that keep every rank), with one count:
+//! each of these collectives needs every rank's part before any rank's
+//! ends, so a program whose collectives on two of them do not come in one
+//! order on every rank deadlocks by the standard, and in a correct one the
+//! n-th of every rank is the same operation. A part is taken in the
+//! communicator's rank order, whatever the world ranks behind it. A rank that called another
 //! collective is noticed from either side: the operation or the shape on
 //! its line differs, or its part of the operation is in its mailboxes or
 //! comes as messages (and a rank waiting in the mailboxes finds the
@@ -109,21 +111,24 @@ fn went_elsewhere(r: usize, kind: Kind, bytes: usize, there: Option<usize>, n: u
 impl Engine {
     /// Whether a short collective of `group`, whose ranks are all on this
     /// host, with parts of `bytes`, goes on the arrival lines: the group is
-    /// the whole world in world order, of at most `MOST_RANKS`, and the
-    /// part fits a line.
+    /// the whole world (a communicator's members are distinct world ranks,
+    /// so as many as the world are all of it, in some order), of at most
+    /// `MOST_RANKS`, and the part fits a line.
     pub fn by_arrivals(&self, group: &Group, bytes: usize) -> bool {
-        bytes <= ARRIVAL_BYTES && self.size <= MOST_RANKS && matches!(group, Group::World(n) if *n == self.size)
+        bytes <= ARRIVAL_BYTES && self.size <= MOST_RANKS && group.size() == self.size
     }
 
     /// This rank's part `mine` of collective `kind`, operation `stamp` (as
-    /// a short collective's, `coll::shm::stamp`), posted on its arrival
-    /// line; then every rank's part, in rank order, to `take(rank, part)`
-    /// (this rank's is `mine`). The first error of `take` is the result,
+    /// a short collective's, `coll::shm::stamp`) of a communicator of
+    /// `group` (`by_arrivals`), posted on its arrival line; then every
+    /// rank's part, in the communicator's rank order, to `take(rank in the
+    /// communicator, part)` (this rank's is `mine`). The first error of `take` is the result,
     /// once every part is taken; a rank in another collective ends the
     /// wait at once (and gives the mailboxes up, so that no later
     /// collective uses them, nor the lines).
     pub fn arrive(
         &mut self,
+        group: &Group,
         stamp: u64,
         kind: Kind,
         mine: &[u8],
@@ -138,9 +143,9 @@ impl Engine {
         let (ctx, tag) = ((stamp >> 32) as u32, super::mailbox::user_tag(stamp as u32));
         let mut first: MpiResult<()> = Ok(());
         let mut part = [0u8; ARRIVAL_BYTES];
-        for r in 0..self.size {
+        for (c, r) in (0..group.size()).map(|c| (c, group.world_rank(c))) {
             if r == self.rank {
-                first = first.and(take(r, mine));
+                first = first.and(take(c, mine));
                 continue;
             }
             let q = self.local_index(r);
@@ -163,7 +168,7 @@ impl Engine {
                 return Err(out_of_order(r, Kind::of(theirs).filter(|_| op == stamp), Some(kind)));
             }
             let len = (theirs as u32 as usize).min(ARRIVAL_BYTES);
-            first = first.and(take(r, &part[..len]));
+            first = first.and(take(c, &part[..len]));
         }
         first
     }

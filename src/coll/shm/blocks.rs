@@ -11,7 +11,7 @@ pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) -> Mpi
     if e.by_arrivals(m.group, b) {
         let mut mine = Line::default();
         mine.0[..b].copy_from_slice(&all[me * b..(me + 1) * b]);
-        return e.arrive(stamp, Kind::Allgather, &mine.0[..b], |r, part| {
+        return e.arrive(m.group, stamp, Kind::Allgather, &mine.0[..b], |r, part| {
             check_size(r, part.len(), b)?;
             all[r * b..(r + 1) * b].copy_from_slice(part);
             Ok(())
@@ -214,7 +214,7 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
     let b = sends.len() / n.max(1);
     if e.by_arrivals(m.group, sends.len()) {
         // every block on the line, each rank reading its own of each
-        return e.arrive(stamp, Kind::Alltoall, sends, |r, part| {
+        return e.arrive(m.group, stamp, Kind::Alltoall, sends, |r, part| {
             check_size(r, part.len() / n, b)?;
             recvs[r * b..(r + 1) * b].copy_from_slice(&part[me * b..(me + 1) * b]);
             Ok(())

@@ -300,7 +300,7 @@ fn read_stream(
 pub fn barrier(e: &mut Engine, m: &Members, stamp: u64) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     if e.by_arrivals(m.group, 0) {
-        return e.arrive(stamp, Kind::Barrier, &[], |_, _| Ok(()));
+        return e.arrive(m.group, stamp, Kind::Barrier, &[], |_, _| Ok(()));
     }
     if n <= ALL_READ_ALL {
         e.publish(Boxes::Short, stamp, &[], m.others(me))?;

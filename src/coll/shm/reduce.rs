@@ -153,7 +153,7 @@ pub fn allreduce(
     if e.by_arrivals(m.group, data.len()) {
         // everyone folds every part, in rank order
         let (len, mut acc, mut spare) = (data.len(), Line::default(), Line::default());
-        e.arrive(stamp, Kind::Allreduce, own(from, data), |r, part| {
+        e.arrive(m.group, stamp, Kind::Allreduce, own(from, data), |r, part| {
             check_size(r, part.len(), len)?;
             fold_into(&mut acc.0[..len], &mut spare.0[..len], r == 0, red, part)
         })?;
