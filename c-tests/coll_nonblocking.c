@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SINGLE_COPY_MIN=0,OXMPI_COLL_BCAST=scatter_allgather,OXMPI_COLL_ALLREDUCE=rabenseifner,OXMPI_COLL_ALLGATHER=recursive_doubling,OXMPI_COLL_ALLTOALL=bruck;OXMPI_COLL_BCAST=binomial,OXMPI_COLL_ALLREDUCE=reduce_bcast,OXMPI_COLL_ALLGATHER=ring,OXMPI_COLL_ALLTOALL=pairwise,OXMPI_SHM_COLL_MAX=0;OXMPI_COLL_ALLGATHER=linear,OXMPI_COLL_ALLTOALL=linear,OXMPI_COLL_ALLREDUCE=linear
+/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SINGLE_COPY_MIN=0,OXMPI_COLL_BCAST=scatter_allgather,OXMPI_COLL_ALLREDUCE=rabenseifner,OXMPI_COLL_ALLGATHER=recursive_doubling,OXMPI_COLL_ALLTOALL=bruck,OXMPI_COLL_BARRIER=dissemination;OXMPI_COLL_BCAST=binomial,OXMPI_COLL_ALLREDUCE=reduce_bcast,OXMPI_COLL_ALLGATHER=ring,OXMPI_COLL_ALLTOALL=pairwise,OXMPI_SHM_COLL_MAX=0,OXMPI_COLL_BARRIER=linear;OXMPI_COLL_ALLGATHER=linear,OXMPI_COLL_ALLTOALL=linear,OXMPI_COLL_ALLREDUCE=linear
  * Nonblocking (MPI_I...) and persistent (MPI_..._init + MPI_Start)
  * collectives: every operation, run the three ways (blocking, nonblocking,
  * persistent) at counts 0 to 256 Ki ints (1 MiB) and every root, checked against

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SHM_COLL_MAX=0;OXMPI_UNEXPECTED_BYTES=4096;OXMPI_COLL_ALLTOALL=bruck,OXMPI_COLL_ALLGATHER=recursive_doubling,OXMPI_COLL_BCAST=scatter_allgather
+/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_SHM_COLL_MAX=0;OXMPI_UNEXPECTED_BYTES=4096;OXMPI_COLL_ALLTOALL=bruck,OXMPI_COLL_ALLGATHER=recursive_doubling,OXMPI_COLL_BCAST=scatter_allgather,OXMPI_COLL_BARRIER=dissemination
  * A long random sequence of collectives, every choice drawn alike on
  * every rank from one seed (COLL_RANDOM_SEED, COLL_RANDOM_STEPS): the
  * operation, the communicator (the world, the world in reverse order,

@@ -8,6 +8,13 @@ use crate::runtime::tunables;
 use std::sync::OnceLock;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Barrier {
+    Dissemination,
+    /// Every rank tells every other at once.
+    Linear,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Bcast {
     Binomial,
     ScatterAllgather,
@@ -21,6 +28,9 @@ pub enum Allreduce {
     /// Reduce-scatter and allgather, each with every transfer at once
     /// (power-of-two sizes; Rabenseifner otherwise).
     Linear,
+    /// Every rank's vector to every rank at once, each folding them all
+    /// in rank order.
+    Allgather,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +52,7 @@ pub enum Alltoall {
 /// The settings: a forced algorithm (None: auto) and the auto thresholds.
 #[derive(Clone, Copy, Debug)]
 pub struct Tuning {
+    barrier: Option<Barrier>,
     bcast: Option<Bcast>,
     bcast_long: usize,
     allreduce: Option<Allreduce>,
@@ -75,6 +86,7 @@ pub fn init() -> MpiResult<()> {
         }
     }
     let t = Tuning {
+        barrier: pick("OXMPI_COLL_BARRIER", &[("dissemination", Barrier::Dissemination), ("linear", Barrier::Linear)])?,
         bcast: pick(
             "OXMPI_COLL_BCAST",
             &[("binomial", Bcast::Binomial), ("scatter_allgather", Bcast::ScatterAllgather)],
@@ -87,6 +99,7 @@ pub fn init() -> MpiResult<()> {
                 ("rabenseifner", Allreduce::Rabenseifner),
                 ("reduce_bcast", Allreduce::ReduceBcast),
                 ("linear", Allreduce::Linear),
+                ("allgather", Allreduce::Allgather),
             ],
         )?,
         allreduce_long: tunables::size("OXMPI_ALLREDUCE_LONG"),
@@ -128,6 +141,7 @@ fn get() -> &'static Tuning {
 
 /// The settings when the tunables cannot be read (`init` failed).
 static FALLBACK: Tuning = Tuning {
+    barrier: None,
     bcast: None,
     bcast_long: 256 << 10,
     allreduce: None,
@@ -151,6 +165,33 @@ pub fn bcast(n: usize, bytes: usize) -> Bcast {
     t.bcast.unwrap_or(if n >= 8 && bytes >= t.bcast_long { Bcast::ScatterAllgather } else { Bcast::Binomial })
 }
 
+/// Barrier among `n` ranks.
+pub fn barrier(n: usize) -> Barrier {
+    get().barrier.unwrap_or(if flat(n) { Barrier::Linear } else { Barrier::Dissemination })
+}
+
+/// On a crowded host (see `CROWDED`), up to this many ranks, the plans of
+/// short collectives post every transfer in one step (`flat`).
+const FLAT_MOST: usize = 8;
+
+/// Whether short collectives among `n` ranks post every transfer at once
+/// (linear barrier, allgather and alltoall, allreduce by allgather): on a
+/// crowded host, where a rank waiting for a partner waits for the
+/// scheduler to run it, a dissemination, Bruck or recursive doubling
+/// waits so once per round, and posting all at once lets whichever rank
+/// runs move everything it can (more ranks post more messages: up to
+/// `FLAT_MOST`). These are the plans of nonblocking and persistent
+/// collectives (blocking ones go through the mailboxes there). Measured,
+/// 4 ranks on 2 cores, 8-byte calls waited at once, best of 5 runs of
+/// 20000 (3 alternations): Ialltoall 6.5-7.3 us against 4.3-4.7 (Open
+/// MPI 4.4-4.8), Iallgather 7.1-8.1 against 4.3-7.9 (5.2-5.8). A
+/// broadcast's root sending to every rank at once gained nothing over
+/// the binomial tree (8 B 1.55-1.75 against 1.59-1.60, 4 KiB 2.8-2.9
+/// against 2.9-3.4).
+pub fn flat(n: usize) -> bool {
+    crowded() && n > 2 && n <= FLAT_MOST
+}
+
 /// On a crowded host the linear allreduce beats Rabenseifner up to about
 /// this many bytes (measured at 4 ranks on 2 cores: 0.7x at 64 KiB, even at
 /// 256 KiB, 1.5x slower at 512 KiB, where every rank reading three pieces
@@ -166,7 +207,9 @@ const CROWDED_LINEAR_MAX: usize = 256 << 10;
 pub fn allreduce(n: usize, count: usize, bytes: usize) -> Allreduce {
     let t = get();
     let pof2 = if n == 0 { 1 } else { 1 << n.ilog2() };
-    let a = t.allreduce.unwrap_or(if n > 2 && bytes >= t.allreduce_long && count >= pof2 {
+    let a = t.allreduce.unwrap_or(if flat(n) && bytes < t.allreduce_long {
+        Allreduce::Allgather
+    } else if n > 2 && bytes >= t.allreduce_long && count >= pof2 {
         if crowded() && bytes <= CROWDED_LINEAR_MAX {
             Allreduce::Linear
         } else {
@@ -185,7 +228,9 @@ pub fn allreduce(n: usize, count: usize, bytes: usize) -> Allreduce {
 /// Allgather of `total` bytes in all among `n` ranks.
 pub fn allgather(n: usize, total: usize) -> Allgather {
     let t = get();
-    let a = t.allgather.unwrap_or(if total < t.allgather_short {
+    let a = t.allgather.unwrap_or(if total < t.allgather_short && flat(n) {
+        Allgather::Linear
+    } else if total < t.allgather_short {
         Allgather::RecursiveDoubling
     } else if n > 2 && crowded() {
         Allgather::Linear
@@ -213,7 +258,7 @@ pub fn alltoall(n: usize, block: Option<usize>) -> Alltoall {
     match (t.alltoall, block) {
         (Some(Alltoall::Bruck), None) | (None, None) => spread,
         (Some(a), _) => a,
-        (None, Some(b)) if n > 2 && b <= t.alltoall_short => Alltoall::Bruck,
+        (None, Some(b)) if n > 2 && b <= t.alltoall_short && !flat(n) => Alltoall::Bruck,
         (None, Some(_)) => spread,
     }
 }
@@ -419,8 +464,13 @@ pub fn fingerprint() -> String {
 mod tests {
     use super::*;
 
+    /// Held by the tests that set the crowding, which the choices read
+    /// (tests run at once).
+    static CROWDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn a_crowded_alltoall_or_scatter_goes_in_pieces_only_up_to_the_single_copy_threshold() {
+        let _held = CROWDING.lock().unwrap_or_else(|p| p.into_inner());
         // the defaults: no algorithm forced
         let below = get().single_copy_min;
         set_crowded(true, 128 << 10);
@@ -461,6 +511,30 @@ mod tests {
     }
 
     #[test]
+    fn a_crowded_host_posts_short_collectives_at_once_from_3_to_8_ranks() {
+        let _held = CROWDING.lock().unwrap_or_else(|p| p.into_inner());
+        // the defaults: no algorithm forced
+        set_crowded(true, 128 << 10);
+        for n in [3, 4, 8] {
+            assert_eq!(barrier(n), Barrier::Linear, "{n} ranks");
+            assert_eq!(allreduce(n, 1, 8), Allreduce::Allgather, "{n} ranks");
+            assert_eq!(allgather(n, 8 * n), Allgather::Linear, "{n} ranks");
+            assert_eq!(alltoall(n, Some(8)), Alltoall::Linear, "{n} ranks");
+        }
+        for n in [2, 9] {
+            assert_eq!(barrier(n), Barrier::Dissemination, "{n} ranks");
+            assert_eq!(allreduce(n, 1, 8), Allreduce::RecursiveDoubling, "{n} ranks");
+        }
+        assert_eq!(alltoall(9, Some(8)), Alltoall::Bruck);
+        assert_eq!(allreduce(4, 2048, 16 << 10), Allreduce::Linear, "from OXMPI_ALLREDUCE_LONG");
+        set_crowded(false, usize::MAX);
+        assert_eq!(barrier(4), Barrier::Dissemination);
+        assert_eq!(allreduce(4, 1, 8), Allreduce::RecursiveDoubling);
+        assert_eq!(allgather(4, 32), Allgather::RecursiveDoubling);
+        assert_eq!(alltoall(4, Some(8)), Alltoall::Bruck);
+    }
+
+    #[test]
     fn two_ranks_allreduce_by_recursive_doubling_at_every_size() {
         // the defaults: no algorithm forced
         for bytes in [8, 16 << 10, 64 << 10, 1 << 20, 64 << 20] {
@@ -470,6 +544,5 @@ mod tests {
         // the crowded host's linear range), recursive doubling for short
         assert_eq!(allreduce(4, 1 << 16, 512 << 10), Allreduce::Rabenseifner);
         assert_eq!(allreduce(3, 1 << 16, 512 << 10), Allreduce::Rabenseifner);
-        assert_eq!(allreduce(4, 1, 8), Allreduce::RecursiveDoubling);
     }
 }

@@ -75,6 +75,11 @@ pub const TUNABLES: &[Tunable] = &[
         meaning: "message slots per ordered pair of ranks in the shared segment (a power of two, 2..1024)",
     },
     Tunable {
+        name: "OXMPI_COLL_BARRIER",
+        default: "auto",
+        meaning: "MPI_Barrier algorithm (where it goes by messages: nonblocking, persistent, between hosts): dissemination (log2 n rounds), linear (every rank tells every other at once), or auto: linear on 3 to 8 ranks when the job shares one host with more ranks than cores, else dissemination",
+    },
+    Tunable {
         name: "OXMPI_COLL_BCAST",
         default: "auto",
         meaning: "MPI_Bcast algorithm: binomial, scatter_allgather (scatter the message in pieces, then ring allgather), or auto: scatter_allgather from OXMPI_BCAST_LONG bytes on 8 or more ranks",
@@ -87,7 +92,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_COLL_ALLREDUCE",
         default: "auto",
-        meaning: "MPI_Allreduce algorithm: recursive_doubling, rabenseifner (reduce-scatter by recursive halving, then allgather), reduce_bcast, linear (reduce-scatter and allgather with every transfer at once; power-of-two sizes, rabenseifner otherwise), or auto: on 3 or more ranks rabenseifner from OXMPI_ALLREDUCE_LONG bytes (linear up to 256 KiB when the job shares one host with more ranks than cores), else recursive_doubling (always on 2 ranks)",
+        meaning: "MPI_Allreduce algorithm: recursive_doubling, rabenseifner (reduce-scatter by recursive halving, then allgather), reduce_bcast, linear (reduce-scatter and allgather with every transfer at once; power-of-two sizes, rabenseifner otherwise), allgather (every rank's vector to every rank at once, each folding them in rank order), or auto: allgather below OXMPI_ALLREDUCE_LONG bytes on 3 to 8 ranks when the job shares one host with more ranks than cores, on 3 or more ranks rabenseifner from OXMPI_ALLREDUCE_LONG bytes (linear up to 256 KiB when the job shares one host with more ranks than cores), else recursive_doubling (always on 2 ranks)",
     },
     Tunable {
         name: "OXMPI_ALLREDUCE_LONG",
@@ -97,7 +102,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_COLL_ALLGATHER",
         default: "auto",
-        meaning: "MPI_Allgather(v) algorithm: ring, recursive_doubling (power-of-two sizes; ring otherwise), linear (every part to every rank at once), or auto: recursive_doubling below OXMPI_ALLGATHER_SHORT bytes in all, else ring (linear on 3 or more ranks when the job shares one host with more ranks than cores)",
+        meaning: "MPI_Allgather(v) algorithm: ring, recursive_doubling (power-of-two sizes; ring otherwise), linear (every part to every rank at once), or auto: recursive_doubling below OXMPI_ALLGATHER_SHORT bytes in all (linear on 3 to 8 ranks when the job shares one host with more ranks than cores), else ring (linear on 3 or more ranks when the job shares one host with more ranks than cores)",
     },
     Tunable {
         name: "OXMPI_ALLGATHER_SHORT",
@@ -107,7 +112,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_COLL_ALLTOALL",
         default: "auto",
-        meaning: "MPI_Alltoall(v) algorithm: pairwise, bruck (log2 n steps, for equal blocks; the auto choice otherwise), linear (every transfer at once), or auto: bruck for blocks up to OXMPI_ALLTOALL_SHORT bytes on 3 or more ranks, else pairwise (linear on 3 or more ranks when the job shares one host with more ranks than cores)",
+        meaning: "MPI_Alltoall(v) algorithm: pairwise, bruck (log2 n steps, for equal blocks; the auto choice otherwise), linear (every transfer at once), or auto: bruck for blocks up to OXMPI_ALLTOALL_SHORT bytes on 3 or more ranks (linear on 3 to 8 ranks when the job shares one host with more ranks than cores), else pairwise (linear on 3 or more ranks when the job shares one host with more ranks than cores)",
     },
     Tunable {
         name: "OXMPI_ALLTOALL_SHORT",

@@ -10,11 +10,20 @@ mod reduce;
 pub use reduce::{allreduce, reduce, scan};
 
 use super::plan::{Block, Plan};
-use super::tuning::{self, Allgather, Alltoall, Bcast};
+use super::tuning::{self, Allgather, Alltoall, Barrier, Bcast};
 use crate::error::MpiResult;
 
-/// Dissemination barrier: ceil(log2 n) rounds of zero-byte messages.
+/// Barrier, by the algorithm `tuning` picks: dissemination, or every
+/// rank's zero-byte message to every other at once (`all_at_once`).
 pub fn barrier(p: &mut Plan) {
+    match tuning::barrier(p.n) {
+        Barrier::Dissemination => barrier_dissemination(p),
+        Barrier::Linear => all_at_once(p, |_| Block::EMPTY, |_| Block::EMPTY),
+    }
+}
+
+/// Dissemination barrier: ceil(log2 n) rounds of zero-byte messages.
+fn barrier_dissemination(p: &mut Plan) {
     let (n, me) = (p.n, p.me);
     let mut dist = 1;
     while dist < n {

@@ -219,6 +219,7 @@ pub fn allreduce(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, op: Op) {
     match algorithm {
         Allreduce::Rabenseifner => allreduce_rabenseifner(p, src, data, ty, op),
         Allreduce::Linear => allreduce_linear(p, src, data, ty, op),
+        Allreduce::Allgather => allreduce_allgather(p, src, data, ty, op),
         _ => allreduce_recursive_doubling(p, src, data, ty, op),
     }
 }
@@ -324,6 +325,32 @@ fn allreduce_linear(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, op: Op)
         Ok(())
     });
     all_at_once(p, |r| piece(data.addr, r), |_| mine);
+}
+
+/// For short vectors on a crowded host (`tuning::flat`): every rank's
+/// vector to every rank at once (`all_at_once`), then each folds them all
+/// in rank order, v0 op v1 op ... (as the mailboxes' short allreduce
+/// does), in one round of messages where recursive doubling takes log2(n).
+fn allreduce_allgather(p: &mut Plan, src: Block, data: Block, ty: &TypeRef, op: Op) {
+    let (n, me, len) = (p.n, p.me, data.len);
+    let parts = p.scratch(len * n);
+    let part = move |r: usize| Block { addr: parts.addr + r * len, len };
+    let own = part(me);
+    // SAFETY: the input and the plan's scratch are distinct valid buffers.
+    p.compute(move || unsafe {
+        src.copy_to(own);
+        Ok(())
+    });
+    all_at_once(p, part, |_| own);
+    for r in 1..n {
+        combine_into_higher(p, op, ty, part(r - 1), part(r));
+    }
+    let result = part(n - 1);
+    // SAFETY: scratch and the result buffer (no transfer runs).
+    p.compute(move || unsafe {
+        result.copy_to(data);
+        Ok(())
+    });
 }
 
 /// Inclusive (or exclusive) prefix reduction along the ranks: rank r ends
