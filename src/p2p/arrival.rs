@@ -118,6 +118,18 @@ impl Engine {
         bytes <= ARRIVAL_BYTES && self.size <= MOST_RANKS && group.size() == self.size
     }
 
+    /// Whether this rank's next collective on the arrival lines is one in
+    /// which a rank found another's part on its line to be of another
+    /// collective (the mailboxes and lines given up since): it still goes
+    /// on the lines, so that this rank too finds out, where as messages it
+    /// would wait for parts that never come (when the ranks that found out
+    /// were in another communicator's collective, whose operation the
+    /// give-up lets through).
+    pub fn meets_failed_arrival(&self) -> bool {
+        let failed = self.seg.failed_arrival();
+        failed != 0 && failed == self.arrivals + 1
+    }
+
     /// This rank's part `mine` of collective `kind`, operation `stamp` (as
     /// a short collective's, `coll::shm::stamp`) of a communicator of
     /// `group` (`by_arrivals`), posted on its arrival line; then every
@@ -164,6 +176,9 @@ impl Engine {
             }
             let (op, theirs) = self.seg.arrival_part(q, n, &mut part);
             if op != stamp || Kind::of(theirs) != Some(kind) {
+                // (every rank that posted its nth part went this way; one
+                // not yet there meets it, `meets_failed_arrival`)
+                self.seg.fail_arrival(n);
                 self.give_up_mailboxes(stamp);
                 return Err(out_of_order(r, Kind::of(theirs).filter(|_| op == stamp), Some(kind)));
             }

@@ -49,6 +49,9 @@ struct SegHeader {
     /// Ranks that mapped the segment so far, its creator included: the
     /// one that makes it `nranks` removes the name (`attach`).
     attached: AtomicU64,
+    /// The number of the collective on the arrival lines in which a rank
+    /// found another in another collective (`p2p::arrival`), or 0.
+    failed_arrival: AtomicU64,
 }
 
 const _: () = assert!(std::mem::size_of::<SegHeader>() <= LINE);
@@ -360,6 +363,18 @@ impl Segment {
     /// stays).
     pub fn spoil(&self, stamp: u64) {
         let _ = self.header().spoilt.compare_exchange(0, stamp, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// Note that the ranks' `n`th collectives on the arrival lines differ
+    /// (the first one noted stays).
+    pub fn fail_arrival(&self, n: u64) {
+        let _ = self.header().failed_arrival.compare_exchange(0, n, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// The collective on the arrival lines found to differ between
+    /// ranks (`fail_arrival`), or 0.
+    pub fn failed_arrival(&self) -> u64 {
+        self.header().failed_arrival.load(Ordering::Acquire)
     }
 
     fn header(&self) -> &SegHeader {
