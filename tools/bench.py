@@ -132,6 +132,27 @@ def refuse_if_busy(allow):
         sys.exit(f"bench: the CPUs are {busy:.0%} busy with other work; wait for it to end (or pass --allow-busy)")
 
 
+def rows(best, every, run):
+    """The table rows of `run` (program, ranks, tcp): each case's best time
+    on each implementation, the ratio and the median ratio. `best` and
+    `every` map (program, ranks, implementation, tcp) to {case: best time}
+    (None: failed) and {case: [every round's time]}."""
+    prog, n, tcp = run
+    cases = set().union(*[set((best.get((prog, n, i, tcp)) or {}).keys()) for i in IMPLS])
+    out = []
+    for s in sorted(cases, key=lambda k: (isinstance(k, str), split_case(k) if isinstance(k, str) else ("", k))):
+        vals = {i: (best.get((prog, n, i, tcp)) or {}).get(s) for i in IMPLS}
+        peers = [v for i, v in vals.items() if i != "oxmpi" and v is not None]
+        ratio = f"{vals['oxmpi'] / min(peers):.2f}" if vals["oxmpi"] and peers else "n/a"
+        m = median_ratio({i: every.get((prog, n, i, tcp), {}).get(s) for i in IMPLS})
+        med_ratio = f"{m:.2f}" if m else "n/a"
+        # (a run that failed: timeout; a case one implementation lacks: n/a)
+        cells = [f"{v:.2f}" if v is not None else "timeout" if best.get((prog, n, i, tcp)) is None else "n/a"
+                 for i, v in vals.items()]
+        out.append(f"| {human(s)} | " + " | ".join(cells) + f" | {ratio} | {med_ratio} |")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
@@ -186,16 +207,7 @@ def main():
             " (oversubscribed: 4 ranks on 2 cores)" if n > os.cpu_count() else ""
         lines += [f"## {title}, {n} ranks{over}", ""] + note + [
                   f"| {'case' if prog in ('ddt', 'coll') else 'size'} | oxmpi us | MPICH us | Open MPI us | ratio | median ratio |", "|---|---|---|---|---|---|"]
-        sizes = sorted(set().union(*[set((best.get((prog, n, i, tcp)) or {}).keys()) for i in IMPLS]), key=lambda k: (isinstance(k, str), split_case(k) if isinstance(k, str) else ("", k)))
-        for s in sizes:
-            vals = {i: (best.get((prog, n, i, tcp)) or {}).get(s) for i in IMPLS}
-            peers = [v for i, v in vals.items() if i != "oxmpi" and v is not None]
-            ratio = f"{vals['oxmpi'] / min(peers):.2f}" if vals["oxmpi"] and peers else "n/a"
-            m = median_ratio({i: every.get((prog, n, i, tcp), {}).get(s) for i in IMPLS})
-            med_ratio = f"{m:.2f}" if m else "n/a"
-            cells = [f"{v:.2f}" if v is not None else "timeout" for v in vals.values()]
-            lines.append(f"| {human(s)} | " + " | ".join(cells) + f" | {ratio} | {med_ratio} |")
-        lines.append("")
+        lines += rows(best, every, (prog, n, tcp)) + [""]
         names = {"switch": "one hand-over of a core between two processes (sched_yield)",
                  f"yield_barrier_{n}": f"barrier of {n} processes on one counter, waiting by sched_yield",
                  f"core_barrier_{n}": f"barrier of {n} processes, yielding only while one not yet there last ran on the same core",
@@ -230,9 +242,9 @@ def main():
                       "the single-copy Bcast here is below what either can do.", "",
                       "| case | us |", "|---|---|"]
             lines += [f"| {names[k]} | {floors[k]:.2f} |" for k in names if k in floors] + [""]
-    # keep the tables of tools/bench_nas.py and tools/bench_overlap.py
+    # keep the tables of tools/bench_nas.py tools/bench_overlap.py and tools/bench_nbc.py
     old = open(a.out).read() if os.path.exists(a.out) else ""
-    kept = re.findall(r"<!-- BEGIN (?:NAS|OVERLAP).*?<!-- END (?:NAS|OVERLAP) -->\n", old, re.S)
+    kept = re.findall(r"<!-- BEGIN (?:NAS|OVERLAP|NBC).*?<!-- END (?:NAS|OVERLAP|NBC) -->\n", old, re.S)
     open(a.out, "w").write("\n".join(lines) + "".join("\n" + k for k in kept))
     print(f"wrote {a.out}")
 

@@ -458,7 +458,7 @@ impl Engine {
                     })
                 })
                 .or_else(|| e.messages_of(ctx, tag).map(Elsewhere::Messages))
-                .or_else(|| seg.posted_arrival(from, stamp & OPERATION).map(Elsewhere::Arrival))
+                .or_else(|| seg.posted_arrival(from, stamp & OPERATION, e.arrivals).map(Elsewhere::Arrival))
         };
         // a short collective's reader has published its own part: on a
         // host with more ranks than cores (at least two), it parks while

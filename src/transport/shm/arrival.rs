@@ -68,11 +68,15 @@ impl Segment {
     }
 
     /// The shape of local rank `q`'s part of operation `op` if it posted
-    /// it on either arrival line.
-    pub fn posted_arrival(&self, q: usize, op: u64) -> Option<u64> {
+    /// it on either arrival line as a collective after the caller's
+    /// `after`th: an earlier one, which the caller took part in too, was
+    /// of another communicator that had the same context id (ids come back
+    /// when communicators are freed, and a new one counts its operations
+    /// from 1 again).
+    pub fn posted_arrival(&self, q: usize, op: u64, after: u64) -> Option<u64> {
         (0..2).find_map(|n| {
             let a = self.arrival(q, n);
-            (a.n.load(Ordering::Acquire) != 0 && a.op.load(Ordering::Relaxed) == op)
+            (a.n.load(Ordering::Acquire) > after && a.op.load(Ordering::Relaxed) == op)
                 .then(|| a.shape.load(Ordering::Relaxed))
         })
     }
@@ -105,8 +109,9 @@ mod tests {
         all[2].arrival_part(0, 3, &mut out);
         assert_eq!(&out[..], &full[..]);
         // a waiting rank finds where an operation went
-        assert_eq!(all[1].posted_arrival(0, 0x13), Some(40));
-        assert_eq!(all[1].posted_arrival(0, 0x11), None, "overwritten");
-        assert_eq!(all[1].posted_arrival(2, 0x13), None, "rank 2 posted nothing");
+        assert_eq!(all[1].posted_arrival(0, 0x13, 0), Some(40));
+        assert_eq!(all[1].posted_arrival(0, 0x13, 3), None, "one the caller took part in");
+        assert_eq!(all[1].posted_arrival(0, 0x11, 0), None, "overwritten");
+        assert_eq!(all[1].posted_arrival(2, 0x13, 0), None, "rank 2 posted nothing");
     }
 }

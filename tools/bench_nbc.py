@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Nonblocking and persistent collectives (c-tests/bench/nbc.c), each
+started and waited at once, on oxmpi, MPICH and Open MPI at 2 and 4 ranks,
+interleaved round by round; the best of the rounds goes into
+docs/benchmarks.md (between its NBC markers; tools/bench.py keeps them).
+
+  tools/bench_nbc.py [--rounds 5] [--allow-busy]
+"""
+import argparse
+import os
+import re
+import subprocess
+
+from bench import BENCH, IMPLS, refuse_if_busy, round_order, rows, run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "docs", "benchmarks.md")
+BEGIN = "<!-- BEGIN NBC (tools/bench_nbc.py) -->\n"
+END = "<!-- END NBC -->\n"
+# (ranks, quick): at 4 ranks on 2 cores each case runs for less time
+RUNS = [(2, False), (4, True)]
+
+
+def build():
+    for impl, (cc, _) in IMPLS.items():
+        d = os.path.join(BENCH, "bin", impl.replace(" ", "_"))
+        os.makedirs(d, exist_ok=True)
+        subprocess.run([cc, "-O2", "-o", os.path.join(d, "nbc"), os.path.join(BENCH, "nbc.c")], check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--allow-busy", action="store_true", help="run even while other work keeps the CPUs busy")
+    a = ap.parse_args()
+    build()
+    refuse_if_busy(a.allow_busy)
+    best, every = {}, {}
+    for rnd in range(a.rounds):
+        for n, quick in RUNS:
+            for impl in round_order(rnd, IMPLS):
+                res = run(impl, "nbc", n, quick)
+                print(f"round {rnd + 1}: {impl:9} nbc -n {n}: {'failed or timed out' if res is None else 'ok'}", flush=True)
+                key = ("nbc", n, impl, False)
+                if res is None:
+                    best.setdefault(key, None)
+                    continue
+                old = best.get(key) or {}
+                best[key] = {s: min(v, old.get(s, v)) for s, v in res.items()}
+                for s, v in res.items():
+                    every.setdefault(key, {}).setdefault(s, []).append(v)
+    lines = [BEGIN, "## Nonblocking and persistent collectives\n", "\n",
+             f"`python3 tools/bench_nbc.py --rounds {a.rounds}`: `c-tests/bench/nbc.c`, each call started and waited "
+             "at once (Ialltoall and Iallgather sizes are one rank's block; the persistent ones are MPI 4's "
+             "`MPI_Allreduce_init` and `MPI_Bcast_init`, then `MPI_Start` and `MPI_Wait`, which Debian's Open MPI "
+             "lacks), interleaved round by round; microseconds, best of the rounds, ratios as above.\n"]
+    for n, _ in RUNS:
+        over = " (oversubscribed: 4 ranks on 2 cores)" if n > os.cpu_count() else ""
+        lines += ["\n", f"### {n} ranks{over}\n", "\n",
+                  "| case | oxmpi us | MPICH us | Open MPI us | ratio | median ratio |\n", "|---|---|---|---|---|---|\n"]
+        lines += [r + "\n" for r in rows(best, every, ("nbc", n, False))]
+    lines.append(END)
+    old = open(OUT).read() if os.path.exists(OUT) else ""
+    block = "".join(lines)
+    new = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, old, flags=re.S)
+    if new == old and BEGIN not in old:
+        new = old.rstrip("\n") + "\n\n" + block
+    open(OUT, "w").write(new)
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()
