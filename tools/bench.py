@@ -132,6 +132,30 @@ def refuse_if_busy(allow):
         sys.exit(f"bench: the CPUs are {busy:.0%} busy with other work; wait for it to end (or pass --allow-busy)")
 
 
+def record(best, every, key, res):
+    """Keep round results `res` ({case: time}, None: the run failed) of
+    `key` in `best` (the best time of each case) and `every` (each
+    case's times over the rounds)."""
+    if res is None:
+        best.setdefault(key, None)
+        return
+    old = best.get(key) or {}
+    best[key] = {s: min(v, old.get(s, v)) for s, v in res.items()}
+    for s, v in res.items():
+        every.setdefault(key, {}).setdefault(s, []).append(v)
+
+
+def write_section(path, begin, end, block):
+    """Put `block` (from the line `begin` to the line `end`) into the file
+    at `path` in place of its old one, or at its end."""
+    old = open(path).read() if os.path.exists(path) else ""
+    if begin in old:
+        new = old[:old.index(begin)] + block + old[old.index(end, old.index(begin)) + len(end):]
+    else:
+        new = (old.rstrip("\n") + "\n\n" if old.strip() else "") + block
+    open(path, "w").write(new)
+
+
 def rows(best, every, run):
     """The table rows of `run` (program, ranks, tcp): each case's best time
     on each implementation, the ratio and the median ratio. `best` and
@@ -172,13 +196,7 @@ def main():
                 res = run(impl, prog, n, quick, tcp)
                 key = (prog, n, impl, tcp)
                 print(f"round {rnd + 1}: {impl:9} {prog} -n {n}{' tcp' if tcp else ''}: {'failed or timed out' if res is None else 'ok'}", flush=True)
-                if res is None:
-                    best.setdefault(key, None)
-                    continue
-                old = best.get(key) or {}
-                best[key] = {s: min(v, old.get(s, v)) for s, v in res.items()}
-                for s, v in res.items():
-                    every.setdefault(key, {}).setdefault(s, []).append(v)
+                record(best, every, key, res)
     cpu = ""
     try:
         cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))

@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import sys
 
-from bench import median_ratio, refuse_if_busy, round_order
+from bench import median_ratio, refuse_if_busy, round_order, write_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAS = os.path.join(ROOT, "c-tests", "bench", "nas")
@@ -140,12 +140,7 @@ def bench(rounds, cls, out_path):
                                 for impl in IMPLS)
             lines.append(f"| {k.upper()} | {n} | {' | '.join(cells)} | {ratio} | {med_ratio} | {spread} | {in_mpi} |\n")
     lines.append(END)
-    text = open(out_path).read() if os.path.exists(out_path) else ""
-    if BEGIN in text:
-        text = text[:text.index(BEGIN)] + "".join(lines) + text[text.index(END) + len(END):]
-    else:
-        text += "\n" + "".join(lines)
-    open(out_path, "w").write(text)
+    write_section(out_path, BEGIN, END, "".join(lines))
     print("".join(lines))
 
 

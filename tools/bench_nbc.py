@@ -8,10 +8,9 @@ docs/benchmarks.md (between its NBC markers; tools/bench.py keeps them).
 """
 import argparse
 import os
-import re
 import subprocess
 
-from bench import BENCH, IMPLS, refuse_if_busy, round_order, rows, run
+from bench import BENCH, IMPLS, record, refuse_if_busy, round_order, rows, run, write_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "docs", "benchmarks.md")
@@ -41,14 +40,7 @@ def main():
             for impl in round_order(rnd, IMPLS):
                 res = run(impl, "nbc", n, quick)
                 print(f"round {rnd + 1}: {impl:9} nbc -n {n}: {'failed or timed out' if res is None else 'ok'}", flush=True)
-                key = ("nbc", n, impl, False)
-                if res is None:
-                    best.setdefault(key, None)
-                    continue
-                old = best.get(key) or {}
-                best[key] = {s: min(v, old.get(s, v)) for s, v in res.items()}
-                for s, v in res.items():
-                    every.setdefault(key, {}).setdefault(s, []).append(v)
+                record(best, every, ("nbc", n, impl, False), res)
     lines = [BEGIN, "## Nonblocking and persistent collectives\n", "\n",
              f"`python3 tools/bench_nbc.py --rounds {a.rounds}`: `c-tests/bench/nbc.c`, each call started and waited "
              "at once (Ialltoall and Iallgather sizes are one rank's block; the persistent ones are MPI 4's "
@@ -60,12 +52,7 @@ def main():
                   "| case | oxmpi us | MPICH us | Open MPI us | ratio | median ratio |\n", "|---|---|---|---|---|---|\n"]
         lines += [r + "\n" for r in rows(best, every, ("nbc", n, False))]
     lines.append(END)
-    old = open(OUT).read() if os.path.exists(OUT) else ""
-    block = "".join(lines)
-    new = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, old, flags=re.S)
-    if new == old and BEGIN not in old:
-        new = old.rstrip("\n") + "\n\n" + block
-    open(OUT, "w").write(new)
+    write_section(OUT, BEGIN, END, "".join(lines))
     print(f"wrote {OUT}")
 
 

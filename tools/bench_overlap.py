@@ -9,11 +9,10 @@ docs/benchmarks.md (between its OVERLAP markers; tools/bench.py keeps them).
 """
 import argparse
 import os
-import re
 import subprocess
 import sys
 
-from bench import BENCH, IMPLS, refuse_if_busy, round_order
+from bench import BENCH, IMPLS, refuse_if_busy, round_order, write_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "docs", "benchmarks.md")
@@ -85,12 +84,7 @@ def main():
         cells = [f"{best[(c[0], case)]:.2f}" if (c[0], case) in best else "failed" for c in CONFIGS]
         lines.append(f"| {what} | " + " | ".join(cells) + " |\n")
     lines.append(END)
-    old = open(OUT).read() if os.path.exists(OUT) else ""
-    block = "".join(lines)
-    new = re.sub(re.escape(BEGIN) + r".*?" + re.escape(END), lambda _: block, old, flags=re.S)
-    if new == old and BEGIN not in old:
-        new = old.rstrip("\n") + "\n\n" + block
-    open(OUT, "w").write(new)
+    write_section(OUT, BEGIN, END, "".join(lines))
     print(f"wrote {OUT}")
 
 
