@@ -22,6 +22,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "c-tests", "bench")
 BUILD = os.path.join(ROOT, "build")
+# where the tables go (tools/bench_*.py write sections of their own)
+OUT = os.path.join(ROOT, "docs", "benchmarks.md")
 
 IMPLS = {
     "oxmpi": (os.path.join(BUILD, "bin", "mpicc"), [os.path.join(BUILD, "bin", "mpiexec"), "-n"]),
@@ -43,12 +45,18 @@ TCP = {
 TIMEOUT = 300
 
 
-def build():
+def build_program(prog):
+    """c-tests/bench/`prog`.c, built with each implementation's mpicc into
+    c-tests/bench/bin/<implementation>/`prog`."""
     for impl, (cc, _) in IMPLS.items():
         d = os.path.join(BENCH, "bin", impl.replace(" ", "_"))
         os.makedirs(d, exist_ok=True)
-        for p in PROGRAMS:
-            subprocess.run([cc, "-O2", "-o", os.path.join(d, p), os.path.join(BENCH, p + ".c")], check=True)
+        subprocess.run([cc, "-O2", "-o", os.path.join(d, prog), os.path.join(BENCH, prog + ".c")], check=True)
+
+
+def build():
+    for p in PROGRAMS:
+        build_program(p)
     subprocess.run(["cc", "-O2", "-o", os.path.join(BENCH, "bin", "floor"), os.path.join(BENCH, "floor.c")], check=True)
 
 
@@ -180,7 +188,7 @@ def rows(best, every, run):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--out", default=OUT)
     ap.add_argument("--allow-busy", action="store_true", help="run even while other work keeps the CPUs busy")
     a = ap.parse_args()
     build()

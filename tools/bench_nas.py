@@ -23,7 +23,7 @@ import statistics
 import subprocess
 import sys
 
-from bench import median_ratio, refuse_if_busy, round_order, write_section
+from bench import OUT, median_ratio, refuse_if_busy, round_order, write_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NAS = os.path.join(ROOT, "c-tests", "bench", "nas")
@@ -149,7 +149,7 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--class", dest="cls", default="A")
-    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks.md"))
+    ap.add_argument("--out", default=OUT)
     ap.add_argument("--allow-busy", action="store_true", help="run even while other work keeps the CPUs busy")
     a = ap.parse_args()
     if a.check:

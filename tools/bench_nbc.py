@@ -8,23 +8,13 @@ docs/benchmarks.md (between its NBC markers; tools/bench.py keeps them).
 """
 import argparse
 import os
-import subprocess
 
-from bench import BENCH, IMPLS, record, refuse_if_busy, round_order, rows, run, write_section
+from bench import IMPLS, OUT, build_program, record, refuse_if_busy, round_order, rows, run, write_section
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "docs", "benchmarks.md")
 BEGIN = "<!-- BEGIN NBC (tools/bench_nbc.py) -->\n"
 END = "<!-- END NBC -->\n"
 # (ranks, quick): at 4 ranks on 2 cores each case runs for less time
 RUNS = [(2, False), (4, True)]
-
-
-def build():
-    for impl, (cc, _) in IMPLS.items():
-        d = os.path.join(BENCH, "bin", impl.replace(" ", "_"))
-        os.makedirs(d, exist_ok=True)
-        subprocess.run([cc, "-O2", "-o", os.path.join(d, "nbc"), os.path.join(BENCH, "nbc.c")], check=True)
 
 
 def main():
@@ -32,7 +22,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--allow-busy", action="store_true", help="run even while other work keeps the CPUs busy")
     a = ap.parse_args()
-    build()
+    build_program("nbc")
     refuse_if_busy(a.allow_busy)
     best, every = {}, {}
     for rnd in range(a.rounds):

@@ -12,10 +12,8 @@ import os
 import subprocess
 import sys
 
-from bench import BENCH, IMPLS, refuse_if_busy, round_order, write_section
+from bench import BENCH, IMPLS, OUT, build_program, refuse_if_busy, round_order, write_section
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "docs", "benchmarks.md")
 BEGIN = "<!-- BEGIN OVERLAP (tools/bench_overlap.py) -->\n"
 END = "<!-- END OVERLAP -->\n"
 # (label, implementation, environment)
@@ -37,12 +35,6 @@ def exe(impl):
     return os.path.join(BENCH, "bin", impl.replace(" ", "_"), "overlap")
 
 
-def build():
-    for impl, (cc, _) in IMPLS.items():
-        os.makedirs(os.path.dirname(exe(impl)), exist_ok=True)
-        subprocess.run([cc, "-O2", "-o", exe(impl), os.path.join(BENCH, "overlap.c")], check=True)
-
-
 def run(impl, extra):
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **extra)
     try:
@@ -61,7 +53,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--allow-busy", action="store_true", help="run even while other work keeps the CPUs busy")
     a = ap.parse_args()
-    build()
+    build_program("overlap")
     refuse_if_busy(a.allow_busy)
     best = {}
     for rnd in range(a.rounds):

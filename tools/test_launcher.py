@@ -61,6 +61,13 @@ def main():
     r = run([os.path.join(BIN, "mpiexec"), "-n", "2", wrap, exe], input="")
     check("OXMPI_TRANSPORT differing between ranks fails MPI_Init with a clear line",
           r.returncode != 0 and "OXMPI_TRANSPORT is tcp here but auto on rank 0" in r.stderr, r.stderr)
+    # an algorithm name no collective has: one line naming the choices
+    for name, choices in (("OXMPI_COLL_BARRIER", "use auto, dissemination, linear"),
+                          ("OXMPI_COLL_ALLREDUCE", "reduce_bcast, linear, allgather")):
+        r = run([os.path.join(BIN, "mpiexec"), "-n", "2", exe], env=dict(os.environ, **{name: "fastest"}), input="")
+        check(f"{name}=fastest fails MPI_Init naming the algorithms",
+              r.returncode != 0 and f"{name}=fastest is not an algorithm" in r.stderr and choices in r.stderr
+              and "panicked" not in r.stderr, r.stderr)
 
     # ranks bound to CPUs (taskset, as a batch system binds them): the host's
     # cores are the union of the ranks' CPUs, alike for all of them, so the

@@ -21,11 +21,11 @@
 //! ends, so a program whose collectives on two of them do not come in one
 //! order on every rank deadlocks by the standard, and in a correct one the
 //! n-th of every rank is the same operation. A part is taken in the
-//! communicator's rank order, whatever the world ranks behind it. A rank that called another
-//! collective is noticed from either side: the operation or the shape on
-//! its line differs, or its part of the operation is in its mailboxes or
-//! comes as messages (and a rank waiting in the mailboxes finds the
-//! operation on the arrival lines).
+//! communicator's rank order, whatever the world ranks behind it. A rank
+//! that called another collective is noticed from either side: the
+//! operation or the shape on its line differs, or its part of the
+//! operation is in its mailboxes or comes as messages (and a rank waiting
+//! in the mailboxes finds the operation on the arrival lines).
 
 use super::Engine;
 use crate::comm::Group;
@@ -134,10 +134,10 @@ impl Engine {
     /// a short collective's, `coll::shm::stamp`) of a communicator of
     /// `group` (`by_arrivals`), posted on its arrival line; then every
     /// rank's part, in the communicator's rank order, to `take(rank in the
-    /// communicator, part)` (this rank's is `mine`). The first error of `take` is the result,
-    /// once every part is taken; a rank in another collective ends the
-    /// wait at once (and gives the mailboxes up, so that no later
-    /// collective uses them, nor the lines).
+    /// communicator, part)` (this rank's is `mine`). The first error of
+    /// `take` is the result, once every part is taken; a rank in another
+    /// collective ends the wait at once (and gives the mailboxes up, so
+    /// that no later collective uses them, nor the lines).
     pub fn arrive(
         &mut self,
         group: &Group,

@@ -140,11 +140,14 @@ impl Engine {
         self.seg.ring_bells(0..self.seg.nranks);
     }
 
-    /// Whether the collective `stamp` may use the mailboxes: they were not
-    /// given up before it (`give_up_mailboxes`).
+    /// Whether the collective `stamp` may use the mailboxes (and lines):
+    /// they were not given up before it (`give_up_mailboxes`), or it is
+    /// the operation they were given up in, or this rank's part of the
+    /// collective on the arrival lines in which they were
+    /// (`meets_failed_arrival`).
     pub fn mailboxes_usable(&self, stamp: u64) -> bool {
         let spoilt = self.seg.spoilt();
-        spoilt == 0 || spoilt == stamp & OPERATION
+        spoilt == 0 || spoilt == stamp & OPERATION || self.meets_failed_arrival()
     }
 
     /// A blocking collective going as point-to-point messages, whose

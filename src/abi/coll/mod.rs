@@ -271,7 +271,7 @@ fn mailbox_path(
         return None;
     }
     let stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
-    if !engine.all_local(&c.group) || !(engine.mailboxes_usable(stamp) || engine.meets_failed_arrival()) {
+    if !engine.all_local(&c.group) || !engine.mailboxes_usable(stamp) {
         // the operation number goes to the point-to-point path
         return None;
     }
