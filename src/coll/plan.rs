@@ -67,6 +67,9 @@ pub struct Plan {
     pub n: usize,
     steps: Vec<Step>,
     hold: Vec<Scratch>,
+    /// Its steps can run again as they are (`into_persistent`): it
+    /// copied no data when built (`keep`) and has no `then` step.
+    again: bool,
 }
 
 impl Plan {
@@ -77,7 +80,7 @@ impl Plan {
 
     /// A plan among `group`, where this rank is `me`.
     pub fn among(group: Group, me: usize) -> Plan {
-        Plan { n: group.size(), group, remote: None, me, steps: Vec::new(), hold: Vec::new() }
+        Plan { n: group.size(), group, remote: None, me, steps: Vec::new(), hold: Vec::new(), again: true }
     }
 
     /// A plan on an intercommunicator: the local `group` (where this rank
@@ -139,6 +142,7 @@ impl Plan {
     /// none (and the operation fails) when it returns an error.
     pub fn then(&mut self, f: impl FnMut() -> MpiResult<Vec<Step>> + Send + 'static) {
         let mut f = f;
+        self.again = false;
         self.steps.push(Step::Compute(Box::new(move |_| f())));
     }
 
@@ -150,11 +154,17 @@ impl Plan {
     /// A buffer of `len` bytes, held until the plan is done, for data the
     /// plan writes before it reads it (its contents start unspecified).
     pub fn scratch(&mut self, len: usize) -> Block {
-        self.keep(Scratch::for_overwrite(len))
+        self.held(Scratch::for_overwrite(len))
     }
 
-    /// Hold `s` until the plan is done; its block.
-    pub fn keep(&mut self, mut s: Scratch) -> Block {
+    /// Hold `s`, data copied now (a packed send buffer), until the plan is
+    /// done; its block.
+    pub fn keep(&mut self, s: Scratch) -> Block {
+        self.again = false;
+        self.held(s)
+    }
+
+    fn held(&mut self, mut s: Scratch) -> Block {
         let b = Block::new(s.as_mut_ptr(), s.len());
         self.hold.push(s);
         b
@@ -166,6 +176,17 @@ impl Plan {
         let (mut s, hold) = self.into_parts(ctx, tag);
         if !hold.is_empty() {
             s.hold(Box::new(hold));
+        }
+        s
+    }
+
+    /// `into_schedule` for a persistent collective: its steps are kept to
+    /// run again at the next start when the plan allows it (`again`).
+    pub fn into_persistent(self, ctx: u32, tag: i32) -> Schedule {
+        let again = self.again;
+        let mut s = self.into_schedule(ctx, tag);
+        if again {
+            s.repeating();
         }
         s
     }

@@ -2,7 +2,7 @@
 //! paired (MPI_Isendrecv) and generalized requests, and what a wait
 //! prints of the queues when it seems to hang.
 
-use super::request::RecvState;
+use super::request::{RecvState, Template};
 use super::*;
 
 impl Engine {
@@ -108,10 +108,20 @@ impl Engine {
 
     fn take_done(&mut self, id: ReqId) -> Status {
         if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
-            return match p.active.take() {
-                Some(a) => self.finish(a),
-                None => empty_status(),
-            };
+            let Some(a) = p.active.take() else { return empty_status() };
+            if let Template::Coll(start) = &p.template {
+                // the collective's schedule goes back, to run again
+                let start = start.clone();
+                if let Some(Request::Schedule(slot)) = self.requests.get_mut(a) {
+                    if let Some(s) = slot.take() {
+                        let status = s.status();
+                        self.requests.discard(a);
+                        start.lock().unwrap_or_else(|p| p.into_inner()).finished(s);
+                        return status;
+                    }
+                }
+            }
+            return self.finish(a);
         }
         self.finish(id)
     }

@@ -220,8 +220,8 @@ impl Engine {
                 unsafe { self.irecv(a) }
             }
             Template::Coll(start) => {
-                let s = (start.lock().unwrap_or_else(|p| p.into_inner()))()?;
-                self.start_schedule(s)?
+                let s = start.lock().unwrap_or_else(|p| p.into_inner()).activation()?;
+                self.start_boxed(s)?
             }
         })
     }

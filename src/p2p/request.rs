@@ -3,6 +3,7 @@
 
 use super::matching::{Unexpected, Want};
 use super::protocol::Mode;
+use super::schedule::Schedule;
 use crate::comm::Group;
 use crate::datatype::TypeRef;
 
@@ -170,14 +171,42 @@ pub enum Template {
     Recv(RecvArgs),
     /// A receive from MPI_PROC_NULL.
     NullRecv,
-    /// A persistent collective: each start builds its schedule afresh
-    /// (packing the send buffers as they are then).
-    Coll(Starter),
+    /// A persistent collective (see `Starter`).
+    Coll(std::sync::Arc<std::sync::Mutex<Starter>>),
 }
 
-/// What starts one activation of a persistent collective.
-pub type Starter =
-    std::sync::Arc<std::sync::Mutex<dyn FnMut() -> crate::error::MpiResult<super::schedule::Schedule> + Send>>;
+/// What starts each activation of a persistent collective: the schedule
+/// of the activation before, run again when it can be (`Schedule::
+/// can_restart`: it packed no send buffer when built), else a schedule
+/// built afresh (packing the send buffers as they are then).
+pub struct Starter {
+    build: Box<dyn FnMut() -> crate::error::MpiResult<Schedule> + Send>,
+    spare: Option<Box<Schedule>>,
+}
+
+impl Starter {
+    pub fn new(build: impl FnMut() -> crate::error::MpiResult<Schedule> + Send + 'static) -> Starter {
+        Starter { build: Box::new(build), spare: None }
+    }
+
+    /// The schedule of the next activation.
+    pub fn activation(&mut self) -> crate::error::MpiResult<Box<Schedule>> {
+        match self.spare.take() {
+            Some(mut s) => {
+                s.restart();
+                Ok(s)
+            }
+            None => (self.build)().map(Box::new),
+        }
+    }
+
+    /// The finished schedule of an activation, kept if it can run again.
+    pub fn finished(&mut self, s: Box<Schedule>) {
+        if s.can_restart() {
+            self.spare = Some(s);
+        }
+    }
+}
 
 pub struct Persistent {
     pub template: Template,
@@ -196,7 +225,7 @@ pub enum Request {
     Message(Unexpected, Group),
     /// A nonblocking multi-step operation (see `schedule`); None only
     /// while the engine advances it.
-    Schedule(Option<Box<super::schedule::Schedule>>),
+    Schedule(Option<Box<Schedule>>),
     /// MPI_Isendrecv(_replace): two requests of their own, done together
     /// (`Engine::peek_done`).
     Pair(Pair),

@@ -22,6 +22,7 @@ pub enum Buf {
     At { addr: usize, len: usize },
 }
 
+#[derive(Clone, Copy)]
 pub enum Transfer {
     /// Send `buf` to world rank `to`.
     Send { buf: Buf, to: usize },
@@ -47,6 +48,11 @@ pub struct Schedule {
     /// alive until the schedule is dropped.
     hold: Vec<Box<dyn Send>>,
     steps: VecDeque<Step>,
+    /// The steps run so far, in order, kept when the schedule `repeats`.
+    ran: VecDeque<Step>,
+    /// It can run again (`restart`): a persistent collective's, whose
+    /// steps read no data when built and add none while they run.
+    repeats: bool,
     ctx: u32,
     tag: i32,
     group: Group,
@@ -74,6 +80,8 @@ impl Schedule {
             bufs,
             hold: Vec::new(),
             steps: steps.into(),
+            ran: VecDeque::new(),
+            repeats: false,
             ctx,
             tag,
             group,
@@ -89,6 +97,46 @@ impl Schedule {
     /// A blocking collective that the mailboxes would name `stamp`.
     pub fn named(&mut self, stamp: u64) {
         self.stamp = Some(stamp);
+    }
+
+    /// Keep the steps as they run, so that `restart` can run them again.
+    pub fn repeating(&mut self) {
+        self.repeats = true;
+    }
+
+    /// Whether `restart` may run it again (it repeats, and ran to its end).
+    pub fn can_restart(&self) -> bool {
+        self.repeats && self.done
+    }
+
+    /// Run the steps again from the first, as new (`can_restart`).
+    pub fn restart(&mut self) {
+        debug_assert!(self.can_restart() && self.steps.is_empty() && self.active.is_empty());
+        std::mem::swap(&mut self.steps, &mut self.ran);
+        self.error = None;
+        self.failure = 0;
+        self.done = false;
+    }
+
+    /// A step that has run: kept if the schedule repeats.
+    fn ran(&mut self, step: Step) {
+        if self.repeats {
+            self.ran.push_back(step);
+        }
+    }
+
+    /// What a computation returned: the steps it adds run next (a
+    /// schedule that gains steps no longer repeats), or its failure.
+    fn insert(&mut self, more: MpiResult<Vec<Step>>) {
+        match more {
+            Ok(more) => {
+                self.repeats &= more.is_empty();
+                for step in more.into_iter().rev() {
+                    self.steps.push_front(step);
+                }
+            }
+            Err(e) => self.fail(e),
+        }
     }
 
     /// Keep `storage` alive as long as the schedule.
@@ -151,10 +199,15 @@ pub fn failure(n: u32) -> Option<MpiError> {
 
 impl Engine {
     /// Start a schedule; its request completes when its last step has run.
-    pub fn start_schedule(&mut self, mut s: Schedule) -> MpiResult<ReqId> {
+    pub fn start_schedule(&mut self, s: Schedule) -> MpiResult<ReqId> {
+        self.start_boxed(Box::new(s))
+    }
+
+    /// `start_schedule` of a schedule already on the heap.
+    pub fn start_boxed(&mut self, mut s: Box<Schedule>) -> MpiResult<ReqId> {
         self.drive(&mut s);
         let done = s.done;
-        let id = self.requests.insert(Request::Schedule(Some(Box::new(s))));
+        let id = self.requests.insert(Request::Schedule(Some(s)));
         if !done && !self.schedules.contains(&id) {
             self.schedules.push(id);
         }
@@ -194,6 +247,7 @@ impl Engine {
             self.cancel(r);
         }
         s.steps.clear();
+        s.repeats = false;
         s.fail(e);
         let id = self.requests.insert(Request::Schedule(Some(Box::new(s))));
         self.schedules.push(id);
@@ -216,7 +270,9 @@ impl Engine {
             if s.done || !s.active.iter().all(|&(r, _)| self.peek_done(r)) {
                 return;
             }
-            for (r, recv) in std::mem::take(&mut s.active) {
+            // (by index: the list keeps its room for the next step)
+            for i in 0..s.active.len() {
+                let (r, recv) = s.active[i];
                 let from = recv.map(|(f, _)| f);
                 let st = self.finish(r);
                 if st.error != 0 && st.error != crate::error::ErrorClass::Truncate.code() {
@@ -245,87 +301,97 @@ impl Engine {
                     ));
                 }
             }
-            match s.steps.pop_front() {
-                None => s.done = true,
-                Some(Step::Compute(mut f) | Step::Alongside(mut f)) => match f(&mut s.bufs) {
-                    Ok(more) => {
-                        for step in more.into_iter().rev() {
-                            s.steps.push_front(step);
-                        }
+            s.active.clear();
+            let Some(mut step) = s.steps.pop_front() else {
+                s.done = true;
+                return;
+            };
+            let moving = match &mut step {
+                Step::Compute(f) | Step::Alongside(f) => {
+                    let more = f(&mut s.bufs);
+                    s.insert(more);
+                    false
+                }
+                Step::Transfers(ts) => {
+                    self.post(s, ts);
+                    true
+                }
+            };
+            s.ran(step);
+            // the local steps that run while the transfers move
+            while moving && matches!(s.steps.front(), Some(Step::Alongside(_))) {
+                if let Some(mut next) = s.steps.pop_front() {
+                    if let Step::Alongside(f) = &mut next {
+                        let more = f(&mut s.bufs);
+                        s.insert(more);
                     }
-                    Err(e) => s.fail(e),
-                },
-                Some(Step::Transfers(ts)) => {
-                    s.active.reserve(ts.len());
-                    // a blocking collective's lone send waits for nothing
-                    // else: its receiver may have it copy half
-                    // (`protocol::FLAG_HELPS`); with several, the receivers
-                    // read at once rather than wait for its writes in turn
-                    let alone = s.blocking && matches!(ts[..], [Transfer::Send { .. }]);
-                    for t in ts {
-                        let (send, (addr, len), peer) = match t {
-                            Transfer::Send { buf, to } => (true, s.resolve(buf), to),
-                            Transfer::Recv { buf, from } => (false, s.resolve(buf), from),
-                        };
-                        let byte = crate::datatype::byte();
-                        // SAFETY: the buffers are the schedule's own, storage
-                        // it holds, or user memory the user keeps valid until
-                        // the operation completes (MPI's rule).
-                        unsafe {
-                            if send {
-                                let a = SendArgs {
-                                    buf: addr as *const u8,
-                                    count: len,
-                                    ty: byte,
-                                    dst: Some(peer),
-                                    tag: s.tag,
-                                    ctx: s.ctx,
-                                    mode: Mode::Standard,
-                                    label: 0,
-                                    sig: None,
-                                };
-                                match self.isend_as(a, alone) {
-                                    Ok(r) => s.active.push((r, None)),
-                                    Err(e) => s.fail(e),
-                                }
-                            } else {
-                                let r = self.irecv(RecvArgs {
-                                    buf: addr,
-                                    count: len,
-                                    ty: byte,
-                                    src: Some(peer),
-                                    tag: Some(s.tag),
-                                    ctx: s.ctx,
-                                    group: s.group.clone(),
-                                    label: 0,
-                                });
-                                s.active.push((r, Some((peer, len))));
-                            }
-                        }
+                    s.ran(next);
+                }
+            }
+        }
+    }
+
+    /// Post the transfers of one step of `s`.
+    fn post(&mut self, s: &mut Schedule, ts: &[Transfer]) {
+        s.active.reserve(ts.len());
+        // a blocking collective's lone send waits for nothing
+        // else: its receiver may have it copy half
+        // (`protocol::FLAG_HELPS`); with several, the receivers
+        // read at once rather than wait for its writes in turn
+        let alone = s.blocking && matches!(ts, [Transfer::Send { .. }]);
+        for &t in ts {
+            let (send, (addr, len), peer) = match t {
+                Transfer::Send { buf, to } => (true, s.resolve(buf), to),
+                Transfer::Recv { buf, from } => (false, s.resolve(buf), from),
+            };
+            let byte = crate::datatype::byte();
+            // SAFETY: the buffers are the schedule's own, storage
+            // it holds, or user memory the user keeps valid until
+            // the operation completes (MPI's rule).
+            unsafe {
+                if send {
+                    let a = SendArgs {
+                        buf: addr as *const u8,
+                        count: len,
+                        ty: byte,
+                        dst: Some(peer),
+                        tag: s.tag,
+                        ctx: s.ctx,
+                        mode: Mode::Standard,
+                        label: 0,
+                        sig: None,
+                    };
+                    match self.isend_as(a, alone) {
+                        Ok(r) => s.active.push((r, None)),
+                        Err(e) => s.fail(e),
                     }
-                    while let Some(Step::Alongside(_)) = s.steps.front() {
-                        if let Some(Step::Alongside(mut f)) = s.steps.pop_front() {
-                            match f(&mut s.bufs) {
-                                Ok(more) => s.steps.extend(more),
-                                Err(e) => s.fail(e),
-                            }
-                        }
-                    }
+                } else {
+                    let r = self.irecv(RecvArgs {
+                        buf: addr,
+                        count: len,
+                        ty: byte,
+                        src: Some(peer),
+                        tag: Some(s.tag),
+                        ctx: s.ctx,
+                        group: s.group.clone(),
+                        label: 0,
+                    });
+                    s.active.push((r, Some((peer, len))));
                 }
             }
         }
     }
 
     /// Advance every live schedule (from `progress`).
+    /// Called at every poll of a wait: allocates nothing.
     pub(super) fn advance_schedules(&mut self) {
-        let ids = std::mem::take(&mut self.schedules);
-        let mut keep = Vec::with_capacity(ids.len());
-        for id in ids {
+        let mut ids = std::mem::take(&mut self.schedules);
+        ids.retain(|&id| {
             self.advance(id);
-            if matches!(self.requests.get(id), Some(Request::Schedule(Some(s))) if !s.is_done()) {
-                keep.push(id);
-            }
-        }
-        self.schedules.extend(keep);
+            matches!(self.requests.get(id), Some(Request::Schedule(Some(s))) if !s.is_done())
+        });
+        // those started meanwhile (by a computation's step) after them
+        ids.append(&mut self.schedules);
+        self.schedules = ids;
     }
 }

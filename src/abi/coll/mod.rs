@@ -23,7 +23,7 @@ use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
 use crate::op::Op;
-use crate::p2p::request::Template;
+use crate::p2p::request::{Starter, Template};
 use crate::runtime::State;
 use std::os::raw::{c_int, c_void};
 use std::sync::{Arc, Mutex};
@@ -241,7 +241,7 @@ pub(super) fn launch(
         }
         How::Request(_) => st.engine.start_schedule(plan()?.into_schedule(ctx, tag))?,
         How::Persistent(..) => {
-            let start = move || plan().map(|p| p.into_schedule(ctx, tag));
+            let start = Starter::new(move || plan().map(|p| p.into_persistent(ctx, tag)));
             st.engine.persistent(Template::Coll(Arc::new(Mutex::new(start))))
         }
     };

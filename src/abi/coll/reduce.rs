@@ -6,7 +6,9 @@ use crate::op::{UserCountFn, UserFn, UserFunc, UserOp};
 
 /// The packed data a reduction starts from: `count` items at `src`. When
 /// `ty` is contiguous and `dst` is given, the items are copied to `dst`
-/// (unless they are there already) and reduced in place there.
+/// by the plan's first step (unless they are there already), which a
+/// persistent reduction takes again at each start, and reduced in place
+/// there.
 fn reduction_data(p: &mut Plan, src: usize, dst: Option<usize>, ty: &TypeInfo, count: usize) -> Block {
     let len = ty.size * count;
     match dst {
@@ -15,7 +17,10 @@ fn reduction_data(p: &mut Plan, src: usize, dst: Option<usize>, ty: &TypeInfo, c
             if src != dst {
                 // SAFETY: the user's buffers hold `count` items and do not
                 // overlap (the standard forbids it except MPI_IN_PLACE).
-                unsafe { Block { addr: src, len }.copy_to(b) };
+                p.compute(move || unsafe {
+                    Block { addr: src, len }.copy_to(b);
+                    Ok(())
+                });
             }
             b
         }
