@@ -21,9 +21,9 @@ fn allgather_any(
         let me = c.rank;
         no_in_place_between(&c, sendbuf, "sendbuf")?;
         if let (Arr::One(rc), None) = (counts, displs) {
-            // contiguous blocks: straight through the mailboxes
+            // contiguous blocks in a row: no layouts built
             if let Some(r) =
-                contiguous_short(st, comm, how, c, (sendbuf, sendcount, sendtype), (recvbuf, rc, recvtype), false)
+                contiguous_blocks(st, comm, how, c, (sendbuf, sendcount, sendtype), (recvbuf, rc, recvtype), false)
             {
                 return r;
             }
@@ -162,10 +162,11 @@ collective! { comm;
 }
 
 /// MPI_Alltoall (`alltoall`) or MPI_Allgather of contiguous blocks on an
-/// intracommunicator, short enough for the mailboxes, without building
-/// per-rank layouts: Some(result) when it took that path. `send` and
+/// intracommunicator, not in place, without building per-rank layouts:
+/// through the mailboxes when they take it, else as messages; Some(result)
+/// when it took that path (None: the general one checks and reports). `send` and
 /// `recv` are (buffer, count, datatype).
-fn contiguous_short(
+fn contiguous_blocks(
     st: &mut State,
     comm: c_int,
     how: How,
@@ -206,7 +207,20 @@ fn contiguous_short(
         }
     };
     let op = if alltoall { Pieces::Alltoall } else { Pieces::Allgather };
-    mailbox_path(st, comm, how, shm::fits(b.saturating_mul(n), Some((op, n, 1))), short)
+    if let Some(r) = mailbox_path(st, comm, how, shm::fits(b.saturating_mul(n), Some((op, n, 1))), short) {
+        return Some(r);
+    }
+    // as messages: the blocks lie in a row in both buffers
+    let agree = if alltoall { Agree::new("MPI_Alltoall", 0, 0) } else { Agree::new("MPI_Allgather", 0, 0).sized(b) };
+    Some(launch(st, comm, how, agree, move |p| {
+        let blocks = |buf: usize| (0..n).map(|r| Block { addr: buf + r * b, len: b }).collect::<Vec<_>>();
+        if alltoall {
+            algo::alltoall(p, &blocks(sbuf), &blocks(rbuf), true);
+        } else {
+            algo::allgather(p, &blocks(rbuf), Some(Block { addr: sbuf, len: b }));
+        }
+        Ok(())
+    }))
 }
 
 /// All-to-all over explicit layouts. Contiguous parts go straight from
@@ -281,8 +295,8 @@ fn alltoallv_any(
         no_in_place_between(&c, sendbuf, "sendbuf")?;
         let n = c.peers();
         if let (Arr::One(sc), Arr::One(rc), None, None) = (sendcounts, recvcounts, sdispls, rdispls) {
-            // MPI_Alltoall of contiguous blocks: straight through the mailboxes
-            if let Some(r) = contiguous_short(st, comm, how, c, (sendbuf, sc, sendtype), (recvbuf, rc, recvtype), true)
+            // MPI_Alltoall of contiguous blocks in a row: no layouts built
+            if let Some(r) = contiguous_blocks(st, comm, how, c, (sendbuf, sc, sendtype), (recvbuf, rc, recvtype), true)
             {
                 return r;
             }
