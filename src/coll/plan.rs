@@ -138,6 +138,17 @@ impl Plan {
         self.steps.push(Step::Alongside(Box::new(move |_| f().map(|_| Vec::new()))));
     }
 
+    /// `alongside`, placed after the step numbered `at` (from 0; see
+    /// `steps`) rather than at the end.
+    pub fn alongside_after(&mut self, at: usize, mut f: impl FnMut() -> MpiResult<()> + Send + 'static) {
+        self.steps.insert(at + 1, Step::Alongside(Box::new(move |_| f().map(|_| Vec::new()))));
+    }
+
+    /// How many steps the plan has so far.
+    pub fn steps(&self) -> usize {
+        self.steps.len()
+    }
+
     /// A local step that decides what follows: the steps it returns, or
     /// none (and the operation fails) when it returns an error.
     pub fn then(&mut self, f: impl FnMut() -> MpiResult<Vec<Step>> + Send + 'static) {

@@ -100,7 +100,7 @@ fn bcast_scatter_allgather(p: &mut Plan, buf: Block, root: usize) {
     p.step(sends);
     // ring allgather: real rank r holds the piece of its relative rank
     let blocks: Vec<Block> = (0..n).map(|r| span((r + n - root) % n, 1)).collect();
-    allgather_ring(p, &blocks);
+    allgather_ring(p, &blocks, blocks[me]);
 }
 
 /// Every rank's `mine` to `root`, into `blocks[r]` there (the root's own
@@ -266,76 +266,66 @@ fn alltoall_pairwise(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
 }
 
 /// Allgather: `blocks[r]` holds rank r's part at the end, by the
-/// algorithm `tuning` picks. This rank's part is `own` (copied into
-/// `blocks[me]` while the first exchange moves), or already in
-/// `blocks[me]` when `own` is None.
+/// algorithm `tuning` picks. This rank's part is `own` (sent from there by
+/// the first exchange, and copied into `blocks[me]` while it moves), or
+/// already in `blocks[me]` when `own` is None.
 pub fn allgather(p: &mut Plan, blocks: &[Block], own: Option<Block>) {
     let me = p.me;
-    match (tuning::allgather(p.n, blocks.iter().map(|b| b.len).sum()), own) {
-        (Allgather::Ring, Some(own)) if p.n > 1 => {
-            let (right, left) = ((me + 1) % p.n, (me + p.n - 1) % p.n);
-            let t = vec![p.recv(blocks[left], left), p.send(own, right)];
-            p.step(t);
-            let mine = blocks[me];
-            // SAFETY: `own` (only read by the send) and this rank's block
-            // (no transfer touches it) are distinct valid buffers.
-            p.alongside(move || unsafe {
-                own.copy_to(mine);
-                Ok(())
-            });
-            allgather_ring_from(p, blocks, 1);
-        }
-        (algorithm, own) => {
-            if let Some(own) = own {
-                let mine = blocks[me];
-                // SAFETY: as above.
-                p.compute(move || unsafe {
-                    own.copy_to(mine);
-                    Ok(())
-                });
-            }
-            match algorithm {
-                Allgather::Ring => allgather_ring(p, blocks),
-                Allgather::RecursiveDoubling => allgather_recursive_doubling(p, blocks),
-                Allgather::Linear => allgather_linear(p, blocks),
-            }
+    let algorithm = tuning::allgather(p.n, blocks.iter().map(|b| b.len).sum());
+    let first = p.steps();
+    let mine = own.unwrap_or(blocks[me]);
+    match algorithm {
+        Allgather::Ring => allgather_ring(p, blocks, mine),
+        Allgather::RecursiveDoubling => allgather_recursive_doubling(p, blocks, mine),
+        Allgather::Linear => allgather_linear(p, blocks, mine),
+    }
+    if let Some(own) = own {
+        let into = blocks[me];
+        // SAFETY: `own` (only read by the sends) and this rank's block
+        // (no transfer writes it) are distinct valid buffers.
+        let copy = move || unsafe {
+            own.copy_to(into);
+            Ok(())
+        };
+        if p.n > 1 {
+            // after the first exchange's transfers, while they move
+            p.alongside_after(first, copy);
+        } else {
+            p.compute(copy);
         }
     }
 }
 
 /// Recursive doubling (power-of-two sizes): at distance 1, 2, 4, ... each
-/// pair swaps all the parts it holds, doubling them in log2(n) steps.
-fn allgather_recursive_doubling(p: &mut Plan, blocks: &[Block]) {
+/// pair swaps all the parts it holds, doubling them in log2(n) steps; the
+/// first step sends this rank's part from `mine`.
+fn allgather_recursive_doubling(p: &mut Plan, blocks: &[Block], mine: Block) {
     let me = p.me;
     let mut mask = 1;
     while mask < p.n {
         let partner = me ^ mask;
-        let (mine, theirs) = (me & !(mask - 1), partner & !(mask - 1));
+        let (ours, theirs) = (me & !(mask - 1), partner & !(mask - 1));
         let mut t: Vec<_> = (theirs..theirs + mask).map(|r| p.recv(blocks[r], partner)).collect();
-        t.extend((mine..mine + mask).map(|r| p.send(blocks[r], partner)));
+        t.extend((ours..ours + mask).map(|r| p.send(if mask == 1 { mine } else { blocks[r] }, partner)));
         p.step(t);
         mask <<= 1;
     }
 }
 
-/// Every rank's part to every rank in one step (`all_at_once`).
-fn allgather_linear(p: &mut Plan, blocks: &[Block]) {
-    let me = p.me;
-    all_at_once(p, |r| blocks[r], |_| blocks[me]);
+/// Every rank's part (this rank's from `mine`) to every rank in one step
+/// (`all_at_once`).
+fn allgather_linear(p: &mut Plan, blocks: &[Block], mine: Block) {
+    all_at_once(p, |r| blocks[r], |_| mine);
 }
 
-/// Ring allgather: step k passes on the part received in step k-1.
-fn allgather_ring(p: &mut Plan, blocks: &[Block]) {
-    allgather_ring_from(p, blocks, 0)
-}
-
-/// The ring's steps from step `first` on.
-fn allgather_ring_from(p: &mut Plan, blocks: &[Block], first: usize) {
+/// Ring allgather: step k passes on the part received in step k-1 (the
+/// first sends this rank's part from `mine`).
+fn allgather_ring(p: &mut Plan, blocks: &[Block], mine: Block) {
     let (n, me) = (p.n, p.me);
     let (right, left) = ((me + 1) % n, (me + n - 1) % n);
-    for k in first..n.saturating_sub(1) {
+    for k in 0..n.saturating_sub(1) {
         let (give, take) = ((me + n - k) % n, (me + n - k - 1) % n);
-        let t = vec![p.recv(blocks[take], left), p.send(blocks[give], right)];
+        let t = vec![p.recv(blocks[take], left), p.send(if k == 0 { mine } else { blocks[give] }, right)];
         p.step(t);
     }
 }
