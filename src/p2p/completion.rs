@@ -176,25 +176,25 @@ impl Engine {
     }
 
     /// Block until every request of `ids` completes.
+    /// The requests are freed together once all are done; the wait starts
+    /// its spin over whenever one more is.
     pub fn wait_all(&mut self, ids: &[ReqId], statuses: &mut [Status]) {
         let mut backoff = Backoff::new();
-        let mut left: Vec<usize> = (0..ids.len()).collect();
-        while !left.is_empty() {
+        let mut done = 0;
+        loop {
             self.progress();
-            let before = left.len();
-            left.retain(|&k| {
-                if self.peek_done(ids[k]) {
-                    statuses[k] = self.take_done(ids[k]);
-                    false
-                } else {
-                    true
-                }
-            });
-            if left.len() < before {
-                backoff = Backoff::new();
+            let now = ids.iter().filter(|&&id| self.peek_done(id)).count();
+            if now == ids.len() {
+                break;
+            }
+            if now > done {
+                (done, backoff) = (now, Backoff::new());
             } else {
                 self.idle(&mut backoff);
             }
+        }
+        for (s, &id) in statuses.iter_mut().zip(ids) {
+            *s = self.take_done(id);
         }
     }
 

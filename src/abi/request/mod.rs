@@ -98,7 +98,7 @@ fn active(st: &State, h: c_int) -> MpiResult<Option<ReqId>> {
 
 /// The active requests among `hs` (`active`), with their places in it.
 fn active_among(st: &State, hs: &[c_int]) -> MpiResult<(Vec<ReqId>, Vec<usize>)> {
-    let (mut ids, mut slots) = (Vec::new(), Vec::new());
+    let (mut ids, mut slots) = (Vec::with_capacity(hs.len()), Vec::with_capacity(hs.len()));
     for (k, &h) in hs.iter().enumerate() {
         if let Some(id) = active(st, h)? {
             ids.push(id);
@@ -238,20 +238,18 @@ mpi_fn! {
         // SAFETY: the standard requires `count` handles.
         let hs = unsafe { handles_of(count, requests)? };
         let done = with_state(|st| {
-            let mut ids = Vec::with_capacity(hs.len());
-            let mut slots = Vec::with_capacity(hs.len());
-            for (k, &h) in hs.iter().enumerate() {
-                if let Some(id) = active(st, h)? {
-                    ids.push(id);
-                    slots.push(k);
-                }
-            }
+            let (ids, slots) = active_among(st, hs)?;
             never_completes(st, &ids, true)?;
-            let mut got = vec![Status::default(); ids.len()];
-            st.engine.wait_all(&ids, &mut got);
             let mut done = vec![empty_status(); hs.len()];
-            for (k, s) in slots.into_iter().zip(got) {
-                done[k] = s;
+            if slots.len() == hs.len() {
+                // (every one active: their statuses in place)
+                st.engine.wait_all(&ids, &mut done);
+            } else {
+                let mut got = vec![Status::default(); ids.len()];
+                st.engine.wait_all(&ids, &mut got);
+                for (k, s) in slots.into_iter().zip(got) {
+                    done[k] = s;
+                }
             }
             for h in hs.iter_mut() {
                 release_handle(st, h);

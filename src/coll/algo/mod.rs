@@ -177,7 +177,8 @@ fn alltoall_linear(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
 /// cores, whoever runs moves what it can).
 pub(super) fn all_at_once(p: &mut Plan, into: impl Fn(usize) -> Block, from: impl Fn(usize) -> Block) {
     let (n, me) = (p.n, p.me);
-    let mut t: Vec<_> = (1..n).map(|k| (me + n - k) % n).map(|r| p.recv(into(r), r)).collect();
+    let mut t = Vec::with_capacity(2 * n.saturating_sub(1));
+    t.extend((1..n).map(|k| (me + n - k) % n).map(|r| p.recv(into(r), r)));
     t.extend((1..n).map(|k| (me + k) % n).map(|r| p.send(from(r), r)));
     if !t.is_empty() {
         p.step(t);
@@ -305,7 +306,8 @@ fn allgather_recursive_doubling(p: &mut Plan, blocks: &[Block], mine: Block) {
     while mask < p.n {
         let partner = me ^ mask;
         let (ours, theirs) = (me & !(mask - 1), partner & !(mask - 1));
-        let mut t: Vec<_> = (theirs..theirs + mask).map(|r| p.recv(blocks[r], partner)).collect();
+        let mut t = Vec::with_capacity(2 * mask);
+        t.extend((theirs..theirs + mask).map(|r| p.recv(blocks[r], partner)));
         t.extend((ours..ours + mask).map(|r| p.send(if mask == 1 { mine } else { blocks[r] }, partner)));
         p.step(t);
         mask <<= 1;
