@@ -96,9 +96,71 @@ fn active(st: &State, h: c_int) -> MpiResult<Option<ReqId>> {
     Ok(Some(id))
 }
 
+/// Up to this many requests, an array completion keeps its lists on the
+/// stack (`List`): a loop of MPI_Irecv, MPI_Isend and MPI_Waitall of two
+/// allocated three of them per call.
+const FEW: usize = 8;
+
+/// A list an array completion keeps: on the stack up to `FEW` entries.
+enum List<T> {
+    Few(arrayvec::ArrayVec<T, FEW>),
+    Many(Vec<T>),
+}
+
+impl<T> List<T> {
+    #[inline]
+    fn with_capacity(n: usize) -> List<T> {
+        if n <= FEW {
+            List::Few(arrayvec::ArrayVec::new())
+        } else {
+            List::Many(Vec::with_capacity(n))
+        }
+    }
+
+    /// `n` copies of `v`.
+    #[inline]
+    fn filled(n: usize, v: T) -> List<T>
+    where
+        T: Clone,
+    {
+        let mut l = List::with_capacity(n);
+        for _ in 0..n {
+            l.push(v.clone());
+        }
+        l
+    }
+
+    /// (Within the capacity it was made with.)
+    fn push(&mut self, v: T) {
+        match self {
+            List::Few(a) => a.push(v),
+            List::Many(a) => a.push(v),
+        }
+    }
+}
+
+impl<T> std::ops::Deref for List<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        match self {
+            List::Few(a) => a,
+            List::Many(a) => a,
+        }
+    }
+}
+
+impl<T> std::ops::DerefMut for List<T> {
+    fn deref_mut(&mut self) -> &mut [T] {
+        match self {
+            List::Few(a) => a,
+            List::Many(a) => a,
+        }
+    }
+}
+
 /// The active requests among `hs` (`active`), with their places in it.
-fn active_among(st: &State, hs: &[c_int]) -> MpiResult<(Vec<ReqId>, Vec<usize>)> {
-    let (mut ids, mut slots) = (Vec::with_capacity(hs.len()), Vec::with_capacity(hs.len()));
+fn active_among(st: &State, hs: &[c_int]) -> MpiResult<(List<ReqId>, List<usize>)> {
+    let (mut ids, mut slots) = (List::with_capacity(hs.len()), List::with_capacity(hs.len()));
     for (k, &h) in hs.iter().enumerate() {
         if let Some(id) = active(st, h)? {
             ids.push(id);
@@ -237,27 +299,27 @@ mpi_fn! {
     Initialized fn MPI_Waitall / PMPI_Waitall(count: c_int, requests: *mut c_int, statuses: *mut CStatus) errors(None) {
         // SAFETY: the standard requires `count` handles.
         let hs = unsafe { handles_of(count, requests)? };
-        let done = with_state(|st| {
+        with_state(|st| {
             let (ids, slots) = active_among(st, hs)?;
             never_completes(st, &ids, true)?;
-            let mut done = vec![empty_status(); hs.len()];
+            let mut done = List::filled(hs.len(), empty_status());
             if slots.len() == hs.len() {
                 // (every one active: their statuses in place)
                 st.engine.wait_all(&ids, &mut done);
             } else {
-                let mut got = vec![Status::default(); ids.len()];
+                let mut got = List::filled(ids.len(), Status::default());
                 st.engine.wait_all(&ids, &mut got);
-                for (k, s) in slots.into_iter().zip(got) {
+                for (&k, &s) in slots.iter().zip(got.iter()) {
                     done[k] = s;
                 }
             }
             for h in hs.iter_mut() {
                 release_handle(st, h);
             }
-            Ok(done)
-        })?;
-        // SAFETY: the standard requires `count` statuses (or IGNORE).
-        unsafe { write_statuses(statuses, &done) }
+            // (here: the list stays where it is)
+            // SAFETY: the standard requires `count` statuses (or IGNORE).
+            unsafe { write_statuses(statuses, &done) }
+        })
     }
 }
 
