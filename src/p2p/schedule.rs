@@ -129,6 +129,7 @@ impl Schedule {
     /// schedule that gains steps no longer repeats), or its failure.
     fn insert(&mut self, more: MpiResult<Vec<Step>>) {
         match more {
+            Ok(more) if more.is_empty() => {}
             Ok(more) => {
                 self.repeats &= more.is_empty();
                 for step in more.into_iter().rev() {
