@@ -6,8 +6,8 @@
  * communicators, completed in another order, with a blocking collective
  * and point-to-point traffic in between; completion by MPI_Test polling
  * while another rank is late; persistent operations of every kind started
- * again with new data (the send buffer is read at each start); derived
- * types; errors. */
+ * again with new data (the send buffer is read at each start); the same
+ * nonblocking calls repeated; derived types; errors. */
 #include "common.h"
 #include <unistd.h>
 
@@ -407,6 +407,58 @@ static void persistent_new_data(void)
     free(in), free(out), free(strided);
 }
 
+/* The same nonblocking calls round after round (oxmpi runs again the
+ * schedule it built for the last same call on a communicator, under the
+ * next tag): new data each round, the count or the root changed in some,
+ * two barriers in flight at once, a blocking collective in between, on
+ * the world and on duplicates freed and made again. */
+static void repeated_calls(void)
+{
+    enum { N = 300, ROUNDS = 24 };
+    double *in = malloc(N * sizeof(double)), *out = malloc(N * sizeof(double));
+    int *mine = malloc(size * N * sizeof(int)), *all = malloc(size * N * sizeof(int)), *bc = malloc(N * sizeof(int));
+    MPI_Comm dup = MPI_COMM_NULL;
+    for (int round = 0; round < ROUNDS; round++) {
+        if (round % 5 == 0) {
+            if (dup != MPI_COMM_NULL)
+                MPI_Comm_free(&dup);
+            MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        }
+        MPI_Comm c = round % 2 ? dup : MPI_COMM_WORLD;
+        int n = round % 4 == 3 ? N / 2 : N, root = round % 7 == 6 ? size - 1 : 0;
+        for (int i = 0; i < N; i++) {
+            in[i] = val(rank, i) + round, out[i] = -1;
+            bc[i] = rank == root ? i + round : -1;
+        }
+        for (int j = 0; j < size * N; j++) mine[j] = val(rank, j) * 2 + round, all[j] = -1;
+        MPI_Request q[3];
+        MPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, c, &q[0]);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        MPI_Ibarrier(c, &q[1]);
+        MPI_Ibarrier(c, &q[2]);
+        MPI_Iallgather(mine, N, MPI_INT, all, N, MPI_INT, c, &q[0]);
+        MPI_Waitall(3, q, MPI_STATUSES_IGNORE);
+        int bad = 0;
+        for (int j = 0; j < size * N; j++) bad += all[j] != val(j / N, j % N) * 2 + round;
+        MPI_Ibcast(bc, N, MPI_INT, root, c, &q[0]);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        MPI_Ialltoall(mine, N, MPI_INT, all, N, MPI_INT, c, &q[0]);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        if (round % 3 == 0)
+            MPI_Barrier(c);
+        for (int i = 0; i < N; i++) {
+            double want = 0;
+            for (int s = 0; s < size; s++) want += val(s, i) + round;
+            bad += i < n ? out[i] != want : out[i] != -1;
+            bad += bc[i] != i + round;
+        }
+        for (int j = 0; j < size * N; j++) bad += all[j] != val(j / N, rank * N + j % N) * 2 + round;
+        CHECK(bad == 0, "repeated nonblocking calls, round %d: %d wrong", round, bad);
+    }
+    MPI_Comm_free(&dup);
+    free(in), free(out), free(mine), free(all), free(bc);
+}
+
 /* Derived types through nonblocking operations: a strided vector
  * broadcast, and an allgather into every other int. */
 static void derived_types(void)
@@ -480,6 +532,7 @@ int main(int argc, char **argv)
     persistent_restarts();
     if (!reference || size <= 2)
         persistent_new_data();
+    repeated_calls();
     derived_types();
     errors();
     return finish();

@@ -191,6 +191,11 @@ impl Plan {
         s
     }
 
+    /// Whether its steps can run again as they are (see `again`).
+    pub fn again(&self) -> bool {
+        self.again
+    }
+
     /// `into_schedule` for a persistent collective: its steps are kept to
     /// run again at the next start when the plan allows it (`again`).
     pub fn into_persistent(self, ctx: u32, tag: i32) -> Schedule {

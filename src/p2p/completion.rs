@@ -2,7 +2,7 @@
 //! paired (MPI_Isendrecv) and generalized requests, and what a wait
 //! prints of the queues when it seems to hang.
 
-use super::request::{RecvState, Template};
+use super::request::RecvState;
 use super::*;
 
 impl Engine {
@@ -109,18 +109,6 @@ impl Engine {
     fn take_done(&mut self, id: ReqId) -> Status {
         if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
             let Some(a) = p.active.take() else { return empty_status() };
-            if let Template::Coll(start) = &p.template {
-                // the collective's schedule goes back, to run again
-                let start = start.clone();
-                if let Some(Request::Schedule(slot)) = self.requests.get_mut(a) {
-                    if let Some(s) = slot.take() {
-                        let status = s.status();
-                        self.requests.discard(a);
-                        start.lock().unwrap_or_else(|p| p.into_inner()).finished(s);
-                        return status;
-                    }
-                }
-            }
             return self.finish(a);
         }
         self.finish(id)
@@ -137,6 +125,14 @@ impl Engine {
             Some(&Request::Pair(request::Pair { recv, send, .. })) => {
                 let status = pair_status(self.finish(recv), self.finish(send));
                 self.requests.discard(id);
+                return status;
+            }
+            Some(Request::Schedule(Some(s))) => {
+                // a schedule that may run again goes back (`retire`)
+                let status = s.status();
+                if let Some(Request::Schedule(Some(s))) = self.requests.remove(id) {
+                    s.retire();
+                }
                 return status;
             }
             Some(Request::General(g)) => {

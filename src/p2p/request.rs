@@ -181,30 +181,24 @@ pub enum Template {
 /// built afresh (packing the send buffers as they are then).
 pub struct Starter {
     build: Box<dyn FnMut() -> crate::error::MpiResult<Schedule> + Send>,
-    spare: Option<Box<Schedule>>,
+    /// The last activation's schedule, back when its request completed.
+    spare: super::schedule::Spare,
 }
 
 impl Starter {
     pub fn new(build: impl FnMut() -> crate::error::MpiResult<Schedule> + Send + 'static) -> Starter {
-        Starter { build: Box::new(build), spare: None }
+        Starter { build: Box::new(build), spare: Default::default() }
     }
 
     /// The schedule of the next activation.
     pub fn activation(&mut self) -> crate::error::MpiResult<Box<Schedule>> {
-        match self.spare.take() {
-            Some(mut s) => {
-                s.restart();
-                Ok(s)
-            }
-            None => (self.build)().map(Box::new),
+        if let Some(mut s) = self.spare.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            s.restart();
+            return Ok(s);
         }
-    }
-
-    /// The finished schedule of an activation, kept if it can run again.
-    pub fn finished(&mut self, s: Box<Schedule>) {
-        if s.can_restart() {
-            self.spare = Some(s);
-        }
+        let mut s = Box::new((self.build)()?);
+        s.returns_to(&self.spare);
+        Ok(s)
     }
 }
 

@@ -11,6 +11,13 @@ use super::{Engine, SendArgs};
 use crate::comm::Group;
 use crate::error::{MpiError, MpiResult};
 use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, Weak};
+
+/// Where a schedule that can run again waits between its runs: a
+/// persistent collective's (`request::Starter`), or the last nonblocking
+/// collective of a communicator (`abi::coll`'s cache). A finished
+/// schedule goes back there (`retire`) while the place is still kept.
+pub type Spare = Arc<Mutex<Option<Box<Schedule>>>>;
 
 /// The bytes a transfer moves.
 #[derive(Clone, Copy, Debug)]
@@ -53,6 +60,8 @@ pub struct Schedule {
     /// It can run again (`restart`): a persistent collective's, whose
     /// steps read no data when built and add none while they run.
     repeats: bool,
+    /// Where it goes when its request is freed, to run again (`retire`).
+    home: Weak<Mutex<Option<Box<Schedule>>>>,
     ctx: u32,
     tag: i32,
     group: Group,
@@ -82,6 +91,7 @@ impl Schedule {
             steps: steps.into(),
             ran: VecDeque::new(),
             repeats: false,
+            home: Weak::new(),
             ctx,
             tag,
             group,
@@ -107,6 +117,29 @@ impl Schedule {
     /// Whether `restart` may run it again (it repeats, and ran to its end).
     pub fn can_restart(&self) -> bool {
         self.repeats && self.done
+    }
+
+    /// Once done, go back to `home` to run again (`retire`).
+    pub fn returns_to(&mut self, home: &Spare) {
+        self.home = Arc::downgrade(home);
+    }
+
+    /// The schedule's request is freed: it goes back to its home if it can
+    /// run again and the home is still kept, else it is dropped.
+    pub fn retire(self: Box<Self>) {
+        if !self.can_restart() {
+            return;
+        }
+        if let Some(home) = self.home.upgrade() {
+            *home.lock().unwrap_or_else(|p| p.into_inner()) = Some(self);
+        }
+    }
+
+    /// `restart`, its transfers under a new tag (a nonblocking collective's
+    /// next call takes the communicator's next collective tag).
+    pub fn restart_tagged(&mut self, tag: i32) {
+        self.restart();
+        self.tag = tag;
     }
 
     /// Run the steps again from the first, as new (`can_restart`).

@@ -53,6 +53,8 @@ pub struct State {
     /// The lowest world rank on this host (MPI_COMM_TYPE_SHARED's color).
     pub host_color: usize,
     pub start: Instant,
+    /// Nonblocking collectives kept to run again (`abi::coll::Kept`).
+    pub kept_colls: Vec<crate::abi::coll::Kept>,
 }
 
 impl State {
@@ -260,6 +262,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
         hostname: hostname(),
         host_color: w.host_of[rank],
         start,
+        kept_colls: Vec::new(),
     });
     PHASE.store(Phase::Running as u8, Ordering::Release);
     drop(guard);

@@ -199,8 +199,85 @@ pub(super) fn launch(
     comm: c_int,
     how: How,
     agree: Agree,
+    build: impl FnMut(&mut Plan) -> MpiResult<()> + Send + 'static,
+) -> MpiResult<()> {
+    launch_kept(st, comm, how, agree, None, build)
+}
+
+/// A nonblocking collective's call, as far as the plan it builds depends
+/// on it: its kind and the arguments the plan takes (addresses, byte
+/// counts, root, predefined datatype and operator handles).
+pub(super) type Call = [usize; 6];
+
+/// A communicator's last nonblocking collective whose plan can run again
+/// (`Plan::again`), kept to run again, under the next tag, when the next
+/// call on the communicator is the same (`launch_kept`): a loop of
+/// MPI_Iallreduce on the same buffers builds its plan once, as a
+/// persistent collective does. The communicator is known by its context,
+/// its group and this rank's place in it (the schedule holds the group,
+/// so a communicator made later cannot have the same one).
+pub struct Kept {
+    ctx: u32,
+    group: crate::comm::Group,
+    rank: usize,
+    call: Call,
+    spare: crate::p2p::schedule::Spare,
+}
+
+/// Which collective a `Call` is.
+#[derive(Clone, Copy)]
+pub(super) enum Kind {
+    Barrier = 1,
+    Bcast,
+    Allreduce,
+    Allgather,
+    Alltoall,
+}
+
+/// At most this many communicators' collectives are kept.
+const KEPT_MAX: usize = 8;
+
+fn same_group(a: &crate::comm::Group, b: &crate::comm::Group) -> bool {
+    use crate::comm::Group::{List, World};
+    match (a, b) {
+        (World(x), World(y)) => x == y,
+        (List(x), List(y)) => Arc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
+/// `launch`; a nonblocking call on an intracommunicator that names its
+/// `call` runs the kept schedule of the same call again if there is one
+/// (see `Kept`), else keeps the one it builds if it can run again.
+pub(super) fn launch_kept(
+    st: &mut State,
+    comm: c_int,
+    how: How,
+    agree: Agree,
+    call: Option<Call>,
     mut build: impl FnMut(&mut Plan) -> MpiResult<()> + Send + 'static,
 ) -> MpiResult<()> {
+    let keep = match (how, call) {
+        (How::Request(r), Some(call)) if !r.is_null() && !coll::tuning::check_collectives() => {
+            let c = handles::comm(st, comm)?;
+            (c.remote.is_none()).then(|| (r, call, c.ctx_coll, c.rank, c.group.clone()))
+        }
+        _ => None,
+    };
+    let mut at = None;
+    if let Some((r, call, ctx, rank, group)) = &keep {
+        at = st.kept_colls.iter().position(|k| k.ctx == *ctx && k.rank == *rank && same_group(&k.group, group));
+        let again = at.map(|i| &st.kept_colls[i]).filter(|k| k.call == *call);
+        if let Some(mut s) = again.and_then(|k| k.spare.lock().unwrap_or_else(|p| p.into_inner()).take()) {
+            let c = handles::comm_mut(st, comm)?;
+            c.colls = c.colls.wrapping_add(1);
+            s.restart_tagged(coll::user_tag(c.colls));
+            let id = st.engine.start_boxed(s)?;
+            // SAFETY: checked non-null; the caller passes a writable MPI_Request.
+            unsafe { **r = handles::request_handle(id) };
+            return Ok(());
+        }
+    }
     let out = match how {
         How::Now => None,
         How::Request(r) | How::Persistent(r, _) => {
@@ -239,7 +316,28 @@ pub(super) fn launch(
             s.named(shm::stamp(ctx, seq));
             return st.engine.run_schedule(s);
         }
-        How::Request(_) => st.engine.start_schedule(plan()?.into_schedule(ctx, tag))?,
+        How::Request(_) => match keep {
+            Some((_, call, ctx, rank, group)) => {
+                let p = plan()?;
+                let again = p.again();
+                let mut s = Box::new(p.into_persistent(ctx, tag));
+                if again {
+                    let spare = crate::p2p::schedule::Spare::default();
+                    s.returns_to(&spare);
+                    let k = Kept { ctx, group, rank, call, spare };
+                    match at {
+                        Some(i) => st.kept_colls[i] = k,
+                        None if st.kept_colls.len() < KEPT_MAX => st.kept_colls.push(k),
+                        None => {
+                            st.kept_colls.remove(0);
+                            st.kept_colls.push(k);
+                        }
+                    }
+                }
+                st.engine.start_boxed(s)?
+            }
+            None => st.engine.start_schedule(plan()?.into_schedule(ctx, tag))?,
+        },
         How::Persistent(..) => {
             let start = Starter::new(move || plan().map(|p| p.into_persistent(ctx, tag)));
             st.engine.persistent(Template::Coll(Arc::new(Mutex::new(start))))
@@ -415,7 +513,8 @@ collective! { comm;
         if let Some(r) = mailbox_path(st, comm, how, shm::fits(0, None), short) {
             return r;
         }
-        launch(st, comm, how, Agree::new("MPI_Barrier", 0, 0), move |p| {
+        let call = (!between).then_some([Kind::Barrier as usize, 0, 0, 0, 0, 0]);
+        launch_kept(st, comm, how, Agree::new("MPI_Barrier", 0, 0), call, move |p| {
             if between {
                 inter::barrier(p);
             } else {
@@ -454,7 +553,17 @@ fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm
         if let Some(r) = mailbox_path(st, comm, how, fits, short) {
             return r;
         }
-        launch(st, comm, how, Agree::new("MPI_Bcast", root, 0).sized(ty.size * count), move |p| {
+        // (contiguous: the plan moves the buffer's bytes as they are)
+        let call = (!between && ty.is_contiguous()).then_some([
+            Kind::Bcast as usize,
+            buf,
+            ty.size * count,
+            root as usize,
+            0,
+            0,
+        ]);
+        let agree = Agree::new("MPI_Bcast", root, 0).sized(ty.size * count);
+        launch_kept(st, comm, how, agree, call, move |p| {
             let data = match role {
                 Role::Root => source(p, buf, &ty, count),
                 Role::Toward(_) => landing(p, buf, &ty, count),
