@@ -165,17 +165,17 @@ impl Plan {
     /// A buffer of `len` bytes, held until the plan is done, for data the
     /// plan writes before it reads it (its contents start unspecified).
     pub fn scratch(&mut self, len: usize) -> Block {
-        self.held(Scratch::for_overwrite(len))
+        self.hold_scratch(Scratch::for_overwrite(len))
     }
 
     /// Hold `s`, data copied now (a packed send buffer), until the plan is
     /// done; its block.
     pub fn keep(&mut self, s: Scratch) -> Block {
         self.again = false;
-        self.held(s)
+        self.hold_scratch(s)
     }
 
-    fn held(&mut self, mut s: Scratch) -> Block {
+    fn hold_scratch(&mut self, mut s: Scratch) -> Block {
         let b = Block::new(s.as_mut_ptr(), s.len());
         self.hold.push(s);
         b
@@ -189,6 +189,11 @@ impl Plan {
             s.hold(Box::new(hold));
         }
         s
+    }
+
+    /// The bytes of the buffers it holds (`scratch`, `keep`).
+    pub fn held_bytes(&self) -> usize {
+        self.hold.iter().map(|s| s.len()).sum()
     }
 
     /// Whether its steps can run again as they are (see `again`).

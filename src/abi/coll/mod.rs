@@ -234,6 +234,11 @@ pub(super) enum Kind {
     Alltoall,
 }
 
+/// A kept schedule keeps its buffers: one holding more (an Allreduce of
+/// long vectors) is not kept, so that no large buffer stays allocated
+/// after its call.
+const KEPT_HELD_MAX: usize = 1 << 20;
+
 /// At most this many communicators' collectives are kept.
 const KEPT_MAX: usize = 8;
 
@@ -319,7 +324,7 @@ pub(super) fn launch_kept(
         How::Request(_) => match keep {
             Some((_, call, ctx, rank, group)) => {
                 let p = plan()?;
-                let again = p.again();
+                let again = p.again() && p.held_bytes() <= KEPT_HELD_MAX;
                 let mut s = Box::new(p.into_persistent(ctx, tag));
                 if again {
                     let spare = crate::p2p::schedule::Spare::default();
