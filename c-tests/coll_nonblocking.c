@@ -415,7 +415,7 @@ static void persistent_new_data(void)
 static void repeated_calls(void)
 {
     enum { N = 300, ROUNDS = 24 };
-    double *in = malloc(N * sizeof(double)), *out = malloc(N * sizeof(double));
+    double *in = malloc(N * sizeof(double)), *out = malloc(N * sizeof(double)), *red = malloc(N * sizeof(double));
     int *mine = malloc(size * N * sizeof(int)), *all = malloc(size * N * sizeof(int)), *bc = malloc(N * sizeof(int));
     MPI_Comm dup = MPI_COMM_NULL;
     for (int round = 0; round < ROUNDS; round++) {
@@ -427,12 +427,14 @@ static void repeated_calls(void)
         MPI_Comm c = round % 2 ? dup : MPI_COMM_WORLD;
         int n = round % 4 == 3 ? N / 2 : N, root = round % 7 == 6 ? size - 1 : 0;
         for (int i = 0; i < N; i++) {
-            in[i] = val(rank, i) + round, out[i] = -1;
+            in[i] = val(rank, i) + round, out[i] = -1, red[i] = -1;
             bc[i] = rank == root ? i + round : -1;
         }
         for (int j = 0; j < size * N; j++) mine[j] = val(rank, j) * 2 + round, all[j] = -1;
         MPI_Request q[3];
         MPI_Iallreduce(in, out, n, MPI_DOUBLE, MPI_SUM, c, &q[0]);
+        MPI_Wait(&q[0], MPI_STATUS_IGNORE);
+        MPI_Ireduce(in, red, n, MPI_DOUBLE, MPI_SUM, root, c, &q[0]);
         MPI_Wait(&q[0], MPI_STATUS_IGNORE);
         MPI_Ibarrier(c, &q[1]);
         MPI_Ibarrier(c, &q[2]);
@@ -450,13 +452,14 @@ static void repeated_calls(void)
             double want = 0;
             for (int s = 0; s < size; s++) want += val(s, i) + round;
             bad += i < n ? out[i] != want : out[i] != -1;
+            bad += rank == root && (i < n ? red[i] != want : red[i] != -1);
             bad += bc[i] != i + round;
         }
         for (int j = 0; j < size * N; j++) bad += all[j] != val(j / N, rank * N + j % N) * 2 + round;
         CHECK(bad == 0, "repeated nonblocking calls, round %d: %d wrong", round, bad);
     }
     MPI_Comm_free(&dup);
-    free(in), free(out), free(mine), free(all), free(bc);
+    free(in), free(out), free(red), free(mine), free(all), free(bc);
 }
 
 /* Derived types through nonblocking operations: a strided vector

@@ -213,7 +213,7 @@ fn contiguous_blocks(
     // as messages: the blocks lie in a row in both buffers
     let agree = if alltoall { Agree::new("MPI_Alltoall", 0, 0) } else { Agree::new("MPI_Allgather", 0, 0).sized(b) };
     let kind = if alltoall { Kind::Alltoall } else { Kind::Allgather };
-    let call = Some([kind as usize, sbuf, rbuf, b, 0, 0]);
+    let call = Some([kind as usize, sbuf, rbuf, b, 0, 0, 0]);
     Some(launch_kept(st, comm, how, agree, call, move |p| {
         let blocks = |buf: usize| (0..n).map(|r| Block { addr: buf + r * b, len: b }).collect::<Vec<_>>();
         if alltoall {

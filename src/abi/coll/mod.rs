@@ -206,12 +206,13 @@ pub(super) fn launch(
 
 /// A nonblocking collective's call, as far as the plan it builds depends
 /// on it: its kind and the arguments the plan takes (addresses, byte
-/// counts, root, predefined datatype and operator handles).
-pub(super) type Call = [usize; 6];
+/// counts, predefined datatype and operator handles, root).
+pub(super) type Call = [usize; 7];
 
-/// A communicator's last nonblocking collective whose plan can run again
-/// (`Plan::again`), kept to run again, under the next tag, when the next
-/// call on the communicator is the same (`launch_kept`): a loop of
+/// A nonblocking collective (Barrier, Bcast, Reduce, Allreduce, Allgather
+/// or Alltoall, where the caller names its `Call`) whose plan can run
+/// again (`Plan::again`), kept to run again, under the next tag, when a
+/// later call on the communicator is the same (`launch_kept`): a loop of
 /// MPI_Iallreduce on the same buffers builds its plan once, as a
 /// persistent collective does. The communicator is known by its context,
 /// its group and this rank's place in it (the schedule holds the group,
@@ -232,6 +233,7 @@ pub(super) enum Kind {
     Allreduce,
     Allgather,
     Alltoall,
+    Reduce,
 }
 
 /// A kept schedule keeps its buffers: one holding more (an Allreduce of
@@ -239,8 +241,8 @@ pub(super) enum Kind {
 /// after its call.
 const KEPT_HELD_MAX: usize = 1 << 20;
 
-/// At most this many communicators' collectives are kept.
-const KEPT_MAX: usize = 8;
+/// At most this many calls are kept (the oldest goes first).
+const KEPT_MAX: usize = 16;
 
 fn same_group(a: &crate::comm::Group, b: &crate::comm::Group) -> bool {
     use crate::comm::Group::{List, World};
@@ -271,9 +273,13 @@ pub(super) fn launch_kept(
     };
     let mut at = None;
     if let Some((r, call, ctx, rank, group)) = &keep {
-        at = st.kept_colls.iter().position(|k| k.ctx == *ctx && k.rank == *rank && same_group(&k.group, group));
-        let again = at.map(|i| &st.kept_colls[i]).filter(|k| k.call == *call);
-        if let Some(mut s) = again.and_then(|k| k.spare.lock().unwrap_or_else(|p| p.into_inner()).take()) {
+        at = st
+            .kept_colls
+            .iter()
+            .position(|k| k.call == *call && k.ctx == *ctx && k.rank == *rank && same_group(&k.group, group));
+        // (none while the kept one is still in flight: then a new one)
+        let spare = at.and_then(|i| st.kept_colls[i].spare.lock().unwrap_or_else(|p| p.into_inner()).take());
+        if let Some(mut s) = spare {
             let c = handles::comm_mut(st, comm)?;
             c.colls = c.colls.wrapping_add(1);
             s.restart_tagged(coll::user_tag(c.colls));
@@ -518,7 +524,7 @@ collective! { comm;
         if let Some(r) = mailbox_path(st, comm, how, shm::fits(0, None), short) {
             return r;
         }
-        let call = (!between).then_some([Kind::Barrier as usize, 0, 0, 0, 0, 0]);
+        let call = (!between).then_some([Kind::Barrier as usize, 0, 0, 0, 0, 0, 0]);
         launch_kept(st, comm, how, Agree::new("MPI_Barrier", 0, 0), call, move |p| {
             if between {
                 inter::barrier(p);
@@ -564,6 +570,7 @@ fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm
             buf,
             ty.size * count,
             root as usize,
+            0,
             0,
             0,
         ]);

@@ -5,27 +5,29 @@ use super::*;
 use crate::op::{UserCountFn, UserFn, UserFunc, UserOp};
 
 /// The packed data a reduction starts from: `count` items at `src`. When
-/// `ty` is contiguous and `dst` is given, the items are copied to `dst`
-/// by the plan's first step (unless they are there already), which a
-/// persistent reduction takes again at each start, and reduced in place
-/// there.
+/// `ty` is contiguous, the items are copied by the plan's first step
+/// (which a persistent reduction takes again at each start) to `dst`, or
+/// to a scratch buffer without one, unless they are there already, and
+/// reduced in place there; another type is packed as the plan is built.
 fn reduction_data(p: &mut Plan, src: usize, dst: Option<usize>, ty: &TypeInfo, count: usize) -> Block {
     let len = ty.size * count;
-    match dst {
-        Some(dst) if ty.is_contiguous() => {
-            let b = Block { addr: dst, len };
-            if src != dst {
-                // SAFETY: the user's buffers hold `count` items and do not
-                // overlap (the standard forbids it except MPI_IN_PLACE).
-                p.compute(move || unsafe {
-                    Block { addr: src, len }.copy_to(b);
-                    Ok(())
-                });
-            }
-            b
-        }
-        _ => p.keep(packed(src, ty, count)),
+    if !ty.is_contiguous() {
+        return p.keep(packed(src, ty, count));
     }
+    let b = match dst {
+        Some(dst) => Block { addr: dst, len },
+        None => p.scratch(len),
+    };
+    if src != b.addr {
+        // SAFETY: the user's buffers hold `count` items and do not overlap
+        // (the standard forbids it except MPI_IN_PLACE); a scratch buffer
+        // is the plan's own.
+        p.compute(move || unsafe {
+            Block { addr: src, len }.copy_to(b);
+            Ok(())
+        });
+    }
+    b
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -84,7 +86,19 @@ fn reduce_any(
         if let Some(r) = mailbox_path(st, comm, how, fits, short) {
             return r;
         }
-        launch(st, comm, how, Agree::new("MPI_Reduce", root, op_h).sized(ty.size * count), move |p| {
+        // (as Allreduce's, with the root)
+        let kept = !between && !matches!(op, Op::User(_)) && handles::predefined(datatype).is_some();
+        let call = kept.then_some([
+            Kind::Reduce as usize,
+            src,
+            recv,
+            ty.size * count,
+            datatype as usize,
+            op_h as usize,
+            root as usize,
+        ]);
+        let agree = Agree::new("MPI_Reduce", root, op_h).sized(ty.size * count);
+        launch_kept(st, comm, how, agree, call, move |p| {
             let at_root = role == Role::Root;
             let data = match (between, at_root) {
                 (true, true) => landing(p, recv, &ty, count),
@@ -200,7 +214,7 @@ fn all_reduction(
         // both for good)
         let kept = what == Combine::All && !matches!(op, Op::User(_)) && handles::predefined(datatype).is_some();
         let call =
-            kept.then_some([Kind::Allreduce as usize, src, recv, ty.size * count, datatype as usize, op_h as usize]);
+            kept.then_some([Kind::Allreduce as usize, src, recv, ty.size * count, datatype as usize, op_h as usize, 0]);
         let agree = Agree::new(what.name(), 0, op_h).sized(ty.size * count);
         launch_kept(st, comm, how, agree, call, move |p| {
             if what == Combine::All && ty.is_contiguous() {
