@@ -108,8 +108,10 @@ impl Engine {
 
     fn take_done(&mut self, id: ReqId) -> Status {
         if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
-            let Some(a) = p.active.take() else { return empty_status() };
-            return self.finish(a);
+            return match p.active.take() {
+                Some(a) => self.finish(a),
+                None => empty_status(),
+            };
         }
         self.finish(id)
     }

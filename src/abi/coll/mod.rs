@@ -264,31 +264,6 @@ pub(super) fn launch_kept(
     call: Option<Call>,
     mut build: impl FnMut(&mut Plan) -> MpiResult<()> + Send + 'static,
 ) -> MpiResult<()> {
-    let keep = match (how, call) {
-        (How::Request(r), Some(call)) if !r.is_null() && !coll::tuning::check_collectives() => {
-            let c = handles::comm(st, comm)?;
-            (c.remote.is_none()).then(|| (r, call, c.ctx_coll, c.rank, c.group.clone()))
-        }
-        _ => None,
-    };
-    let mut at = None;
-    if let Some((r, call, ctx, rank, group)) = &keep {
-        at = st
-            .kept_colls
-            .iter()
-            .position(|k| k.call == *call && k.ctx == *ctx && k.rank == *rank && same_group(&k.group, group));
-        // (none while the kept one is still in flight: then a new one)
-        let spare = at.and_then(|i| st.kept_colls[i].spare.lock().unwrap_or_else(|p| p.into_inner()).take());
-        if let Some(mut s) = spare {
-            let c = handles::comm_mut(st, comm)?;
-            c.colls = c.colls.wrapping_add(1);
-            s.restart_tagged(coll::user_tag(c.colls));
-            let id = st.engine.start_boxed(s)?;
-            // SAFETY: checked non-null; the caller passes a writable MPI_Request.
-            unsafe { **r = handles::request_handle(id) };
-            return Ok(());
-        }
-    }
     let out = match how {
         How::Now => None,
         How::Request(r) | How::Persistent(r, _) => {
@@ -309,6 +284,15 @@ pub(super) fn launch_kept(
     // so may the parts of the two groups
     let agree = if remote.is_some() { Agree { root: 0, bytes: -1, ..agree } } else { agree };
     let check = coll::tuning::check_collectives();
+    // a nonblocking call that names itself: the kept schedule of the same
+    // call, if one is back (none while it is still in flight)
+    let kept = call.filter(|_| matches!(how, How::Request(_)) && remote.is_none() && !check);
+    let at = kept.and_then(|call| {
+        let same = |k: &Kept| k.call == call && k.ctx == ctx && k.rank == rank && same_group(&k.group, &group);
+        st.kept_colls.iter().position(same)
+    });
+    let spare = at.and_then(|i| st.kept_colls[i].spare.lock().unwrap_or_else(|p| p.into_inner()).take());
+    let kept_group = group.clone();
     let mut plan = move || {
         let mut p = match &remote {
             None => Plan::among(group.clone(), rank),
@@ -327,15 +311,19 @@ pub(super) fn launch_kept(
             s.named(shm::stamp(ctx, seq));
             return st.engine.run_schedule(s);
         }
-        How::Request(_) => match keep {
-            Some((_, call, ctx, rank, group)) => {
+        How::Request(_) => match (spare, kept) {
+            (Some(mut s), _) => {
+                s.restart_tagged(tag);
+                st.engine.start_boxed(s)?
+            }
+            (None, Some(call)) => {
                 let p = plan()?;
                 let again = p.again() && p.held_bytes() <= KEPT_HELD_MAX;
                 let mut s = Box::new(p.into_persistent(ctx, tag));
                 if again {
                     let spare = crate::p2p::schedule::Spare::default();
                     s.returns_to(&spare);
-                    let k = Kept { ctx, group, rank, call, spare };
+                    let k = Kept { ctx, group: kept_group, rank, call, spare };
                     match at {
                         Some(i) => st.kept_colls[i] = k,
                         None if st.kept_colls.len() < KEPT_MAX => st.kept_colls.push(k),
@@ -347,7 +335,7 @@ pub(super) fn launch_kept(
                 }
                 st.engine.start_boxed(s)?
             }
-            None => st.engine.start_schedule(plan()?.into_schedule(ctx, tag))?,
+            (None, None) => st.engine.start_schedule(plan()?.into_schedule(ctx, tag))?,
         },
         How::Persistent(..) => {
             let start = Starter::new(move || plan().map(|p| p.into_persistent(ctx, tag)));

@@ -96,67 +96,10 @@ fn active(st: &State, h: c_int) -> MpiResult<Option<ReqId>> {
     Ok(Some(id))
 }
 
-/// Up to this many requests, an array completion keeps its lists on the
-/// stack (`List`): a loop of MPI_Irecv, MPI_Isend and MPI_Waitall of two
-/// allocated three of them per call.
-const FEW: usize = 8;
-
-/// A list an array completion keeps: on the stack up to `FEW` entries.
-enum List<T> {
-    Few(arrayvec::ArrayVec<T, FEW>),
-    Many(Vec<T>),
-}
-
-impl<T> List<T> {
-    #[inline]
-    fn with_capacity(n: usize) -> List<T> {
-        if n <= FEW {
-            List::Few(arrayvec::ArrayVec::new())
-        } else {
-            List::Many(Vec::with_capacity(n))
-        }
-    }
-
-    /// `n` copies of `v`.
-    #[inline]
-    fn filled(n: usize, v: T) -> List<T>
-    where
-        T: Clone,
-    {
-        let mut l = List::with_capacity(n);
-        for _ in 0..n {
-            l.push(v.clone());
-        }
-        l
-    }
-
-    /// (Within the capacity it was made with.)
-    fn push(&mut self, v: T) {
-        match self {
-            List::Few(a) => a.push(v),
-            List::Many(a) => a.push(v),
-        }
-    }
-}
-
-impl<T> std::ops::Deref for List<T> {
-    type Target = [T];
-    fn deref(&self) -> &[T] {
-        match self {
-            List::Few(a) => a,
-            List::Many(a) => a,
-        }
-    }
-}
-
-impl<T> std::ops::DerefMut for List<T> {
-    fn deref_mut(&mut self) -> &mut [T] {
-        match self {
-            List::Few(a) => a,
-            List::Many(a) => a,
-        }
-    }
-}
+/// A list an array completion keeps: on the stack up to 8 entries (a
+/// loop of MPI_Irecv, MPI_Isend and MPI_Waitall of two allocated three
+/// lists per call).
+type List<T> = smallvec::SmallVec<[T; 8]>;
 
 /// The active requests among `hs` (`active`), with their places in it.
 fn active_among(st: &State, hs: &[c_int]) -> MpiResult<(List<ReqId>, List<usize>)> {
@@ -302,12 +245,12 @@ mpi_fn! {
         with_state(|st| {
             let (ids, slots) = active_among(st, hs)?;
             never_completes(st, &ids, true)?;
-            let mut done = List::filled(hs.len(), empty_status());
+            let mut done: List<Status> = smallvec::smallvec![empty_status(); hs.len()];
             if slots.len() == hs.len() {
                 // (every one active: their statuses in place)
                 st.engine.wait_all(&ids, &mut done);
             } else {
-                let mut got = List::filled(ids.len(), Status::default());
+                let mut got: List<Status> = smallvec::smallvec![Status::default(); ids.len()];
                 st.engine.wait_all(&ids, &mut got);
                 for (&k, &s) in slots.iter().zip(got.iter()) {
                     done[k] = s;
