@@ -17,6 +17,11 @@ fn allgather_any(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
+        if let (How::Now, Arr::One(rc), None) = (how, counts, displs) {
+            if let Some(r) = blocks_short(st, comm, (sendbuf, sendcount, sendtype), (recvbuf, rc, recvtype), false) {
+                return r;
+            }
+        }
         let c = members(st, comm)?;
         let me = c.rank;
         no_in_place_between(&c, sendbuf, "sendbuf")?;
@@ -192,19 +197,11 @@ fn contiguous_blocks(
     if !contiguous || sb != b {
         return None;
     }
-    let (n, me, sbuf, rbuf) = (c.n, c.rank, send.0 as usize, recv.0 as usize);
-    let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| {
-        // SAFETY: contiguous user buffers of the checked sizes, distinct
-        // (not in place).
-        let got = unsafe { Block { addr: rbuf, len: b * n }.bytes_mut() };
-        if alltoall {
-            // SAFETY: as above.
-            shm::alltoall(e, m, stamp, unsafe { Block { addr: sbuf, len: b * n }.bytes() }, got)
-        } else {
-            // SAFETY: as above.
-            got[me * b..(me + 1) * b].copy_from_slice(unsafe { Block { addr: sbuf, len: b }.bytes() });
-            shm::allgather(e, m, stamp, got)
-        }
+    let (n, sbuf, rbuf) = (c.n, send.0 as usize, recv.0 as usize);
+    // SAFETY: contiguous user buffers of the checked sizes, distinct (not
+    // in place).
+    let short = |e: &mut crate::p2p::Engine, m: &shm::Members, stamp| unsafe {
+        blocks_in_mailboxes(e, m, stamp, sbuf, rbuf, b, alltoall)
     };
     let op = if alltoall { Pieces::Alltoall } else { Pieces::Allgather };
     if let Some(r) = mailbox_path(st, comm, how, shm::fits(b.saturating_mul(n), Some((op, n, 1))), short) {
@@ -223,6 +220,66 @@ fn contiguous_blocks(
         }
         Ok(())
     }))
+}
+
+/// An Alltoall (`alltoall`) or Allgather of `b`-byte blocks from `sbuf`
+/// into `rbuf` through the mailboxes.
+///
+/// # Safety
+/// `sbuf` and `rbuf` hold the call's contiguous blocks (an Allgather's
+/// send buffer one), distinct.
+unsafe fn blocks_in_mailboxes(
+    e: &mut crate::p2p::Engine,
+    m: &shm::Members,
+    stamp: u64,
+    sbuf: usize,
+    rbuf: usize,
+    b: usize,
+    alltoall: bool,
+) -> MpiResult<()> {
+    let (n, me) = (m.group.size(), m.me);
+    // SAFETY: per the caller's contract.
+    let got = unsafe { Block { addr: rbuf, len: b * n }.bytes_mut() };
+    if alltoall {
+        // SAFETY: as above.
+        shm::alltoall(e, m, stamp, unsafe { Block { addr: sbuf, len: b * n }.bytes() }, got)
+    } else {
+        // SAFETY: as above.
+        got[me * b..(me + 1) * b].copy_from_slice(unsafe { Block { addr: sbuf, len: b }.bytes() });
+        shm::allgather(e, m, stamp, got)
+    }
+}
+
+/// A blocking Alltoall (`alltoall`) or Allgather of blocks short enough
+/// to go whole through the mailboxes, of predefined contiguous types, on
+/// an intracommunicator of one host: straight there, as `bcast_short`
+/// (None: the general path takes the call, and reports what is wrong).
+/// `send` and `recv` are (buffer, count, datatype).
+#[inline]
+fn blocks_short(
+    st: &mut State,
+    comm: c_int,
+    send: (*const c_void, i64, c_int),
+    recv: (*mut c_void, i64, c_int),
+    alltoall: bool,
+) -> Option<MpiResult<()>> {
+    let bytes = |count: i64, ty: c_int| {
+        let t = handles::predefined(ty).filter(|t| t.is_contiguous())?;
+        usize::try_from(count).ok()?.checked_mul(t.size)
+    };
+    let b = bytes(send.1, send.2)?;
+    let unusable = |buf: *const c_void| (buf.is_null() && b > 0) || is_in_place(buf);
+    if bytes(recv.1, recv.2)? != b || unusable(send.0) || unusable(recv.0) || coll::tuning::check_collectives() {
+        return None;
+    }
+    let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
+    if !shm::fits(b.checked_mul(c.size())?, None) {
+        return None;
+    }
+    let (sbuf, rbuf) = (send.0 as usize, recv.0 as usize);
+    // SAFETY: the user's buffers hold the call's blocks: `b` contiguous
+    // bytes each (checked not null where any), distinct (not in place).
+    mailboxes(c, engine, |e, m, stamp| unsafe { blocks_in_mailboxes(e, m, stamp, sbuf, rbuf, b, alltoall) })
 }
 
 /// All-to-all over explicit layouts. Contiguous parts go straight from
@@ -293,6 +350,11 @@ fn alltoallv_any(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
+        if let (How::Now, Arr::One(sc), Arr::One(rc), None, None) = (how, sendcounts, recvcounts, sdispls, rdispls) {
+            if let Some(r) = blocks_short(st, comm, (sendbuf, sc, sendtype), (recvbuf, rc, recvtype), true) {
+                return r;
+            }
+        }
         let c = members(st, comm)?;
         no_in_place_between(&c, sendbuf, "sendbuf")?;
         let n = c.peers();

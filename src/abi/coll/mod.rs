@@ -364,6 +364,17 @@ fn mailbox_path(
         return None;
     }
     let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
+    mailboxes(c, engine, run)
+}
+
+/// `mailbox_path` for a call that goes there, its communicator found:
+/// None where the communicator does not take it.
+#[inline]
+fn mailboxes(
+    c: &mut crate::comm::Comm,
+    engine: &mut crate::p2p::Engine,
+    run: impl FnOnce(&mut crate::p2p::Engine, &shm::Members, u64) -> MpiResult<()>,
+) -> Option<MpiResult<()>> {
     if c.remote.is_some() {
         return None;
     }
@@ -524,8 +535,45 @@ collective! { comm;
     })
 }
 
+/// A blocking Bcast of a few bytes (whole in a short mailbox) of a
+/// predefined contiguous type on an intracommunicator of one host, straight
+/// to the mailboxes: the general path's handling of its arguments (a type
+/// reference, a role, the mailbox closure, the choice among paths) cost
+/// it as much as the move itself. None where the call is not such a one,
+/// or is wrong: the general path takes it then, and reports.
+#[inline]
+fn bcast_short(
+    st: &mut State,
+    buffer: *mut c_void,
+    count: i64,
+    datatype: c_int,
+    root: c_int,
+    comm: c_int,
+) -> Option<MpiResult<()>> {
+    let ty = handles::predefined(datatype).filter(|t| t.is_contiguous())?;
+    let len = usize::try_from(count).ok()?.checked_mul(ty.size)?;
+    if (buffer.is_null() && len > 0)
+        || is_in_place(buffer)
+        || !shm::fits(len, None)
+        || coll::tuning::check_collectives()
+    {
+        return None;
+    }
+    let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
+    let root = usize::try_from(root).ok().filter(|&r| r < c.size())?;
+    // SAFETY: the user's buffer holds `count` items of `ty`: `len`
+    // contiguous bytes (checked not null where any).
+    let buf = unsafe { Block { addr: buffer as usize, len }.bytes_mut() };
+    mailboxes(c, engine, |e, m, s| shm::bcast(e, m, s, buf, root))
+}
+
 fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int, how: How) -> MpiResult<()> {
     with_state(|st| {
+        if let How::Now = how {
+            if let Some(r) = bcast_short(st, buffer, count, datatype, root, comm) {
+                return r;
+            }
+        }
         let c = members(st, comm)?;
         let (count, ty) = check_count(count, datatype)?;
         let role = role(&c, root)?;
