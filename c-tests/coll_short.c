@@ -9,7 +9,9 @@
  * operator that does not commute; broadcasts of two communicators taken
  * in another order than the root made them; at 9 ranks the mailbox
  * reductions and barrier gather at rank 0 instead of every rank reading
- * every other. */
+ * every other; calls in which some ranks pass a predefined type (the
+ * short path straight to the mailboxes) and others a derived one, or
+ * MPI_IN_PLACE, for the same bytes. */
 #include "common.h"
 
 static int rank, size;
@@ -92,6 +94,33 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < 20; i++) bad += late[i] != 1000 + i;
     CHECK(bad == 0 && early == 99, "broadcasts taken in another order: %d wrong, early %d", bad, early);
+    /* one call, two paths: ranks that pass a predefined type go straight
+     * to the mailboxes, ranks that pass the same bytes as a contiguous
+     * derived type take the general path there; in place on some ranks */
+    MPI_Datatype four;
+    MPI_Type_contiguous(4, MPI_INT, &four);
+    MPI_Type_commit(&four);
+    int odd = rank % 2, *all = malloc(4 * size * sizeof(int)), *got = malloc(4 * size * sizeof(int));
+    for (int it = 0; it < 50 && bad == 0; it++) {
+        int root = it % size;
+        for (int i = 0; i < 4; i++) buf[i] = rank == root ? it * 10 + i : -1;
+        MPI_Bcast(buf, odd ? 1 : 4, odd ? four : MPI_INT, root, MPI_COMM_WORLD);
+        for (int i = 0; i < 4; i++) bad += buf[i] != it * 10 + i;
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < 4; i++) all[4 * r + i] = 1000 * rank + 10 * r + i + it;
+        MPI_Alltoall(all, odd ? 1 : 4, odd ? four : MPI_INT, got, odd ? 1 : 4, odd ? four : MPI_INT, MPI_COMM_WORLD);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < 4; i++) bad += got[4 * r + i] != 1000 * r + 10 * rank + i + it;
+        for (int i = 0; i < 4; i++) buf[i] = rank * 4 + i + it;
+        MPI_Allgather(buf, odd ? 1 : 4, odd ? four : MPI_INT, got, odd ? 1 : 4, odd ? four : MPI_INT, MPI_COMM_WORLD);
+        for (int r = 0; r < 4 * size; r++) bad += got[r] != r + it;
+        for (int i = 0; i < 4; i++) out[i] = buf[i] = rank + i + it;
+        MPI_Allreduce(odd ? MPI_IN_PLACE : buf, out, 4, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        for (int i = 0; i < 4; i++) bad += out[i] != size * (i + it) + size * (size - 1) / 2;
+    }
+    CHECK(bad == 0, "collectives whose ranks took different paths: %d wrong", bad);
+    MPI_Type_free(&four);
+    free(all), free(got);
     /* a strided type through the short path: every other int of 50 */
     MPI_Datatype strided;
     MPI_Type_vector(25, 1, 2, MPI_INT, &strided);

@@ -6,7 +6,7 @@ Each test's first comment says how to run it:
 `env` applies to every run; `mpich=no` skips the MPICH-built runs (for
 functions beyond MPICH 4's ABI); each variant (';'-separated, ','-joined
 settings) is one more run per rank count.
-A passing run exits 0 and prints "No Errors"; an expected failure exits
+A passing run exits 0, prints "No Errors" and no "check failed"; an expected failure exits
 non-zero (N if given), promptly, with `text` (and each other '|'-separated
 text) on stderr. After every run no
 process of the test may remain and no oxmpi segment may be left in /dev/shm.
@@ -86,6 +86,10 @@ def run_one(mpiexec, exe, n, env, d):
             problems.append(f"exit code {r.returncode}")
         if "No Errors" not in r.stdout:
             problems.append("no 'No Errors'")
+        # (the final count of failed checks is itself an MPI_Allreduce: a
+        # broken reduction could lose it, not the line each check prints)
+        if "check failed" in r.stderr:
+            problems.append("a check failed")
     time.sleep(0.05)
     shm, procs = leftovers(exe)
     if shm:
