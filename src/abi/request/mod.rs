@@ -102,15 +102,18 @@ fn active(st: &State, h: c_int) -> MpiResult<Option<ReqId>> {
 type List<T> = smallvec::SmallVec<[T; 8]>;
 
 /// The active requests among `hs` (`active`), with their places in it.
-fn active_among(st: &State, hs: &[c_int]) -> MpiResult<(List<ReqId>, List<usize>)> {
-    let (mut ids, mut slots) = (List::with_capacity(hs.len()), List::with_capacity(hs.len()));
+/// (Filled in place: lists returned in a Result were copied out whole,
+/// stack arrays and all.)
+fn active_among(st: &State, hs: &[c_int], ids: &mut List<ReqId>, slots: &mut List<usize>) -> MpiResult<()> {
+    ids.reserve(hs.len());
+    slots.reserve(hs.len());
     for (k, &h) in hs.iter().enumerate() {
         if let Some(id) = active(st, h)? {
             ids.push(id);
             slots.push(k);
         }
     }
-    Ok((ids, slots))
+    Ok(())
 }
 
 /// After completion: a persistent request keeps its handle, others become
@@ -243,9 +246,12 @@ mpi_fn! {
         // SAFETY: the standard requires `count` handles.
         let hs = unsafe { handles_of(count, requests)? };
         with_state(|st| {
-            let (ids, slots) = active_among(st, hs)?;
+            let (mut ids, mut slots) = (List::new(), List::new());
+        active_among(st, hs, &mut ids, &mut slots)?;
             never_completes(st, &ids, true)?;
-            let mut done: List<Status> = smallvec::smallvec![empty_status(); hs.len()];
+            // (filled in place, not moved out of a macro's value)
+            let mut done: List<Status> = List::new();
+            done.resize(hs.len(), empty_status());
             if slots.len() == hs.len() {
                 // (every one active: their statuses in place)
                 st.engine.wait_all(&ids, &mut done);
@@ -307,7 +313,8 @@ fn any(count: c_int, requests: *mut c_int, block: bool) -> MpiResult<Option<(c_i
     // SAFETY: the standard requires `count` handles.
     let hs = unsafe { handles_of(count, requests)? };
     with_state(|st| {
-        let (ids, slots) = active_among(st, hs)?;
+        let (mut ids, mut slots) = (List::new(), List::new());
+        active_among(st, hs, &mut ids, &mut slots)?;
         if ids.is_empty() {
             return Ok(Some((UNDEFINED, empty_status())));
         }
@@ -375,7 +382,8 @@ unsafe fn some(
     // SAFETY: the standard requires `count` handles.
     let hs = unsafe { handles_of(count, requests)? };
     let done = with_state(|st| {
-        let (ids, slots) = active_among(st, hs)?;
+        let (mut ids, mut slots) = (List::new(), List::new());
+        active_among(st, hs, &mut ids, &mut slots)?;
         if ids.is_empty() {
             return Ok(None);
         }
