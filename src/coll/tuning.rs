@@ -424,7 +424,11 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
     // 8.2 (8.3); Alltoall 32 KiB 5.0 against 5.5 (5.4), 48 KiB 7.2
     // against 6.9, 64 KiB 8.7 against 8.3 (8.3). Pieces also suffer most
     // from this machine's slow spells: 64 KiB Allgather 20-31 us against
-    // 8.8-9.0 (Open MPI 10.2-10.4).
+    // 8.8-9.0 (Open MPI 10.2-10.4). Measured again on 2026-11-28 (pieces
+    // forced by OXMPI_SINGLE_COPY_MIN=1G): Alltoall of 64 KiB and 1 MiB
+    // blocks 5.8-6.2 and 80-86 us in pieces against 8.2 and 104 read, but
+    // in a slow spell (runs in a row) 32-39 and 355-535 against 8.8 and
+    // 106: on average, with such spells now and then, reads still win.
     // A bcast's, gather's or scatter's one message between two ranks goes
     // from a blocking send, which its receiver has the sender help copy
     // (by cross-memory copies, each side half of it) from
