@@ -175,6 +175,13 @@ pub enum Template {
     Coll(std::sync::Arc<std::sync::Mutex<Starter>>),
 }
 
+impl From<super::SendArgs> for Template {
+    fn from(a: super::SendArgs) -> Template {
+        let super::SendArgs { buf, count, ty, dst, tag, ctx, mode, label, .. } = a;
+        Template::Send { buf: buf as usize, count, ty, dst, tag, ctx, mode, label }
+    }
+}
+
 /// What starts each activation of a persistent collective: the schedule
 /// of the activation before, run again when it can be (`Schedule::
 /// can_restart`: it packed no send buffer when built), else a schedule

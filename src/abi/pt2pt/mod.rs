@@ -17,6 +17,7 @@ use crate::error::MpiResult;
 
 use crate::p2p::protocol::Mode;
 use crate::p2p::request::{RecvArgs, ReqId, Status, Template};
+use crate::p2p::SendArgs;
 use crate::p2p::{ANY_SOURCE, ANY_TAG, PROC_NULL};
 use crate::runtime::State;
 use std::os::raw::{c_int, c_void};
@@ -88,9 +89,10 @@ pub fn check_tag(tag: c_int, receiving: bool) -> MpiResult<Option<i32>> {
     Ok(Some(tag))
 }
 
-/// What a send will do, checked.
+/// What a send will do, checked, as the engine takes it (a `Template`
+/// of it for a send started later or waited for).
 #[allow(clippy::too_many_arguments)]
-fn send_template(
+fn send_args(
     st: &State,
     buf: *const c_void,
     count: i64,
@@ -99,7 +101,7 @@ fn send_template(
     tag: c_int,
     comm: c_int,
     mode: Mode,
-) -> MpiResult<Template> {
+) -> MpiResult<SendArgs> {
     let b = check_buffer(buf, count, datatype)?;
     let c = handles::comm(st, comm)?;
     let dst = match check_peer(c, dest, false)? {
@@ -107,8 +109,8 @@ fn send_template(
         _ => None,
     };
     let tag = check_tag(tag, false)?.unwrap_or(0);
-    let ctx = c.ctx_p2p;
-    Ok(Template::Send { buf: buf as usize, count: b.count, ty: b.ty, dst, tag, ctx, mode, label: datatype as u32 })
+    let (ctx, label) = (c.ctx_p2p, datatype as u32);
+    Ok(SendArgs { buf: buf as *const u8, count: b.count, ty: b.ty, dst, tag, ctx, mode, label, sig: None })
 }
 
 /// What a receive will do, checked.
@@ -185,7 +187,7 @@ unsafe fn send_blocking(
 ) -> MpiResult<()> {
     // the buffer is valid for the call, which waits for the send
     let s = with_state(|st| {
-        let t = send_template(st, buf, count, dt, dest, tag, comm, mode)?;
+        let t = Template::from(send_args(st, buf, count, dt, dest, tag, comm, mode)?);
         st.engine.send(t)
     })?;
     status_error(&s)
@@ -206,8 +208,14 @@ unsafe fn send_nonblocking(
     mode: Mode,
     request: *mut c_int,
 ) -> MpiResult<()> {
-    // SAFETY: forwarded from the caller.
-    unsafe { nonblocking(request, |st| send_template(st, buf, count, dt, dest, tag, comm, mode)) }
+    // SAFETY: forwarded from the caller (straight to the engine: no
+    // template, which only requests started later need).
+    unsafe {
+        nonblocking(request, |st| {
+            let a = send_args(st, buf, count, dt, dest, tag, comm, mode)?;
+            st.engine.isend(a)
+        })
+    }
 }
 
 /// A datatype handle as a reader knows it: its name if predefined.
@@ -219,19 +227,15 @@ fn describe_type(h: c_int, whose: &str) -> String {
     }
 }
 
-/// Start the operation `make` describes and write its request handle.
+/// Start an operation by `begin` and write its request handle.
 ///
 /// # Safety
 /// The operation's buffer stays valid until the request completes.
-unsafe fn nonblocking(request: *mut c_int, make: impl FnOnce(&State) -> MpiResult<Template>) -> MpiResult<()> {
+unsafe fn nonblocking(request: *mut c_int, begin: impl FnOnce(&mut State) -> MpiResult<ReqId>) -> MpiResult<()> {
     if request.is_null() {
         return err!(Arg, "request is a null pointer");
     }
-    let id = with_state(|st| {
-        let t = make(st)?;
-        // SAFETY: forwarded from the caller.
-        unsafe { start(st, t) }
-    })?;
+    let id = with_state(begin)?;
     // SAFETY: checked non-null.
     unsafe { out(request, "request", request_handle(id)) }
 }
@@ -363,7 +367,12 @@ unsafe fn recv_nonblocking(
     request: *mut c_int,
 ) -> MpiResult<()> {
     // SAFETY: forwarded from the caller.
-    unsafe { nonblocking(request, |st| recv_template(st, buf, count, dt, source, tag, comm)) }
+    unsafe {
+        nonblocking(request, |st| {
+            let t = recv_template(st, buf, count, dt, source, tag, comm)?;
+            start(st, t)
+        })
+    }
 }
 
 mpi_fn! {
@@ -399,12 +408,12 @@ macro_rules! send_inits {
     ($mode:expr, $f:ident / $pf:ident, $fc:ident / $pfc:ident) => {
         mpi_fn! {
             Initialized fn $f / $pf(buf: *const c_void, count: c_int, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
-                persistent(request, |st| send_template(st, buf, count as i64, datatype, dest, tag, comm, $mode))
+                persistent(request, |st| send_args(st, buf, count as i64, datatype, dest, tag, comm, $mode).map(Template::from))
             }
         }
         mpi_fn! {
             Initialized fn $fc / $pfc(buf: *const c_void, count: i64, datatype: c_int, dest: c_int, tag: c_int, comm: c_int, request: *mut c_int) errors(Some(comm)) {
-                persistent(request, |st| send_template(st, buf, count, datatype, dest, tag, comm, $mode))
+                persistent(request, |st| send_args(st, buf, count, datatype, dest, tag, comm, $mode).map(Template::from))
             }
         }
     };

@@ -22,7 +22,7 @@ unsafe fn sendrecv(
 ) -> MpiResult<()> {
     let s = with_state(|st| {
         let r = recv_template(st, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
-        let w = send_template(st, sendbuf, sendcount, sendtype, dest, sendtag, comm, Mode::Standard)?;
+        let w = Template::from(send_args(st, sendbuf, sendcount, sendtype, dest, sendtag, comm, Mode::Standard)?);
         // SAFETY: both buffers are valid for the call; we wait for both.
         let w = unsafe { start(st, w)? };
         // SAFETY: as above.
@@ -135,7 +135,7 @@ unsafe fn isendrecv(
     }
     let id = with_state(|st| {
         let r = recv_template(st, recvbuf, recvcount, recvtype, source, recvtag, comm)?;
-        let w = send_template(st, sendbuf, sendcount, sendtype, dest, sendtag, comm, Mode::Standard)?;
+        let w = Template::from(send_args(st, sendbuf, sendcount, sendtype, dest, sendtag, comm, Mode::Standard)?);
         // SAFETY: both buffers stay valid until the request completes.
         let r = unsafe { start(st, r)? };
         // SAFETY: as above.
