@@ -6,24 +6,17 @@ use super::*;
 /// Everyone's `b`-byte block, in rank order, into `all` (this rank's own
 /// block must be in place already).
 pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) -> MpiResult<()> {
-    let (n, me) = (m.group.size(), m.me);
-    let b = all.len() / n.max(1);
-    if e.by_arrivals(m.group, b) {
-        let mut mine = Line::default();
-        mine.0[..b].copy_from_slice(&all[me * b..(me + 1) * b]);
-        return e.arrive(m.group, stamp, Kind::Allgather, &mine.0[..b], |r, part| {
-            check_size(r, part.len(), b)?;
-            all[r * b..(r + 1) * b].copy_from_slice(part);
-            Ok(())
-        });
-    }
+    let b = all.len() / m.group.size().max(1);
     allgatherv(e, m, stamp, all, |r| r * b..(r + 1) * b, Some(b))
 }
 
 /// Every rank's part `at(r)` of `all` to every other (this rank's own
 /// part is in place), as an allgatherv's, whose parts' sizes every rank
-/// knows: whole when they are short in all, else in pieces, which needs
-/// parts of one size (`equal`: Some(their bytes)).
+/// knows: on the arrival lines when they are of one size (`equal`:
+/// Some(their bytes)) that a line takes, as an allgather's (an
+/// Allgatherv's counts are alike on every rank, so all go there or
+/// none), whole when they are short in all, else in pieces, which needs
+/// parts of one size.
 pub fn allgatherv(
     e: &mut Engine,
     m: &Members,
@@ -33,6 +26,15 @@ pub fn allgatherv(
     equal: Option<usize>,
 ) -> MpiResult<()> {
     match equal {
+        Some(b) if e.by_arrivals(m.group, b) => {
+            let mut mine = Line::default();
+            mine.0[..b].copy_from_slice(&all[at(m.me)]);
+            e.arrive(m.group, stamp, Kind::Allgather, &mine.0[..b], |r, part| {
+                check_size(r, part.len(), b)?;
+                all[at(r)].copy_from_slice(part);
+                Ok(())
+            })
+        }
         Some(b) if !whole(b * m.group.size()) => allgather_cut(e, m, stamp, 0, all, at, Cut::new(b, 1), b),
         _ => allgather_whole(e, m, stamp, all, at),
     }
