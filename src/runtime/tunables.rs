@@ -122,7 +122,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_SHM_COLL_MAX",
         default: "4096",
-        meaning: "blocking Barrier, Bcast, Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan, Allgatherv, and Gather, Scatter, Allgather and Alltoall of equal blocks, of at most this many bytes in all go through per-rank shared-memory mailboxes instead of messages; Alltoallv and Alltoallw (up to 64 ranks) put the blocks that fit in one such publication per rank, and send the others beside it, in pieces (as OXMPI_SHM_COLL_LONG_MAX says for Alltoall) or as messages; the Barrier of a communicator of every rank of the world, in any order (MPI_COMM_WORLD, its duplicates, splits that keep every rank), and its Allreduce, Allgather and Alltoall of parts up to 40 bytes, up to 8 ranks, go on per-rank arrival lines instead (0: never, neither; at most 4096)",
+        meaning: "blocking Barrier, Bcast, Reduce, Allreduce, Reduce_scatter(_block), Scan, Exscan, Allgatherv, and Gather, Scatter, Allgather and Alltoall of equal blocks, of at most this many bytes in all go through per-rank shared-memory mailboxes instead of messages; Alltoallv and Alltoallw (up to 64 ranks) put the blocks that fit in one such publication per rank, and send the others beside it, in pieces (as OXMPI_SHM_COLL_LONG_MAX says for Alltoall) or as messages; the Barrier of a communicator of every rank of the world, in any order (MPI_COMM_WORLD, its duplicates, splits that keep every rank), and its Allreduce, Allgather (and Allgatherv of parts of one size) and Alltoall of parts up to 40 bytes, up to 8 ranks, go on per-rank arrival lines instead (0: never, neither; at most 4096)",
     },
     Tunable {
         name: "OXMPI_SHM_COLL_LONG_MAX",
