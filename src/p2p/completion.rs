@@ -108,10 +108,8 @@ impl Engine {
 
     fn take_done(&mut self, id: ReqId) -> Status {
         if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
-            return match p.active.take() {
-                Some(a) => self.finish(a),
-                None => empty_status(),
-            };
+            let Some(a) = p.active.take() else { return empty_status() };
+            return self.finish(a);
         }
         self.finish(id)
     }

@@ -250,10 +250,7 @@ unsafe fn blocks_in_mailboxes(
     }
 }
 
-/// A blocking Alltoall (`alltoall`) or Allgather of blocks short enough
-/// to go whole through the mailboxes, of predefined contiguous types, on
-/// an intracommunicator of one host: straight there, as `bcast_short`
-/// (None: the general path takes the call, and reports what is wrong).
+/// A short blocking Alltoall (`alltoall`) or Allgather (`short_path`);
 /// `send` and `recv` are (buffer, count, datatype).
 #[inline]
 fn blocks_short(
@@ -263,23 +260,19 @@ fn blocks_short(
     recv: (*mut c_void, i64, c_int),
     alltoall: bool,
 ) -> Option<MpiResult<()>> {
-    let bytes = |count: i64, ty: c_int| {
-        let t = handles::predefined(ty).filter(|t| t.is_contiguous())?;
-        usize::try_from(count).ok()?.checked_mul(t.size)
-    };
-    let b = bytes(send.1, send.2)?;
-    let unusable = |buf: *const c_void| (buf.is_null() && b > 0) || is_in_place(buf);
-    if bytes(recv.1, recv.2)? != b || unusable(send.0) || unusable(recv.0) || coll::tuning::check_collectives() {
-        return None;
-    }
-    let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
-    if !shm::fits(b.checked_mul(c.size())?, None) {
+    let (_, b) = short_data(send.0, send.1, send.2)?;
+    if short_data(recv.0, recv.1, recv.2)?.1 != b {
         return None;
     }
     let (sbuf, rbuf) = (send.0 as usize, recv.0 as usize);
     // SAFETY: the user's buffers hold the call's blocks: `b` contiguous
-    // bytes each (checked not null where any), distinct (not in place).
-    mailboxes(c, engine, |e, m, stamp| unsafe { blocks_in_mailboxes(e, m, stamp, sbuf, rbuf, b, alltoall) })
+    // bytes each (`short_data`), distinct (neither in place).
+    short_path(
+        st,
+        comm,
+        |c| b.checked_mul(c.size()),
+        |e, m, stamp| unsafe { blocks_in_mailboxes(e, m, stamp, sbuf, rbuf, b, alltoall) },
+    )
 }
 
 /// All-to-all over explicit layouts. Contiguous parts go straight from

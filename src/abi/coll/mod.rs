@@ -535,12 +535,40 @@ collective! { comm;
     })
 }
 
-/// A blocking Bcast of a few bytes (whole in a short mailbox) of a
-/// predefined contiguous type on an intracommunicator of one host, straight
-/// to the mailboxes: the general path's handling of its arguments (a type
-/// reference, a role, the mailbox closure, the choice among paths) cost
-/// it as much as the move itself. None where the call is not such a one,
-/// or is wrong: the general path takes it then, and reports.
+/// A short blocking call's data: `count` items of a predefined contiguous
+/// `datatype` at `buf`, as (its type, its bytes), where a buffer holds
+/// them (not null where there are any, not MPI_IN_PLACE). None: the
+/// call takes the general path, which reports what is wrong.
+fn short_data(buf: *const c_void, count: i64, datatype: c_int) -> Option<(&'static TypeInfo, usize)> {
+    let ty = handles::predefined(datatype).filter(|t| t.is_contiguous())?;
+    let len = usize::try_from(count).ok()?.checked_mul(ty.size)?;
+    ((!buf.is_null() || len == 0) && !is_in_place(buf)).then_some((ty, len))
+}
+
+/// A blocking Bcast, Allreduce, Allgather or Alltoall of predefined
+/// contiguous types short enough to go whole (`total(communicator)`: its
+/// bytes in all, None where the call does not take this way), straight
+/// to the mailboxes: the general path's handling of its arguments (type
+/// references, roles, the mailbox closure, the choice among paths) cost
+/// such a call as much as its move. None: the general path takes the
+/// call, and reports what is wrong.
+fn short_path(
+    st: &mut State,
+    comm: c_int,
+    total: impl FnOnce(&crate::comm::Comm) -> Option<usize>,
+    run: impl FnOnce(&mut crate::p2p::Engine, &shm::Members, u64) -> MpiResult<()>,
+) -> Option<MpiResult<()>> {
+    if coll::tuning::check_collectives() {
+        return None;
+    }
+    let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
+    if !shm::fits(total(c)?, None) {
+        return None;
+    }
+    mailboxes(c, engine, run)
+}
+
+/// A short blocking Bcast (`short_path`).
 #[inline]
 fn bcast_short(
     st: &mut State,
@@ -550,21 +578,12 @@ fn bcast_short(
     root: c_int,
     comm: c_int,
 ) -> Option<MpiResult<()>> {
-    let ty = handles::predefined(datatype).filter(|t| t.is_contiguous())?;
-    let len = usize::try_from(count).ok()?.checked_mul(ty.size)?;
-    if (buffer.is_null() && len > 0)
-        || is_in_place(buffer)
-        || !shm::fits(len, None)
-        || coll::tuning::check_collectives()
-    {
-        return None;
-    }
-    let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
-    let root = usize::try_from(root).ok().filter(|&r| r < c.size())?;
-    // SAFETY: the user's buffer holds `count` items of `ty`: `len`
-    // contiguous bytes (checked not null where any).
+    let (_, len) = short_data(buffer, count, datatype)?;
+    let root = usize::try_from(root).ok()?;
+    // SAFETY: the user's buffer holds `count` items: `len` contiguous
+    // bytes (`short_data`).
     let buf = unsafe { Block { addr: buffer as usize, len }.bytes_mut() };
-    mailboxes(c, engine, |e, m, s| shm::bcast(e, m, s, buf, root))
+    short_path(st, comm, |c| (root < c.size()).then_some(len), |e, m, s| shm::bcast(e, m, s, buf, root))
 }
 
 fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm: c_int, how: How) -> MpiResult<()> {

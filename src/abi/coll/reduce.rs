@@ -151,38 +151,30 @@ enum Combine {
     ExclusivePrefix,
 }
 
-/// A blocking Allreduce of a few items (whole in a short mailbox) of a
-/// predefined type, not a pair, by a predefined operator defined on it, on
-/// an intracommunicator of one host: straight to the mailboxes, as
-/// `bcast_short` (None: the general path takes the call, and reports
-/// what is wrong).
+/// A short blocking Allreduce (`short_path`) of a type that is no pair,
+/// by a predefined operator defined on it.
 #[inline]
 fn allreduce_short(
     st: &mut State,
-    sendbuf: *const c_void,
-    recvbuf: *mut c_void,
+    (sendbuf, recvbuf): (*const c_void, *mut c_void),
     count: i64,
     datatype: c_int,
     op: c_int,
     comm: c_int,
 ) -> Option<MpiResult<()>> {
-    let ty = handles::predefined(datatype)
-        .filter(|t| t.is_contiguous() && !matches!(t.basic, crate::datatype::Basic::Pair(_)))?;
+    let (ty, len) = short_data(recvbuf, count, datatype)?;
     let op = handles::op(op).ok().filter(|op| !matches!(op, Op::User(_)) && op.check(ty).is_ok())?;
-    let len = usize::try_from(count).ok()?.checked_mul(ty.size)?;
-    let src = if is_in_place(sendbuf) { recvbuf as usize } else { sendbuf as usize };
-    if (len > 0 && (recvbuf.is_null() || src == 0))
-        || is_in_place(recvbuf)
-        || !shm::fits(len, None)
-        || coll::tuning::check_collectives()
-    {
+    if matches!(ty.basic, crate::datatype::Basic::Pair(_)) {
         return None;
     }
-    let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
+    let src = if is_in_place(sendbuf) { recvbuf as usize } else { sendbuf as usize };
+    if src == 0 && len > 0 {
+        return None;
+    }
     // SAFETY: the user's buffers hold `count` contiguous items (checked
     // not null where any), one buffer in place, else distinct.
     let (from, data) = unsafe { part_and_result(src, recvbuf as usize, len) };
-    mailboxes(c, engine, |e, m, s| shm::allreduce(e, m, s, from, data, shm::Reduction { ty, op }))
+    short_path(st, comm, |_| Some(len), |e, m, s| shm::allreduce(e, m, s, from, data, shm::Reduction { ty, op }))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -198,7 +190,7 @@ fn all_reduction(
 ) -> MpiResult<()> {
     with_state(|st| {
         if let (Combine::All, How::Now) = (what, how) {
-            if let Some(r) = allreduce_short(st, sendbuf, recvbuf, count, datatype, op, comm) {
+            if let Some(r) = allreduce_short(st, (sendbuf, recvbuf), count, datatype, op, comm) {
                 return r;
             }
         }
