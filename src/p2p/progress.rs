@@ -37,6 +37,9 @@ impl Engine {
     /// As `progress`, leaving the frames from `skip` in its ring (a
     /// blocking receive takes them from there).
     pub(super) fn progress_but(&mut self, skip: usize) {
+        if !self.to_read.is_empty() {
+            self.read_matched();
+        }
         if self.tcp.is_some() {
             self.poll_tcp();
         }
