@@ -92,6 +92,34 @@ int main(int argc, char **argv)
         free(b);
     }
 
+    /* a receive posted where a long message waits already (the probe
+     * takes it in first): its copy starts at the next progress, not in
+     * MPI_Irecv; a cancel then finds it matched and leaves it, and
+     * MPI_Test alone moves it to its end */
+    size_t waiting[] = {40000, 1 << 20};
+    for (int k = 0; k < 2 && size > 1; k++) {
+        size_t n = waiting[k];
+        unsigned char *out = malloc(n), *in = malloc(n);
+        fill(out, n, rank + 40 + k);
+        memset(in, 0, n);
+        MPI_Request s, r;
+        MPI_Isend(out, (int)n, MPI_BYTE, right, 600 + k, MPI_COMM_WORLD, &s);
+        MPI_Status st;
+        MPI_Probe(left, 600 + k, MPI_COMM_WORLD, &st);
+        MPI_Irecv(in, (int)n, MPI_BYTE, left, 600 + k, MPI_COMM_WORLD, &r);
+        MPI_Cancel(&r);
+        int done = 0, cancelled = 1, count = -1;
+        while (!done) MPI_Test(&r, &done, &st);
+        MPI_Test_cancelled(&st, &cancelled);
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        CHECK(!cancelled, "%zu bytes: a matched receive was cancelled", n);
+        CHECK(count == (int)n && st.MPI_SOURCE == left && same(in, n, left + 40 + k),
+              "%zu bytes waiting for its receive: count %d, source %d or data wrong", n, count, st.MPI_SOURCE);
+        MPI_Wait(&s, MPI_STATUS_IGNORE);
+        free(out);
+        free(in);
+    }
+
     /* many long messages in flight at once (40000 bytes: below the
      * single-copy threshold, each split between sender and receiver) */
     enum { M = 8 };
