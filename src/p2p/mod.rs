@@ -446,9 +446,11 @@ impl Engine {
     /// returns. A program that posts its receives and then its sends (a
     /// halo exchange) would keep its peers waiting for its sends'
     /// announcements until that copy is done, and they it for theirs.
-    /// Measured, 2 ranks, Irecv, Isend, a 4 MiB memcpy and Waitall of
-    /// 4 MiB, medians of 6 alternations: 1983 us copying at once, MPICH
-    /// 1649, Open MPI 1673.
+    /// A collective's plan posts each step's receives before its sends
+    /// too. Measured, 2 ranks, medians of 6 alternations, copying at once
+    /// against at the next progress: Irecv + Isend + Waitall of 4 MiB,
+    /// 1019 against 572 us (Open MPI 633); Alltoall of 4 MiB blocks 1445
+    /// against 850 (Open MPI 838), 16 MiB 8182 against 4961 (4802).
     fn deliver(&mut self, id: ReqId, u: matching::Unexpected) {
         match u.body {
             Body::Eager { data, ack } => {

@@ -373,15 +373,7 @@ impl Engine {
         // (`protocol::FLAG_HELPS`); with several, the receivers
         // read at once rather than wait for its writes in turn
         let alone = s.blocking && matches!(ts, [Transfer::Send { .. }]);
-        // sends first: a long one only announces itself, where a receive
-        // matching a long message announced already copies all of it
-        // there and then, and a peer waiting for this rank's
-        // announcement would wait for that copy too (measured, 2 ranks,
-        // Alltoall, medians of 6 alternations: 4 MiB blocks 1445 us
-        // receives first, 1131 sends first, Open MPI 1253; 16 MiB 8182,
-        // 6810, 6590; 64 KiB 10.8, 9.6)
-        let sends = ts.iter().filter(|t| matches!(t, Transfer::Send { .. }));
-        for &t in sends.chain(ts.iter().filter(|t| matches!(t, Transfer::Recv { .. }))) {
+        for &t in ts {
             let (send, (addr, len), peer) = match t {
                 Transfer::Send { buf, to } => (true, s.resolve(buf), to),
                 Transfer::Recv { buf, from } => (false, s.resolve(buf), from),
