@@ -95,7 +95,7 @@ pub struct Engine {
     pushing: Vec<ReqId>,
     /// Receives posted where a long message waited for them: its copy
     /// starts at the next progress (`Engine::deliver`).
-    to_read: Vec<(ReqId, matching::Unexpected)>,
+    to_read: Vec<Matched>,
     /// Requests freed by the user while still active: removed when done.
     orphans: Vec<ReqId>,
     /// Live schedules, advanced by `progress`.
@@ -459,19 +459,31 @@ impl Engine {
                     self.reply(u.env.src, FrameKind::Ack, sreq, 0);
                 }
             }
-            Body::Rts { .. } => self.to_read.push((id, u)),
+            Body::Rts { len, sreq, addr, helps } => {
+                self.to_read.push(Matched { id, env: u.env, len, sreq, addr, helps })
+            }
         }
     }
 
     /// Start the copies of the long messages matched by receives posted
     /// since the last progress (`deliver`).
     fn read_matched(&mut self) {
-        for (id, u) in std::mem::take(&mut self.to_read) {
-            if let Body::Rts { len, sreq, addr, helps } = u.body {
-                self.match_rts(id, &u.env, len, sreq, addr, helps);
-            }
+        for m in std::mem::take(&mut self.to_read) {
+            self.match_rts(m.id, &m.env, m.len, m.sreq, m.addr, m.helps);
         }
     }
+}
+
+/// A receive matched with a long message waiting at its sender, whose
+/// copy starts at the next progress (`Engine::deliver`): the request and
+/// the announcement's envelope and fields (`matching::Body::Rts`).
+struct Matched {
+    id: ReqId,
+    env: Envelope,
+    len: usize,
+    sreq: u64,
+    addr: u64,
+    helps: bool,
 }
 
 /// The eager limit for non-contiguous data (see `eager_limit_for`).
