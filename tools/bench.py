@@ -164,6 +164,19 @@ def write_section(path, begin, end, block):
     open(path, "w").write(new)
 
 
+def floor_table(names, floors, slowest, keep):
+    """The table of the floor cases `names` (case: what it measures) that
+    `keep` takes and the floor program printed: the fastest and the
+    slowest round of each (microseconds)."""
+    return ["| case | us (fastest round) | us (slowest round) |", "|---|---|---|"] + [
+        f"| {names[k]} | {us(floors[k])} | {us(slowest[k])} |" for k in names if keep(k) and k in floors] + [""]
+
+
+def us(v):
+    """Microseconds as the floor tables show them: three figures below 1."""
+    return f"{v:.3f}" if v < 1 else f"{v:.2f}"
+
+
 def rows(best, every, run):
     """The table rows of `run` (program, ranks, tcp): each case's best time
     on each implementation, the ratio and the median ratio. `best` and
@@ -194,11 +207,12 @@ def main():
     build()
     refuse_if_busy(a.allow_busy)
     best, every = {}, {}
-    floors = {}
+    floors, slowest = {}, {}
     for rnd in range(a.rounds):
         for procs in (2, 4):
             for k, v in floor(procs).items():
                 floors[k] = min(v, floors.get(k, v))
+                slowest[k] = max(v, slowest.get(k, v))
         for prog, n, quick, tcp in RUNS:
             for impl in round_order(rnd, IMPLS):
                 res = run(impl, prog, n, quick, tcp)
@@ -234,7 +248,8 @@ def main():
         lines += [f"## {title}, {n} ranks{over}", ""] + note + [
                   f"| {'case' if prog in ('ddt', 'coll') else 'size'} | oxmpi us | MPICH us | Open MPI us | ratio | median ratio |", "|---|---|---|---|---|---|"]
         lines += rows(best, every, (prog, n, tcp)) + [""]
-        names = {"switch": "one hand-over of a core between two processes (sched_yield)",
+        names = {"line": "one cache line passed from one CPU to the other (two processes pinned, taking turns writing it)",
+                 "switch": "one hand-over of a core between two processes (sched_yield)",
                  f"yield_barrier_{n}": f"barrier of {n} processes on one counter, waiting by sched_yield",
                  f"core_barrier_{n}": f"barrier of {n} processes, yielding only while one not yet there last ran on the same core",
                  f"futex_barrier_{n}": f"barrier of {n} processes on one counter, waiting asleep on a futex",
@@ -245,17 +260,21 @@ def main():
                  f"allgather_cma_{n}": f"allgather of 1 MiB blocks among {n} processes by cross-memory copy",
                  f"bcast_cma_{n}": f"bcast of 1 MiB from one process to {n - 1} by cross-memory copy"}
         if prog == "coll" and n == 2 and floors:
-            lines += ["What the memory allows, without MPI (`c-tests/bench/floor.c`, best of the rounds): an ideal",
+            lines += ["What the machine allows, without MPI (`c-tests/bench/floor.c`, the fastest and the slowest of the",
+                      "rounds). The first line is the floor under a small message between ranks on the two cores: this",
+                      "virtual machine's host places its two virtual CPUs anew now and then (sharing one core's caches, on",
+                      "two cores near each other, or far apart), the time a cache line takes to pass between them moves",
+                      "several-fold with it, and every small message and every pipeline through shared memory above moves",
+                      "with it, on every MPI alike. Below it, what the memory allows: an ideal",
                       "Alltoall, Allgather or Bcast, each process copying its blocks straight out of the others' buffers in",
                       "shared memory by memcpy (one copy per byte, no messages, a barrier per round), moves as many",
                       "bytes as the single-copy algorithms do; it is the floor under the 1 MiB cases. The same out of",
                       "the others' private memory by cross-memory copies (`process_vm_readv`, a process's own block by",
                       "memcpy) is what single-copy algorithms can do where buffers are not shared (every MPI here):",
-                      "the kernel pins every page it copies, which costs more than the copy.", "",
-                      "| case | us |", "|---|---|"]
-            lines += [f"| {names[k]} | {floors[k]:.2f} |" for k in names if ("copy" in k or "cma" in k) and k in floors] + [""]
+                      "the kernel pins every page it copies, which costs more than the copy.", ""]
+            lines += floor_table(names, floors, slowest, lambda k: k == "line" or "copy" in k or "cma" in k)
         if prog == "coll" and n == 4 and floors:
-            lines += ["What the machine allows, without MPI (`c-tests/bench/floor.c`, best of the rounds): with more",
+            lines += ["What the machine allows, without MPI (`c-tests/bench/floor.c`, the fastest and the slowest of the rounds): with more",
                       "processes than cores, every collective needs each core to switch processes at least once (one",
                       "hand-over, the first line), and waiting by `sched_yield` is the cheapest way to (a futex sleep",
                       "costs a wake-up system call and a slower switch). A barrier of plain processes that yield",
@@ -265,9 +284,8 @@ def main():
                       "Allgather or Bcast by memcpy from shared memory, as at 2 ranks; the Alltoall's buffers, 32 MiB in all,",
                       "are far out of the caches. A Bcast through shared slots copies each byte twice (the root's",
                       "copy in, then each reader's copy out), and a cross-memory copy costs more per byte than memcpy:",
-                      "the single-copy Bcast here is below what either can do.", "",
-                      "| case | us |", "|---|---|"]
-            lines += [f"| {names[k]} | {floors[k]:.2f} |" for k in names if k in floors] + [""]
+                      "the single-copy Bcast here is below what either can do.", ""]
+            lines += floor_table(names, floors, slowest, lambda k: k != "line")
     # keep the tables of tools/bench_nas.py tools/bench_overlap.py and tools/bench_nbc.py
     old = open(a.out).read() if os.path.exists(a.out) else ""
     kept = re.findall(r"<!-- BEGIN (?:NAS|OVERLAP|NBC).*?<!-- END (?:NAS|OVERLAP|NBC) -->\n", old, re.S)

@@ -11,6 +11,12 @@
  *                    collectives do)
  *   futex_barrier_P: the same, waiting asleep on a futex that the last
  *                    one to arrive wakes
+ *   line:            two processes, each pinned to one of the first two CPUs
+ *                    it may run on, take turns writing one cache line, each
+ *                    waiting to see the other's write: microseconds per pass
+ *                    of the line from one CPU to the other (the floor under
+ *                    a small message between ranks on two cores); printed
+ *                    with P = 2 only
  *   alltoall_copy_P: P processes (not pinned) each copy the 1 MiB block
  *                    meant for them out of every process's P MiB send
  *                    area (shared memory) into their own P MiB receive
@@ -89,6 +95,45 @@ static double hand_over(int n)
     for (long i = 0; i < n; i++) {
         while (*turn != 2 * i + id) sched_yield();
         *turn = 2 * i + id + 1;
+    }
+    t = now() - t;
+    if (id)
+        exit(0);
+    reap(2);
+    sched_setaffinity(0, sizeof all, &all);
+    return t / (2.0 * n);
+}
+
+/* the first two CPUs of this process's mask in `a` and `b`; 0 if it has
+ * fewer */
+static int two_cpus(int *a, int *b)
+{
+    cpu_set_t all;
+    int found = 0;
+    sched_getaffinity(0, sizeof all, &all);
+    for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
+        if (CPU_ISSET(c, &all))
+            *(found++ ? b : a) = c;
+    return found == 2;
+}
+
+static double line_pass(long n)
+{
+    int cpu[2];
+    if (!two_cpus(&cpu[0], &cpu[1]))
+        return -1;
+    volatile long *line = shared_page();
+    cpu_set_t all, one;
+    sched_getaffinity(0, sizeof all, &all);
+    int id = spawn(2);
+    CPU_ZERO(&one);
+    CPU_SET(cpu[id], &one);
+    sched_setaffinity(0, sizeof one, &one);
+    double t = now();
+    for (long i = 0; i < n; i++) {
+        while (*line != 2 * i + id)
+            ;
+        *line = 2 * i + id + 1;
     }
     t = now() - t;
     if (id)
@@ -238,6 +283,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "floor: needs at least 2 processes\n");
         return 1;
     }
+    double line = p == 2 ? line_pass(1000000) : -1;
+    if (line > 0)
+        printf("RESULT line line %.3f\n", line * 1e6);
     printf("RESULT switch switch %.3f\n", hand_over(100000) * 1e6);
     printf("RESULT yield_barrier_%d yield_barrier_%d %.3f\n", p, p, yield_barrier(p, 100000) * 1e6);
     printf("RESULT core_barrier_%d core_barrier_%d %.3f\n", p, p, core_barrier(p, 100000) * 1e6);
