@@ -82,18 +82,37 @@ static void reap(int p)
     for (int i = 1; i < p; i++) wait(NULL);
 }
 
-static double hand_over(int n)
+/* the first two CPUs of this process's mask in cpus[0] and cpus[1]: how
+ * many it found (at most 2) */
+static int first_cpus(int cpus[2])
+{
+    cpu_set_t all;
+    int found = 0;
+    sched_getaffinity(0, sizeof all, &all);
+    for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
+        if (CPU_ISSET(c, &all))
+            cpus[found++] = c;
+    return found;
+}
+
+/* two processes, the first pinned to CPU cpus[0] and the second to
+ * cpus[1], take turns n times writing one shared line, each waiting for
+ * the other's write (giving its CPU away by sched_yield if `yield`, else
+ * spinning); seconds per turn */
+static double take_turns(const int cpus[2], long n, int yield)
 {
     volatile long *turn = shared_page();
     cpu_set_t all, one;
     sched_getaffinity(0, sizeof all, &all);
-    CPU_ZERO(&one);
-    CPU_SET(0, &one);
-    sched_setaffinity(0, sizeof one, &one);
     int id = spawn(2);
+    CPU_ZERO(&one);
+    CPU_SET(cpus[id], &one);
+    sched_setaffinity(0, sizeof one, &one);
     double t = now();
     for (long i = 0; i < n; i++) {
-        while (*turn != 2 * i + id) sched_yield();
+        while (*turn != 2 * i + id)
+            if (yield)
+                sched_yield();
         *turn = 2 * i + id + 1;
     }
     t = now() - t;
@@ -104,43 +123,20 @@ static double hand_over(int n)
     return t / (2.0 * n);
 }
 
-/* the first two CPUs of this process's mask in `a` and `b`; 0 if it has
- * fewer */
-static int two_cpus(int *a, int *b)
+/* switch: both on the first CPU, handing it over by sched_yield */
+static double hand_over(long n)
 {
-    cpu_set_t all;
-    int found = 0;
-    sched_getaffinity(0, sizeof all, &all);
-    for (int c = 0; c < CPU_SETSIZE && found < 2; c++)
-        if (CPU_ISSET(c, &all))
-            *(found++ ? b : a) = c;
-    return found == 2;
+    int cpus[2];
+    first_cpus(cpus);
+    cpus[1] = cpus[0];
+    return take_turns(cpus, n, 1);
 }
 
+/* line: one on each of the first two CPUs, spinning; -1 with fewer */
 static double line_pass(long n)
 {
-    int cpu[2];
-    if (!two_cpus(&cpu[0], &cpu[1]))
-        return -1;
-    volatile long *line = shared_page();
-    cpu_set_t all, one;
-    sched_getaffinity(0, sizeof all, &all);
-    int id = spawn(2);
-    CPU_ZERO(&one);
-    CPU_SET(cpu[id], &one);
-    sched_setaffinity(0, sizeof one, &one);
-    double t = now();
-    for (long i = 0; i < n; i++) {
-        while (*line != 2 * i + id)
-            ;
-        *line = 2 * i + id + 1;
-    }
-    t = now() - t;
-    if (id)
-        exit(0);
-    reap(2);
-    sched_setaffinity(0, sizeof all, &all);
-    return t / (2.0 * n);
+    int cpus[2];
+    return first_cpus(cpus) == 2 ? take_turns(cpus, n, 0) : -1;
 }
 
 /* a barrier on `count` by sched_yield: round k of p processes */
