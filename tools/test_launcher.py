@@ -94,6 +94,17 @@ def main():
         check(f"{n} ranks bound ({how}): long collectives agree and the host has {cores} cores",
               r.returncode == 0 and "No Errors" in r.stdout and r.stderr.count(want) == n, r.stdout + r.stderr)
 
+    # OXMPI_SLOTS=auto deepens the rings only where ranks outnumber the
+    # cores (64 slots up to 4 ranks); a value set is kept
+    for n, slots in ((2, None), (4, None), (4, "16")):
+        env = dict(os.environ, OXMPI_DEBUG="1")
+        if slots:
+            env["OXMPI_SLOTS"] = slots
+        want = slots or ("64" if n > len(cpus) else "8")
+        r = run([os.path.join(BIN, "mpiexec"), "-n", str(n), pieces], env=env)
+        check(f"{n} ranks on {len(cpus)} CPUs, OXMPI_SLOTS={slots or 'auto'}: {want} ring slots a pair",
+              r.returncode == 0 and r.stderr.count(f" {want} ring slots a pair") == n, r.stdout + r.stderr)
+
     r = run([os.path.join(BIN, "mpiexec"), "-n", "2", "--timeout", "2", exe, "99"], input="")
     check("--timeout ends a job that runs too long", r.returncode != 0 and "timeout" in r.stderr, f"{r.returncode} {r.stderr}")
     left = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]

@@ -175,12 +175,18 @@ pub fn init(required: i32) -> MpiResult<i32> {
     unsafe { libc::prctl(libc::PR_SET_PTRACER, libc::PR_SET_PTRACER_ANY, 0, 0, 0) };
     crate::coll::tuning::init()?;
     let eager = tunables::size("OXMPI_EAGER_LIMIT");
-    let slots = tunables::size("OXMPI_SLOTS");
-    if !(2..=1024).contains(&slots) || !slots.is_power_of_two() {
-        return err!(Arg, "OXMPI_SLOTS={slots} must be a power of two from 2 to 1024");
-    }
+    let slots = match tunables::value("OXMPI_SLOTS").trim() {
+        "auto" => None,
+        v => match tunables::parse_size(v) {
+            Some(n) if (2..=1024).contains(&n) && n.is_power_of_two() => Some(n),
+            _ => return err!(Arg, "OXMPI_SLOTS={v} must be auto or a power of two from 2 to 1024"),
+        },
+    };
     let payload = eager.clamp(1024, 64 << 20).div_ceil(64) * 64;
-    let geometry = Geometry { nslots: slots, payload };
+    let geometry = |ranks, crowded| Geometry {
+        nslots: slots.unwrap_or_else(|| crate::transport::shm::auto_slots(ranks, crowded, payload)),
+        payload,
+    };
     // ranks that chose collective algorithms differently would wait for
     // each other forever: refuse to start instead
     let coll = wireup::Alike {
@@ -190,7 +196,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
             "the collective settings (OXMPI_COLL_*, OXMPI_*_LONG, OXMPI_*_SHORT, OXMPI_SHM_COLL_MAX, OXMPI_CHECK_COLLECTIVES) differ from rank 0's; set them alike for the whole job (in mpiexec's environment)".into()
         },
     };
-    let w = wireup::wire_up(&mut pmi, &geometry, vec![coll])?;
+    let w = wireup::wire_up(&mut pmi, geometry, vec![coll])?;
     let on_host = w.host_of.iter().filter(|&&h| h == w.host_of[rank]).count();
     let cores = w.cores;
     // A pipelined push stalls whenever one of its two ranks is descheduled:
@@ -199,7 +205,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     // cross-memory read; 64 KiB ones beat it by a fifth).
     let mut single_copy_min = tunables::size("OXMPI_SINGLE_COPY_MIN");
     if on_host > cores {
-        single_copy_min = single_copy_min.min(slots * payload);
+        single_copy_min = single_copy_min.min(w.seg.slots() * payload);
     }
     // Messages of a few slots go eagerly, in slots in a row
     // (`Ring::max_frame`): below the size where a rendezvous has both
@@ -236,11 +242,13 @@ pub fn init(required: i32) -> MpiResult<i32> {
         )
     });
     let single_copy_from = if cfg.single_copy { single_copy_min } else { usize::MAX };
+    let ring_slots = w.seg.slots();
     let engine = Engine::new(rank, w.seg, w.route, w.tcp, w.pids, cfg);
     if let Some(set_up) = set_up {
         report(&format!(
-            "{set_up}, eager limit {}, single copy {} from {single_copy_min} bytes\n",
+            "{set_up}, eager limit {}, {} ring slots a pair, single copy {} from {single_copy_min} bytes\n",
             engine.eager_limit,
+            ring_slots,
             tunables::flag("OXMPI_SINGLE_COPY")
         ));
     }

@@ -71,8 +71,8 @@ pub const TUNABLES: &[Tunable] = &[
     },
     Tunable {
         name: "OXMPI_SLOTS",
-        default: "8",
-        meaning: "message slots per ordered pair of ranks in the shared segment (a power of two, 2..1024)",
+        default: "auto",
+        meaning: "message slots per ordered pair of ranks in the shared segment (a power of two, 2..1024), or auto: 8, and on a host running more ranks than cores as many as keep the host's rings within 16 MiB of payload, from 8 to 64 (64 up to 4 ranks at the default eager limit, 16 at 8), so that a sender of many messages runs ahead of receivers waiting for a core",
     },
     Tunable {
         name: "OXMPI_COLL_BARRIER",

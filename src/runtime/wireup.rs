@@ -260,7 +260,13 @@ pub struct Alike {
 
 /// Publish what others need, then map the segment and open the sockets;
 /// every setting of `alike` (and the transport) is checked across the job.
-pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> MpiResult<Wired> {
+/// `geometry(ranks, crowded)` gives the geometry of a segment shared by
+/// `ranks` ranks, on a host running more ranks than cores or not.
+pub fn wire_up(
+    pmi: &mut Pmi,
+    geometry: impl FnOnce(usize, bool) -> Geometry,
+    mut alike: Vec<Alike>,
+) -> MpiResult<Wired> {
     let (rank, size) = (pmi.rank, pmi.size);
     let transport = tunables::value("OXMPI_TRANSPORT");
     if !["auto", "shm", "tcp"].contains(&transport.as_str()) {
@@ -368,7 +374,7 @@ pub fn wire_up(pmi: &mut Pmi, geometry: &Geometry, mut alike: Vec<Alike>) -> Mpi
     // this function returns (under any launcher)
     let (mut _name_goes, mut _sentry) = (None, None);
     let created = if me == 0 {
-        let s = Segment::create(&name, locals.len(), 0, geometry)?;
+        let s = Segment::create(&name, locals.len(), 0, &geometry(locals.len(), host.len() > cores))?;
         if locals.len() > 1 {
             _name_goes = Some(Unlink(name.clone()));
             if std::env::var_os("OXMPI_SHM_PREFIX").is_none() {

@@ -74,6 +74,10 @@ impl Ring {
         self.payload
     }
 
+    pub fn slots(&self) -> usize {
+        self.nslots as usize
+    }
+
     fn slot(&self, index: u64) -> *mut u8 {
         let i = (index & (self.nslots - 1)) as usize;
         // SAFETY: i < nslots, so the slot lies inside the ring.
