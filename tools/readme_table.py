@@ -18,7 +18,7 @@ def f(x):
     return f"{x:.2f}" if x<1 else (f"{x:.1f}" if x<100 else f"{x:.0f}")
 PP2='Ping-pong (COMMS1), 2 ranks'; C2='Collectives (one call; Gather, Scatter, Alltoall(v) and Allgather(v) sizes are one rank\'s block), 2 ranks'
 C4='Collectives (one call; Gather, Scatter, Alltoall(v) and Allgather(v) sizes are one rank\'s block), 4 ranks'; TCP='Ping-pong (COMMS1) over TCP'
-AR2='Allreduce loop, 2 ranks'; DDT='Derived datatypes'
+AR2='Allreduce loop, 2 ranks'; DDT='Derived datatypes'; PP4='Ping-pong (COMMS1), 4 ranks'
 def row(label, items, unit=" us"):
     vals=[g(s,c) for s,c in items]
     cols=[" / ".join(f(v[i]) for v in vals)+unit for i in range(3)]
@@ -28,6 +28,7 @@ rows=[
  row("ping-pong latency, 4 B (half round trip)",[(PP2,"4 B")]),
  row("ping-pong, 64 KiB / 256 KiB",[(PP2,"64 KiB"),(PP2,"256 KiB")]),
  row("ping-pong, 4 MiB",[(PP2,"4 MiB")]),
+ row("ping-pong 16 / 64 KiB, 4 ranks on 2 cores (2 in a barrier)",[(PP4,"16 KiB"),(PP4,"64 KiB")]),
  row("allreduce loop 8 B / 64 KiB, 2 ranks",[(AR2,"8 B"),(AR2,"64 KiB")]),
  row("Barrier, 2 ranks",[(C2,"barrier")]),
  row("Bcast 8 B / 1 KiB, 2 ranks",[(C2,"bcast 8 B"),(C2,"bcast 1 KiB")]),
@@ -37,6 +38,8 @@ rows=[
  row("Alltoall 8 B / 1 KiB, 2 ranks",[(C2,"alltoall 8 B"),(C2,"alltoall 1 KiB")]),
  row("Allgather 64 KiB / 1 MiB, 2 ranks",[(C2,"allgather 64 KiB"),(C2,"allgather 1 MiB")]),
  row("Barrier, 4 ranks on 2 cores",[(C4,"barrier")]),
+ row("Allgather / Allreduce / Alltoall 8 B, 4 ranks on 2 cores",[(C4,"allgather 8 B"),(C4,"allreduce 8 B"),(C4,"alltoall 8 B")]),
+ row("Alltoall 64 KiB, 4 ranks on 2 cores",[(C4,"alltoall 64 KiB")]),
  row("Allreduce 1 KiB / 64 KiB / 1 MiB, 4 ranks on 2 cores",[(C4,"allreduce 1 KiB"),(C4,"allreduce 64 KiB"),(C4,"allreduce 1 MiB")]),
  row("Bcast 8 B / 64 KiB / 1 MiB, 4 ranks on 2 cores",[(C4,"bcast 8 B"),(C4,"bcast 64 KiB"),(C4,"bcast 1 MiB")]),
  row("Allgather / Alltoall 1 MiB, 4 ranks on 2 cores",[(C4,"allgather 1 MiB"),(C4,"alltoall 1 MiB")]),
