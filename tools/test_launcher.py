@@ -104,6 +104,10 @@ def main():
         r = run([os.path.join(BIN, "mpiexec"), "-n", str(n), pieces], env=env)
         check(f"{n} ranks on {len(cpus)} CPUs, OXMPI_SLOTS={slots or 'auto'}: {want} ring slots a pair",
               r.returncode == 0 and r.stderr.count(f" {want} ring slots a pair") == n, r.stdout + r.stderr)
+    r = run([os.path.join(BIN, "mpiexec"), "-n", "2", pieces], env=dict(os.environ, OXMPI_SLOTS="7"))
+    check("OXMPI_SLOTS=7 fails MPI_Init with one clear line a rank",
+          r.returncode != 0 and r.stderr.count("OXMPI_SLOTS=7 must be auto or a power of two from 2 to 1024") == 2,
+          r.stderr)
 
     r = run([os.path.join(BIN, "mpiexec"), "-n", "2", "--timeout", "2", exe, "99"], input="")
     check("--timeout ends a job that runs too long", r.returncode != 0 and "timeout" in r.stderr, f"{r.returncode} {r.stderr}")
