@@ -224,8 +224,14 @@ def main():
         cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
+    # the library measured: the commit it was built from, with a "+" when
+    # the library's sources differed from it
+    git = lambda *args: subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True).stdout.strip()
+    rev = git("rev-parse", "--short", "HEAD") or "an unknown commit"
+    if git("status", "--porcelain", "--", "src", "csrc", "fortran-shim", "include", "Cargo.toml", "Cargo.lock", "build.rs"):
+        rev += "+"
     lines = ["# Benchmarks", "",
-             f"Made by `python3 tools/bench.py --rounds {a.rounds}` (or `make bench`) on "
+             f"Made by `python3 tools/bench.py --rounds {a.rounds}` (or `make bench`) on {rev}'s library, "
              f"{datetime.date.today()}, {os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}.",
              "oxmpi, Debian's MPICH (`mpiexec.mpich`) and Debian's Open MPI (`mpirun.openmpi --oversubscribe`)",
              "run the same programs from `c-tests/bench/`, compiled with each one's own `mpicc`,",
