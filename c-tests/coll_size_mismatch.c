@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11
  * Ranks that pass a collective counts of different sizes (here the last
  * rank passes half the count of the others) get an error, never a hang
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
@@ -9,7 +9,10 @@
  * parts, fails). Collectives with matching counts afterwards still work. Sizes: whole
  * (up to 4 KiB; up to 40 bytes on the world's arrival lines), in pieces
  * (tens or hundreds of KB), and one rank whole
- * while the others go in pieces (6144 against 3072 bytes), and ranks
+ * while the others go in pieces (6144 against 3072 bytes), an Alltoall
+ * among 3 or more ranks whose last rank's blocks for the others fit one
+ * long publication (32 KiB) while the others' go in pieces, or go whole
+ * (up to 4 KiB) while the others' fit one long publication, and ranks
  * that the sizes split between shared memory and point-to-point messages
  * (at 2 ranks an Allreduce of more than 4 KiB goes point to point, so
  * 6144 bytes against 3072; a Bcast of OXMPI_SINGLE_COPY_MIN, 128 KiB,
@@ -220,6 +223,14 @@ int main(int argc, char **argv)
     case 9:
         if (size > 2)
             everyone(1, 2, 1);
+        break;
+    case 10: /* the last rank's blocks in one long publication, the others' in pieces */
+        if (size > 2)
+            everyone(1, 6144 / (size - 1), 0);
+        break;
+    case 11: /* the last rank's blocks whole, the others' in one long publication */
+        if (size > 2)
+            everyone(1, 1024 / size, 0);
         break;
     }
     return finish();

@@ -195,8 +195,21 @@ impl Engine {
         last: bool,
         readers: impl IntoIterator<Item = usize>,
     ) -> MpiResult<()> {
+        self.publish_piece_filled(stamp, data.len(), stream, last, readers, |to| to.copy_from_slice(data))
+    }
+
+    /// `publish_piece` of `len` bytes that `fill` writes in place.
+    pub fn publish_piece_filled(
+        &mut self,
+        stamp: u64,
+        len: usize,
+        stream: usize,
+        last: bool,
+        readers: impl IntoIterator<Item = usize>,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> MpiResult<()> {
         let about = stream as u64 | if last { LAST } else { 0 };
-        self.publish_in(Boxes::Long, stamp, data.len(), Some(about), readers, |to| to.copy_from_slice(data))
+        self.publish_in(Boxes::Long, stamp, len, Some(about), readers, fill)
     }
 
     #[inline]
@@ -299,7 +312,20 @@ impl Engine {
         at: usize,
         out: &mut [u8],
     ) -> MpiResult<Seen> {
-        self.read_watching(kind, from, stamp, at, out, true)
+        self.read_watching(kind, from, stamp, at, out, true, kind == Boxes::Short)
+    }
+
+    /// `read_mailbox` of a long publication that is its writer's whole
+    /// part of a collective in which this rank has published its own
+    /// whole part already: it waits parked, as a short collective's
+    /// reader does (`wait_parked`), its core's other ranks needing
+    /// nothing more of it.
+    pub fn read_whole(&mut self, from: usize, stamp: u64, at: usize, out: &mut [u8]) -> MpiResult<Seen> {
+        let seen = self.read_watching(Boxes::Long, from, stamp, at, out, true, true)?;
+        if seen.astray {
+            self.give_up_mailboxes(stamp);
+        }
+        Ok(seen)
     }
 
     /// `read_mailbox` of a publication that the members agreed beforehand
@@ -307,11 +333,13 @@ impl Engine {
     /// whose operation has a publication in the other mailbox too):
     /// no watch for a writer astray.
     pub fn read_agreed(&mut self, kind: Boxes, from: usize, stamp: u64, out: &mut [u8]) -> MpiResult<Seen> {
-        self.read_watching(kind, from, stamp, 0, out, false)
+        self.read_watching(kind, from, stamp, 0, out, false, kind == Boxes::Short)
     }
 
-    /// `read_following`, watching for a writer astray or not.
+    /// `read_following`, watching for a writer astray or not, waiting
+    /// parked or not (`await_publication`).
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     fn read_watching(
         &mut self,
         kind: Boxes,
@@ -320,8 +348,9 @@ impl Engine {
         at: usize,
         out: &mut [u8],
         watch: bool,
+        parks: bool,
     ) -> MpiResult<Seen> {
-        let (from, k) = match self.await_publication(kind, from, stamp, watch)? {
+        let (from, k) = match self.await_publication(kind, from, stamp, watch, parks)? {
             Found::Here(from, k) => (from, k),
             Found::Astray(seen) => return Ok(seen),
         };
@@ -346,7 +375,7 @@ impl Engine {
         stamp: u64,
         f: impl FnOnce(&[u8], Seen) -> T,
     ) -> MpiResult<T> {
-        let (from, k) = match self.await_publication(kind, from, stamp, true)? {
+        let (from, k) = match self.await_publication(kind, from, stamp, true, kind == Boxes::Short)? {
             Found::Here(from, k) => (from, k),
             Found::Astray(seen) => return Ok(f(&[], seen)),
         };
@@ -373,9 +402,17 @@ impl Engine {
     /// awaits an earlier publication; every slot is looked at now and then
     /// for it. With `watch`, a writer that took the other path (published
     /// the operation in its other mailbox, or sent it as messages) is
-    /// noticed too.
+    /// noticed too. With `parks`, a wait parks (`wait_parked`): this rank
+    /// has published all it publishes in the operation.
     #[inline]
-    fn await_publication(&mut self, kind: Boxes, from: usize, stamp: u64, watch: bool) -> MpiResult<Found> {
+    fn await_publication(
+        &mut self,
+        kind: Boxes,
+        from: usize,
+        stamp: u64,
+        watch: bool,
+        parks: bool,
+    ) -> MpiResult<Found> {
         let slots = kind.slots() as u64;
         let after = self.tally(kind).after[from];
         let (world, from) = (from, self.local_index(from));
@@ -460,10 +497,10 @@ impl Engine {
                 .or_else(|| e.messages_of(ctx, tag).map(Elsewhere::Messages))
                 .or_else(|| seg.posted_arrival(from, stamp & OPERATION, e.arrivals).map(Elsewhere::Arrival))
         };
-        // a short collective's reader has published its own part: on a
-        // host with more ranks than cores (at least two), it parks while
-        // it waits
-        let got = if kind == Boxes::Short {
+        // a short collective's reader (or a long one's, `read_whole`) has
+        // published its own part: on a host with more ranks than cores (at
+        // least two), it parks while it waits
+        let got = if parks {
             self.wait_parked(&what, |seg| find(seg).is_some(), astray, from, stamp)
         } else {
             self.wait_unless(&what, |seg| find(seg).is_some(), astray, None)

@@ -87,7 +87,14 @@ pub(super) fn allgather_cut(
             for r in (0..n).filter(|&r| r != me) {
                 let out = &mut all[cut.piece(at(r), p)];
                 let want = (stream, out.len());
-                let seen = e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, first + p), 0, out)?;
+                let seen = if cut.pieces == 1 {
+                    // its own part published whole, the rank only reads
+                    // (measured, 4 ranks on 2 cores, parts of 2 and 4 KiB:
+                    // 0.83 and 0.94 of the time of reads that do not park)
+                    e.read_whole(m.world(r), piece(stamp, first + p), 0, out)?
+                } else {
+                    e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, first + p), 0, out)?
+                };
                 in_step(e, stamp, r, (seen.stream, seen.len), want)?;
             }
             Ok(())
@@ -233,8 +240,54 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
         }
         return failed.result();
     }
+    if n > 2 && whole_long(sends.len() - b) {
+        return alltoall_whole_long(e, m, stamp, sends, recvs);
+    }
     let block = |r: usize| r * b..(r + 1) * b;
     alltoall_cut(e, m, stamp, sends, block, recvs, block, Cut::new(b, 1), b)
+}
+
+/// Whether the blocks a rank sends the others, `bytes` in all, fit one
+/// long publication.
+fn whole_long(bytes: usize) -> bool {
+    bytes <= Boxes::Long.bytes()
+}
+
+/// `alltoall` among more than two ranks whose blocks for the others fit
+/// one long publication (`whole_long`), as the short ones go whole: one
+/// publication a rank, each reader taking its block of it and waiting
+/// parked (`Engine::read_whole`), where pieces would take one a block
+/// (measured, 4 ranks on 2 cores, blocks of 2 and 8 KiB: 0.80 and 0.78
+/// of the time in pieces; 8 and 16 ranks, 1 KiB: 0.75 and 0.78). The
+/// publication is a stream of its own length and last piece of it, which
+/// tells it from the first piece of a rank whose blocks are longer (never
+/// its stream's last among more than two ranks).
+fn alltoall_whole_long(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &mut [u8]) -> MpiResult<()> {
+    let (n, me) = (m.group.size(), m.me);
+    let b = sends.len() / n;
+    let len = sends.len() - b;
+    recvs[me * b..(me + 1) * b].copy_from_slice(&sends[me * b..(me + 1) * b]);
+    e.publish_piece_filled(stamp, len, len, true, m.others(me), |to| {
+        to[..me * b].copy_from_slice(&sends[..me * b]);
+        to[me * b..].copy_from_slice(&sends[(me + 1) * b..]);
+    })?;
+    let mut failed = FirstError::default();
+    for r in (0..n).filter(|&r| r != me) {
+        let at = place_in(me, r) * b;
+        let seen = e.read_whole(m.world(r), stamp, at, &mut recvs[r * b..(r + 1) * b])?;
+        failed.keep(if seen.astray {
+            // its blocks were short enough to go whole, `seen.len` bytes
+            // of them (the mailboxes are given up)
+            check_size(r, seen.len / (n - 1), b)
+        } else if (seen.stream, seen.len, seen.last) == (len, len, true) {
+            Ok(())
+        } else {
+            // the first of its pieces: its blocks are longer
+            e.give_up_mailboxes(stamp);
+            check_size(r, seen.stream, b).and(mismatch(r))
+        });
+    }
+    failed.result()
 }
 
 /// Block `out(r)` of `sends` to each other rank r, and r's block for
@@ -271,7 +324,18 @@ pub(super) fn alltoall_cut(
             let into = &mut recvs[cut.piece(into(from), p)];
             let want = (stream, into.len());
             let seen = e.read_mailbox(Boxes::Long, m.world(from), piece(stamp, t), 0, into)?;
+            if !seen.astray && seen.last != (t + 1 == items) {
+                // a rank whose blocks fit one long publication sends them
+                // whole, as its stream's last piece (`alltoall_whole_long`)
+                e.give_up_mailboxes(stamp);
+                return check_size(from, seen.stream / (n - 1), stream).and(mismatch(from));
+            }
             in_step(e, stamp, from, (seen.stream, seen.len), want)
         }
     })
+}
+
+/// Rank `from`'s part of a collective does not line up with this rank's.
+fn mismatch(from: usize) -> MpiResult<()> {
+    err!(Type, "rank {from}'s part of this collective does not line up with this rank's: its datatype differs")
 }

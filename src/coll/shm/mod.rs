@@ -20,7 +20,9 @@
 //! messages. Longer broadcasts, gathers, scatters, allgathers (and
 //! allgathervs of parts of one size) and alltoalls go the same
 //! ways in pieces through the long mailboxes, every rank a few pieces
-//! ahead of its reads: each byte is copied in once and out once by
+//! ahead of its reads (an alltoall among more than two ranks whose
+//! blocks for the others fit one long slot goes as one publication per
+//! rank, as a short one does): each byte is copied in once and out once by
 //! memcpy, and ranks sharing a core pass it on while it is in the cache
 //! (`tuning::in_pieces` says when that beats a single cross-memory copy).
 //! A scan of up to two pieces has each rank fold the pieces of the ranks
