@@ -257,8 +257,9 @@ fn whole_long(bytes: usize) -> bool {
 /// one long publication (`whole_long`), as the short ones go whole: one
 /// publication a rank, each reader taking its block of it and waiting
 /// parked (`Engine::read_whole`), where pieces would take one a block
-/// (measured, 4 ranks on 2 cores, blocks of 2 and 8 KiB: 0.80 and 0.78
-/// of the time in pieces; 8 and 16 ranks, 1 KiB: 0.75 and 0.78). The
+/// (measured, medians of 5-8 alternated runs: 4 ranks on 2 cores, blocks
+/// of 2 and 8 KiB, 0.86 and 0.74 of the time in pieces; 3 ranks, 2, 8 and
+/// 16 KiB, 0.93, 0.95 and 0.83; 8 and 16 ranks, 1 KiB, 0.70 and 0.65). The
 /// publication is a stream of its own length and last piece of it, which
 /// tells it from the first piece of a rank whose blocks are longer (never
 /// its stream's last among more than two ranks).
@@ -333,9 +334,4 @@ pub(super) fn alltoall_cut(
             in_step(e, stamp, from, (seen.stream, seen.len), want)
         }
     })
-}
-
-/// Rank `from`'s part of a collective does not line up with this rank's.
-fn mismatch(from: usize) -> MpiResult<()> {
-    err!(Type, "rank {from}'s part of this collective does not line up with this rank's: its datatype differs")
 }

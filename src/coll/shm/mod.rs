@@ -137,6 +137,12 @@ fn in_step(e: &Engine, stamp: u64, from: usize, theirs: (usize, usize), mine: (u
     }
     e.give_up_mailboxes(stamp);
     check_size(from, theirs.0, mine.0)?;
+    mismatch(from)
+}
+
+/// Rank `from`'s part of a collective does not line up with this rank's
+/// though its size is the same.
+fn mismatch(from: usize) -> MpiResult<()> {
     err!(Type, "rank {from}'s pieces of this collective do not line up with this rank's: its datatype differs")
 }
 
