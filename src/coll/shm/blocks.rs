@@ -259,7 +259,9 @@ fn whole_long(bytes: usize) -> bool {
 /// parked (`Engine::read_whole`), where pieces would take one a block
 /// (measured, medians of 5-8 alternated runs: 4 ranks on 2 cores, blocks
 /// of 2 and 8 KiB, 0.86 and 0.74 of the time in pieces; 3 ranks, 2, 8 and
-/// 16 KiB, 0.93, 0.95 and 0.83; 8 and 16 ranks, 1 KiB, 0.70 and 0.65). The
+/// 16 KiB, 0.93, 0.95 and 0.83; 8 and 16 ranks, 1 KiB, 0.70 and 0.65;
+/// with 20-50 us of work between calls, skewed by rank, 0.97-1.00: the
+/// parked waits cost ranks that arrive apart nothing). The
 /// publication is a stream of its own length and last piece of it, which
 /// tells it from the first piece of a rank whose blocks are longer (never
 /// its stream's last among more than two ranks).
