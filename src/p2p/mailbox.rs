@@ -293,7 +293,29 @@ impl Engine {
     /// A writer found to have taken the other path (`Seen::astray`) leaves
     /// the members out of step: the mailboxes are given up.
     pub fn read_mailbox(&mut self, kind: Boxes, from: usize, stamp: u64, at: usize, out: &mut [u8]) -> MpiResult<Seen> {
-        let seen = self.read_following(kind, from, stamp, at, out)?;
+        self.read_or_give_up(kind, from, stamp, at, out, kind == Boxes::Short)
+    }
+
+    /// `read_mailbox` of a publication that is its writer's whole part
+    /// of a collective in which this rank has published its own whole
+    /// part already: even in the long mailbox it waits parked, as a short
+    /// collective's reader does (`wait_parked`), its core's other ranks
+    /// needing nothing more of it.
+    pub fn read_whole(&mut self, kind: Boxes, from: usize, stamp: u64, at: usize, out: &mut [u8]) -> MpiResult<Seen> {
+        self.read_or_give_up(kind, from, stamp, at, out, true)
+    }
+
+    /// `read_watching` that gives the mailboxes up on a writer astray.
+    fn read_or_give_up(
+        &mut self,
+        kind: Boxes,
+        from: usize,
+        stamp: u64,
+        at: usize,
+        out: &mut [u8],
+        parks: bool,
+    ) -> MpiResult<Seen> {
+        let seen = self.read_watching(kind, from, stamp, at, out, true, parks)?;
         if seen.astray {
             self.give_up_mailboxes(stamp);
         }
@@ -313,19 +335,6 @@ impl Engine {
         out: &mut [u8],
     ) -> MpiResult<Seen> {
         self.read_watching(kind, from, stamp, at, out, true, kind == Boxes::Short)
-    }
-
-    /// `read_mailbox` of a long publication that is its writer's whole
-    /// part of a collective in which this rank has published its own
-    /// whole part already: it waits parked, as a short collective's
-    /// reader does (`wait_parked`), its core's other ranks needing
-    /// nothing more of it.
-    pub fn read_whole(&mut self, from: usize, stamp: u64, at: usize, out: &mut [u8]) -> MpiResult<Seen> {
-        let seen = self.read_watching(Boxes::Long, from, stamp, at, out, true, true)?;
-        if seen.astray {
-            self.give_up_mailboxes(stamp);
-        }
-        Ok(seen)
     }
 
     /// `read_mailbox` of a publication that the members agreed beforehand

@@ -91,7 +91,7 @@ pub(super) fn allgather_cut(
                     // its own part published whole, the rank only reads
                     // (measured, 4 ranks on 2 cores, parts of 2 and 4 KiB:
                     // 0.83 and 0.94 of the time of reads that do not park)
-                    e.read_whole(m.world(r), piece(stamp, first + p), 0, out)?
+                    e.read_whole(Boxes::Long, m.world(r), piece(stamp, first + p), 0, out)?
                 } else {
                     e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, first + p), 0, out)?
                 };
@@ -136,7 +136,7 @@ pub fn scatter(e: &mut Engine, m: &Members, stamp: u64, all: &[u8], mine: &mut [
     }
     let b = all.len() / n.max(1);
     if whole(all.len()) {
-        return publish_but_own(e, stamp, all, b, root, m.others(root));
+        return publish_but_own(e, Boxes::Short, stamp, all, b, root, m.others(root));
     }
     let cut = Cut::new(b, 1);
     for p in 0..cut.pieces {
@@ -149,24 +149,31 @@ pub fn scatter(e: &mut Engine, m: &Members, stamp: u64, all: &[u8], mine: &mut [
 }
 
 /// Publish the `b`-byte blocks of `all`, in rank order, but block `own`
-/// (its writer's, which it copies across itself) for `readers`: a short
-/// Alltoall's or Scatter's publication. A quarter less to copy in at 4
+/// (its writer's, which it copies across itself) for `readers` in the
+/// `kind` mailbox (a long one as a stream of one piece): an Alltoall's
+/// or a short Scatter's publication. A quarter less to copy in at 4
 /// ranks, half at 2 (measured, 1 KiB blocks, medians of interleaved runs:
 /// Alltoall 6.45 -> 5.86 us at 4 ranks on 2 cores, 2.82 -> 2.71 at 3,
 /// 0.858 -> 0.794 at 2; Scatter 0.526 -> 0.484 at 4, 0.188 -> 0.175 at 2;
 /// 8-byte blocks, inline in the slot's header either way, alike).
 fn publish_but_own(
     e: &mut Engine,
+    kind: Boxes,
     stamp: u64,
     all: &[u8],
     b: usize,
     own: usize,
     readers: impl IntoIterator<Item = usize>,
 ) -> MpiResult<()> {
-    e.publish_filled(Boxes::Short, stamp, all.len() - b, readers, |to| {
+    let len = all.len() - b;
+    let fill = |to: &mut [u8]| {
         to[..own * b].copy_from_slice(&all[..own * b]);
         to[own * b..].copy_from_slice(&all[(own + 1) * b..]);
-    })
+    };
+    match kind {
+        Boxes::Short => e.publish_filled(kind, stamp, len, readers, fill),
+        Boxes::Long => e.publish_piece_filled(stamp, len, len, true, readers, fill),
+    }
 }
 
 /// Where rank `me`'s block lies, in blocks, in a publication of rank
@@ -229,65 +236,58 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
             Ok(())
         });
     }
-    if whole(sends.len()) {
-        recvs[me * b..(me + 1) * b].copy_from_slice(&sends[me * b..(me + 1) * b]);
-        publish_but_own(e, stamp, sends, b, me, m.others(me))?;
-        let mut failed = FirstError::default();
-        for r in (0..n).filter(|&r| r != me) {
-            let at = place_in(me, r) * b;
-            let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, at, &mut recvs[r * b..(r + 1) * b])?;
-            failed.keep(check_size(r, seen.len / (n - 1), b));
-        }
-        return failed.result();
-    }
-    if n > 2 && whole_long(sends.len() - b) {
-        return alltoall_whole_long(e, m, stamp, sends, recvs);
+    // the blocks for the others in one publication: short, or long
+    // among more than two ranks (between two it is one piece anyway)
+    let kind = if whole(sends.len()) {
+        Some(Boxes::Short)
+    } else {
+        (n > 2 && sends.len() - b <= Boxes::Long.bytes()).then_some(Boxes::Long)
+    };
+    if let Some(kind) = kind {
+        return alltoall_whole(e, m, stamp, kind, sends, recvs);
     }
     let block = |r: usize| r * b..(r + 1) * b;
     alltoall_cut(e, m, stamp, sends, block, recvs, block, Cut::new(b, 1), b)
 }
 
-/// Whether the blocks a rank sends the others, `bytes` in all, fit one
-/// long publication.
-fn whole_long(bytes: usize) -> bool {
-    bytes <= Boxes::Long.bytes()
-}
-
-/// `alltoall` among more than two ranks whose blocks for the others fit
-/// one long publication (`whole_long`), as the short ones go whole: one
-/// publication a rank, each reader taking its block of it and waiting
-/// parked (`Engine::read_whole`), where pieces would take one a block
-/// (measured, medians of 5-8 alternated runs: 4 ranks on 2 cores, blocks
-/// of 2 and 8 KiB, 0.86 and 0.74 of the time in pieces; 3 ranks, 2, 8 and
-/// 16 KiB, 0.93, 0.95 and 0.83; 8 and 16 ranks, 1 KiB, 0.70 and 0.65;
-/// with 20-50 us of work between calls, skewed by rank, 0.97-1.00: the
-/// parked waits cost ranks that arrive apart nothing). The
-/// publication is a stream of its own length and last piece of it, which
-/// tells it from the first piece of a rank whose blocks are longer (never
-/// its stream's last among more than two ranks).
-fn alltoall_whole_long(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &mut [u8]) -> MpiResult<()> {
+/// `alltoall` whose blocks for the others fit one publication in the
+/// `kind` mailbox: one publication a rank, each reader taking its block
+/// of it and waiting parked (`Engine::read_whole`). In the long mailbox
+/// that takes one publication where pieces take one a block (measured,
+/// medians of 5-8 alternated runs: 4 ranks on 2 cores, blocks of 2 and 8
+/// KiB, 0.86 and 0.74 of the time in pieces; 3 ranks, 2, 8 and 16 KiB,
+/// 0.93, 0.95 and 0.83; 8 and 16 ranks, 1 KiB, 0.70 and 0.65; with 20-50
+/// us of work between calls, skewed by rank, 0.97-1.00: the parked waits
+/// cost ranks that arrive apart nothing). A long one is a stream of its
+/// own length and its last piece, which tells it from the first piece of
+/// a rank whose blocks are longer (never its stream's last among more
+/// than two ranks).
+fn alltoall_whole(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    kind: Boxes,
+    sends: &[u8],
+    recvs: &mut [u8],
+) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     let b = sends.len() / n;
     let len = sends.len() - b;
     recvs[me * b..(me + 1) * b].copy_from_slice(&sends[me * b..(me + 1) * b]);
-    e.publish_piece_filled(stamp, len, len, true, m.others(me), |to| {
-        to[..me * b].copy_from_slice(&sends[..me * b]);
-        to[me * b..].copy_from_slice(&sends[(me + 1) * b..]);
-    })?;
+    publish_but_own(e, kind, stamp, sends, b, me, m.others(me))?;
     let mut failed = FirstError::default();
     for r in (0..n).filter(|&r| r != me) {
         let at = place_in(me, r) * b;
-        let seen = e.read_whole(m.world(r), stamp, at, &mut recvs[r * b..(r + 1) * b])?;
-        failed.keep(if seen.astray {
-            // its blocks were short enough to go whole, `seen.len` bytes
-            // of them (the mailboxes are given up)
-            check_size(r, seen.len / (n - 1), b)
-        } else if (seen.stream, seen.len, seen.last) == (len, len, true) {
-            Ok(())
-        } else {
+        let seen = e.read_whole(kind, m.world(r), stamp, at, &mut recvs[r * b..(r + 1) * b])?;
+        let piece = kind == Boxes::Long && !seen.astray && (seen.stream, seen.len, seen.last) != (len, len, true);
+        failed.keep(if piece {
             // the first of its pieces: its blocks are longer
             e.give_up_mailboxes(stamp);
             check_size(r, seen.stream, b).and(mismatch(r))
+        } else {
+            // (astray: its blocks went the other way, `seen.len` bytes of
+            // them, and the mailboxes are given up)
+            check_size(r, seen.len / (n - 1), b)
         });
     }
     failed.result()
@@ -329,7 +329,7 @@ pub(super) fn alltoall_cut(
             let seen = e.read_mailbox(Boxes::Long, m.world(from), piece(stamp, t), 0, into)?;
             if !seen.astray && seen.last != (t + 1 == items) {
                 // a rank whose blocks fit one long publication sends them
-                // whole, as its stream's last piece (`alltoall_whole_long`)
+                // whole, as its stream's last piece (`alltoall_whole`)
                 e.give_up_mailboxes(stamp);
                 return check_size(from, seen.stream / (n - 1), stream).and(mismatch(from));
             }
