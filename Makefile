@@ -112,6 +112,7 @@ bench: setup build
 	$(PYTHON) tools/bench_nas.py --rounds 3
 	$(PYTHON) tools/bench_overlap.py --rounds 5
 	$(PYTHON) tools/bench_nbc.py --rounds 5
+	$(PYTHON) tools/bench_mid.py --rounds 3
 
 clean:
 	$(CARGO) clean

@@ -82,11 +82,11 @@ def floor(n):
     return {f[1]: float(f[3]) for f in (l.split() for l in r.stdout.splitlines()) if len(f) == 4 and f[0] == "RESULT"}
 
 
-def run(impl, prog, n, quick, tcp=False):
+def run(impl, prog, n, quick, tcp=False, args=()):
     exe = os.path.join(BENCH, "bin", impl.replace(" ", "_"), prog)
     extra_env, extra_args = TCP[impl] if tcp else ({}, [])
     launcher = IMPLS[impl][1]
-    cmd = launcher[:-1] + extra_args + launcher[-1:] + [str(n), exe] + (["quick"] if quick else [])
+    cmd = launcher[:-1] + extra_args + launcher[-1:] + [str(n), exe] + (["quick"] if quick else []) + list(args)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", **extra_env)
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env)
@@ -292,9 +292,9 @@ def main():
                       "copy in, then each reader's copy out), and a cross-memory copy costs more per byte than memcpy:",
                       "the single-copy Bcast here is below what either can do.", ""]
             lines += floor_table(names, floors, slowest, lambda k: k != "line")
-    # keep the tables of tools/bench_nas.py tools/bench_overlap.py and tools/bench_nbc.py
+    # keep the tables of tools/bench_nas.py, tools/bench_overlap.py, tools/bench_nbc.py and tools/bench_mid.py
     old = open(a.out).read() if os.path.exists(a.out) else ""
-    kept = re.findall(r"<!-- BEGIN (?:NAS|OVERLAP|NBC).*?<!-- END (?:NAS|OVERLAP|NBC) -->\n", old, re.S)
+    kept = re.findall(r"<!-- BEGIN (?:NAS|OVERLAP|NBC|MID).*?<!-- END (?:NAS|OVERLAP|NBC|MID) -->\n", old, re.S)
     open(a.out, "w").write("\n".join(lines) + "".join("\n" + k for k in kept))
     print(f"wrote {a.out}")
 

@@ -5,7 +5,8 @@
  * blocks in reverse rank order), the size one rank's block. Each case runs for about
  * 0.1 s (the iteration count comes from one timed call, agreed by all
  * ranks), three times; the best counts. Prints
- *   RESULT <op>_<size> <label> <microseconds per call> */
+ *   RESULT <op>_<size> <label> <microseconds per call>
+ *   coll [quick] [SIZE...]   (the sizes in bytes, up to 1 MiB, instead of those four) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,8 +54,16 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     /* "quick" (oversubscribed runs): about 0.03 s a case */
-    double budget = argc > 1 && strcmp(argv[1], "quick") == 0 ? 0.03 : 0.1;
-    int sizes[] = {8, 1024, 65536, 1 << 20};
+    int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
+    double budget = quick ? 0.03 : 0.1;
+    int sizes[8] = {8, 1024, 65536, 1 << 20}, nsizes = 4;
+    if (argc > 1 + quick) {
+        nsizes = 0;
+        for (int i = 1 + quick; i < argc && nsizes < 8; i++) {
+            int v = atoi(argv[i]);
+            if (v > 0 && v <= 1 << 20) sizes[nsizes++] = v;
+        }
+    }
     /* written, so that no page is the kernel's shared zero page */
     size_t len = (size_t)nranks << 20;
     sbuf = malloc(len);
@@ -66,7 +75,7 @@ int main(int argc, char **argv)
     counts = malloc(nranks * sizeof(int));
     displs = malloc(nranks * sizeof(int));
     for (int op = BARRIER; op < OPS; op++)
-        for (int s = 0; s < (op == BARRIER ? 1 : 4); s++) {
+        for (int s = 0; s < (op == BARRIER ? 1 : nsizes); s++) {
             int bytes = sizes[s];
             v_layout(bytes);
             MPI_Barrier(MPI_COMM_WORLD);

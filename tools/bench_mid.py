@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Collectives of mid-size blocks among more ranks than cores
+(c-tests/bench/coll.c with blocks of 2 and 8 KiB, at 4 and 8 ranks on
+this 2-core machine), where an Alltoall's blocks for the others fit one
+long mailbox slot: oxmpi, MPICH and Open MPI interleaved round by round;
+the best of the rounds goes into docs/benchmarks.md (between its MID
+markers; tools/bench.py keeps them).
+
+  tools/bench_mid.py [--rounds 3] [--allow-busy]
+"""
+import argparse
+
+from bench import IMPLS, OUT, build_program, record, refuse_if_busy, round_order, rows, run, write_section
+
+BEGIN = "<!-- BEGIN MID (tools/bench_mid.py) -->\n"
+END = "<!-- END MID -->\n"
+RANKS = [4, 8]
+SIZES = ["2048", "8192"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--allow-busy", action="store_true", help="run even while other work keeps the CPUs busy")
+    a = ap.parse_args()
+    build_program("coll")
+    refuse_if_busy(a.allow_busy)
+    best, every = {}, {}
+    for rnd in range(a.rounds):
+        for n in RANKS:
+            for impl in round_order(rnd, IMPLS):
+                res = run(impl, "coll", n, True, args=SIZES)
+                print(f"round {rnd + 1}: {impl:9} coll -n {n}: {'failed or timed out' if res is None else 'ok'}",
+                      flush=True)
+                record(best, every, ("coll", n, impl, False), res)
+    lines = [BEGIN, "## Collectives of 2 and 8 KiB blocks, more ranks than cores\n", "\n",
+             f"`python3 tools/bench_mid.py --rounds {a.rounds}`: `c-tests/bench/coll.c quick 2048 8192` (sizes are "
+             "one rank's block, or the whole buffer for Bcast, Allreduce and Scan), interleaved round by round; "
+             "microseconds, best of the rounds, ratios as above. Here an Alltoall's blocks for the others fit one "
+             "32 KiB mailbox slot, one publication a rank.\n"]
+    for n in RANKS:
+        lines += ["\n", f"### {n} ranks on 2 cores\n", "\n",
+                  "| case | oxmpi us | MPICH us | Open MPI us | ratio | median ratio |\n", "|---|---|---|---|---|---|\n"]
+        lines += [r + "\n" for r in rows(best, every, ("coll", n, False))]
+    lines.append(END)
+    write_section(OUT, BEGIN, END, "".join(lines))
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()
