@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13
  * Ranks that pass a collective counts of different sizes (here the last
  * rank passes half the count of the others) get an error, never a hang
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
@@ -12,7 +12,10 @@
  * while the others go in pieces (6144 against 3072 bytes), an Alltoall
  * among 3 or more ranks whose last rank's blocks for the others fit one
  * long publication (32 KiB) while the others' go in pieces, or go whole
- * (up to 4 KiB) while the others' fit one long publication, and ranks
+ * (up to 4 KiB) while the others' fit one long publication, an
+ * Alltoallv among 3 or more ranks whose blocks beyond the short
+ * publication with its table go in one long publication on every rank, or
+ * on the last rank alone while the others' go in pieces, and ranks
  * that the sizes split between shared memory and point-to-point messages
  * (at 2 ranks an Allreduce of more than 4 KiB goes point to point, so
  * 6144 bytes against 3072; a Bcast of OXMPI_SINGLE_COPY_MIN, 128 KiB,
@@ -231,6 +234,16 @@ int main(int argc, char **argv)
     case 11: /* the last rank's blocks whole, the others' in one long publication */
         if (size > 2)
             everyone(1, 1024 / size, 0);
+        break;
+    case 12: /* every rank's alltoallv blocks beyond its table's
+              * publication in one long publication (8000 bytes a block,
+              * the last rank's 4000, so one of its fits the short one) */
+        if (size > 2)
+            everyone(4, 1000, 1);
+        break;
+    case 13: /* the last rank's in one long publication, the others' in pieces */
+        if (size > 2)
+            everyone(4, 8192 / (size - 1), 0);
         break;
     }
     return finish();

@@ -341,8 +341,8 @@ impl Engine {
     /// goes in this mailbox (an alltoallv's blocks outside its tables,
     /// whose operation has a publication in the other mailbox too):
     /// no watch for a writer astray.
-    pub fn read_agreed(&mut self, kind: Boxes, from: usize, stamp: u64, out: &mut [u8]) -> MpiResult<Seen> {
-        self.read_watching(kind, from, stamp, 0, out, false, kind == Boxes::Short)
+    pub fn read_agreed(&mut self, kind: Boxes, from: usize, stamp: u64, at: usize, out: &mut [u8]) -> MpiResult<Seen> {
+        self.read_watching(kind, from, stamp, at, out, false, kind == Boxes::Short)
     }
 
     /// `read_following`, watching for a writer astray or not, waiting
