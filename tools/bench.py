@@ -198,6 +198,16 @@ def rows(best, every, run):
     return out
 
 
+def library_rev():
+    """The library measured: the commit it was built from, with a "+" when
+    the library's sources differed from it."""
+    git = lambda *args: subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True).stdout.strip()
+    rev = git("rev-parse", "--short", "HEAD") or "an unknown commit"
+    if git("status", "--porcelain", "--", "src", "csrc", "fortran-shim", "include", "Cargo.toml", "Cargo.lock", "build.rs"):
+        rev += "+"
+    return rev
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
@@ -224,12 +234,7 @@ def main():
         cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    # the library measured: the commit it was built from, with a "+" when
-    # the library's sources differed from it
-    git = lambda *args: subprocess.run(["git", "-C", ROOT, *args], capture_output=True, text=True).stdout.strip()
-    rev = git("rev-parse", "--short", "HEAD") or "an unknown commit"
-    if git("status", "--porcelain", "--", "src", "csrc", "fortran-shim", "include", "Cargo.toml", "Cargo.lock", "build.rs"):
-        rev += "+"
+    rev = library_rev()
     lines = ["# Benchmarks", "",
              f"Made by `python3 tools/bench.py --rounds {a.rounds}` (or `make bench`) on {rev}'s library, "
              f"{datetime.date.today()}, {os.cpu_count()} cores ({cpu}), {platform.system()} {platform.release()}.",
