@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13;MISMATCH_CASE=14
  * Ranks that pass a collective counts of different sizes (here the last
  * rank passes half the count of the others) get an error, never a hang
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
@@ -14,8 +14,9 @@
  * long publication (32 KiB) while the others' go in pieces, or go whole
  * (up to 4 KiB) while the others' fit one long publication, an
  * Alltoallv among 3 or more ranks whose blocks beyond the short
- * publication with its table go in one long publication on every rank, or
- * on the last rank alone while the others' go in pieces, and ranks
+ * publication with its table go in one or several long publications
+ * (whole blocks, up to 32 KiB each) on every rank, or on the last rank
+ * alone while the others' go in pieces, and ranks
  * that the sizes split between shared memory and point-to-point messages
  * (at 2 ranks an Allreduce of more than 4 KiB goes point to point, so
  * 6144 bytes against 3072; a Bcast of OXMPI_SINGLE_COPY_MIN, 128 KiB,
@@ -241,9 +242,15 @@ int main(int argc, char **argv)
         if (size > 2)
             everyone(4, 1000, 1);
         break;
-    case 13: /* the last rank's in one long publication, the others' in pieces */
+    case 13: /* the last rank's in long publications (24000 bytes a
+              * block, one in each), the others' in pieces (48000) */
         if (size > 2)
-            everyone(4, 8192 / (size - 1), 0);
+            everyone(4, 6000, 0);
+        break;
+    case 14: /* every rank's in several long publications (24000 bytes a
+              * block, one in each; the last rank's 12000, two in each) */
+        if (size > 2)
+            everyone(4, 3000, 1);
         break;
     }
     return finish();

@@ -1,6 +1,6 @@
 //! Alltoallv and alltoallw through the mailboxes: one publication per
 //! rank of the blocks that fit, with a table of every block's size, the
-//! others in one long publication, in pieces or as messages.
+//! others in long publications of whole blocks, in pieces or as messages.
 
 use super::*;
 use crate::p2p::request::ReqId;
@@ -23,9 +23,16 @@ const OUTSIDE: u32 = u32::MAX;
 const HUGE: u32 = u32::MAX;
 
 /// The bit of a table's offset (`OUTSIDE` aside) saying that the block
-/// lies in its writer's long publication (`alltoallv`), at the offset
-/// the other bits give.
+/// lies in one of its writer's long publications (`alltoallv`): the
+/// publication's number above `LONG_AT`, the offset in it below.
 const IN_LONG: u32 = 1 << 31;
+const LONG_AT: u32 = 15;
+
+/// Where an entry `off` with `IN_LONG` puts its block: the long
+/// publication's number and the offset in it.
+fn long_place(off: u32) -> (usize, usize) {
+    (((off & !IN_LONG) >> LONG_AT) as usize, (off & ((1 << LONG_AT) - 1)) as usize)
+}
 
 /// An alltoallv's or alltoallw's blocks, as `alltoallv` moves them.
 pub trait Varied {
@@ -55,14 +62,14 @@ pub trait Varied {
 /// agree without knowing each other's sizes: each reads every other's
 /// table, and from them all learns every block that goes outside. Among
 /// more than two ranks, a rank whose blocks beyond its short publication
-/// fit one long slot publishes them all in one long publication right
-/// after it (`in_long`; its table gives their places there), which its
-/// readers read once every table is read: one round of publications, as
-/// an alltoall's (measured, medians of 6-8 alternated runs, against the
-/// same blocks outside in pieces: 4 ranks on 2 cores, blocks of 2 and 8
-/// KiB, 0.64 and 0.66 of the time; 3 ranks, 4 KiB, 0.69; 8 ranks, 2 and
-/// 4 KiB, 0.59 and 0.68; 16 ranks, 1 KiB, 0.67). The rest outside
-/// go in pieces through the long mailboxes, in lockstep, where
+/// each fit one long slot publishes them whole in long publications right
+/// after it, as many in each as fit (`in_long`; its table gives their
+/// places there), which its readers read once every table is read: one
+/// round of publications, as an alltoall's (measured, medians of 6-8
+/// alternated runs, against the same blocks outside in pieces: 4 ranks
+/// on 2 cores, blocks of 2, 8, 16 and 32 KiB, 0.64, 0.66, 0.77 and 0.87
+/// of the time; 3 ranks, 4 KiB, 0.69; 8 ranks, 2, 4 and 8 KiB, 0.59, 0.68
+/// and 0.79; 16 ranks, 1 KiB, 0.67). The rest outside go in pieces through the long mailboxes, in lockstep, where
 /// `tuning::in_pieces` says so for the rank with the most bytes outside,
 /// else as messages. Returns the requests posted, for the caller to
 /// wait for, and the first error of sizes that differ (the members
@@ -105,11 +112,12 @@ pub fn alltoallv(
             }
         }
     })?;
-    if long > 0 {
-        let readers = (0..n).filter(|&r| mine[r].0 & IN_LONG != 0).map(|r| m.world(r));
-        e.publish_piece_filled(stamp, long, long, true, readers, |out| {
-            for (r, &(off, len)) in mine.iter().enumerate().filter(|(_, &(off, _))| off & IN_LONG != 0) {
-                let at = (off & !IN_LONG) as usize;
+    for (k, &bytes) in long.iter().enumerate() {
+        let within = |off: u32| off != OUTSIDE && off & IN_LONG != 0 && long_place(off).0 == k;
+        let readers = (0..n).filter(|&r| within(mine[r].0)).map(|r| m.world(r));
+        e.publish_piece_filled(piece(stamp, k), bytes, bytes, true, readers, |out| {
+            for (r, &(off, len)) in mine.iter().enumerate().filter(|(_, &(off, _))| within(off)) {
+                let at = long_place(off).1;
                 out[at..at + len as usize].copy_from_slice(v.block(r));
             }
         })?;
@@ -118,8 +126,8 @@ pub fn alltoallv(
     t.note(mine.iter().copied());
     let mut failed = FirstError::default();
     // the blocks for this rank in their writers' long publications: rank,
-    // offset there, length
-    let mut longs = PerRank::<(usize, usize, usize)>::new();
+    // entry
+    let mut longs = PerRank::<(usize, u32, usize)>::new();
     for q in (0..n).filter(|&q| q != me) {
         let read = e.use_mailbox(Boxes::Short, m.world(q), stamp, |data, seen| {
             let word = |at: usize| data.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
@@ -150,7 +158,7 @@ pub fn alltoallv(
         match read {
             Ok(Ok(Ok(None))) => {}
             Ok(Ok(Ok(Some((OUTSIDE, len))))) => t.theirs.push((q, len)),
-            Ok(Ok(Ok(Some((off, len))))) => longs.push((q, (off & !IN_LONG) as usize, len as usize)),
+            Ok(Ok(Ok(Some((off, len))))) => longs.push((q, off, len as usize)),
             // the sizes differ
             Ok(Ok(Err(err))) => failed.keep(Err(err)),
             Ok(Err(what)) => {
@@ -162,10 +170,11 @@ pub fn alltoallv(
     }
     // (each writer made its long publication right after its short one,
     // so these are there already, or nearly)
-    for (q, at, len) in longs {
+    for (q, off, len) in longs {
+        let (k, at) = long_place(off);
         let landing = v.landing(q);
         let want = landing.len();
-        e.read_agreed(Boxes::Long, m.world(q), stamp, at, &mut landing[..len.min(want)])?;
+        e.read_agreed(Boxes::Long, m.world(q), piece(stamp, k), at, &mut landing[..len.min(want)])?;
         failed.keep(check_size(q, len, want));
     }
     // as for an alltoall, a block decides (here the longest outside, as
@@ -192,24 +201,38 @@ pub fn alltoallv(
 }
 
 /// Among more than two ranks, when the blocks of `mine` (an alltoallv's
-/// table, `alltoallv`) that go outside the short publication fit one long
-/// slot and would go in pieces: mark them as in the long publication,
-/// in rank order, and return its bytes (else 0). The readers of that one
-/// publication then read it beside the short ones, with no second round
-/// of publications, as in `alltoall_whole`.
-fn in_long(n: usize, mine: &mut [(u32, u32)]) -> usize {
+/// table, `alltoallv`) that go outside the short publication would go in
+/// pieces and each fits one long slot: mark them as in long
+/// publications, in rank order, as many in each as fit, up to `AHEAD`
+/// publications, and return their bytes (else none). The readers of
+/// those then read them beside the short ones, with no second round of
+/// publications, as in `alltoall_whole`.
+fn in_long(n: usize, mine: &mut [(u32, u32)]) -> arrayvec::ArrayVec<usize, AHEAD> {
+    let mut long = arrayvec::ArrayVec::new();
     let outside = || mine.iter().filter(|&&(off, _)| off == OUTSIDE).map(|&(_, len)| len as usize);
     let (bytes, longest) = (outside().sum::<usize>(), outside().max().unwrap_or(0));
-    let fits = bytes <= Boxes::Long.bytes().min(tuning::shm_long_max());
+    let slot = Boxes::Long.bytes();
+    let fits = longest <= slot && bytes <= (AHEAD * slot).min(tuning::shm_long_max());
     if n <= 2 || bytes == 0 || !fits || !tuning::in_pieces(Pieces::Alltoall, n, longest * n, 1) {
-        return 0;
+        return long;
     }
-    let mut end = 0;
-    for entry in mine.iter_mut().filter(|&&mut (off, _)| off == OUTSIDE) {
-        *entry = (IN_LONG | end as u32, entry.1);
-        end += entry.1 as usize;
+    // filled in rank order, as many blocks in each as fit
+    let mut placed = PerRank::new();
+    for len in outside() {
+        if long.last().is_none_or(|&end| end + len > slot) {
+            if long.is_full() {
+                return arrayvec::ArrayVec::new();
+            }
+            long.push(0);
+        }
+        let k = long.len() - 1;
+        placed.push(IN_LONG | (k as u32) << LONG_AT | long[k] as u32);
+        long[k] += len;
     }
-    end
+    for (entry, off) in mine.iter_mut().filter(|&&mut (off, _)| off == OUTSIDE).zip(placed) {
+        entry.0 = off;
+    }
+    long
 }
 
 /// What an alltoallv's tables say goes outside the publications
