@@ -4,11 +4,16 @@
  * passes over a message of another tag at the head of the sender's
  * queue, takes a message already received as unexpected (after a probe)
  * before a newer one, completes a synchronous send, reports truncation
- * with the bytes that fit, and lands in a derived datatype. Ranks pair up
- * (0 with 1, 2 with 3); the even rank receives. */
+ * with the bytes that fit, and lands in a derived datatype. Then the
+ * same for nonblocking receives posted while the messages may wait at the
+ * head of the sender's queue (an eager one lands in the Irecv itself): a
+ * receive posted earlier with a wildcard source keeps the first message,
+ * a later one passes over a message of another tag, a synchronous send
+ * completes, a truncated one reports MPI_ERR_TRUNCATE with the bytes that
+ * fit. Ranks pair up (0 with 1, 2 with 3); the even rank receives. */
 #include "common.h"
 
-enum { TAG_A = 5, TAG_B1 = 8, TAG_B2 = 7, TAG_C = 9, TAG_D = 10, TAG_F1 = 11, TAG_F2 = 12, TAG_G = 13 };
+enum { TAG_A = 5, TAG_B1 = 8, TAG_B2 = 7, TAG_C = 9, TAG_D = 10, TAG_F1 = 11, TAG_F2 = 12, TAG_G = 13, TAG_H1 = 14, TAG_H2 = 15 };
 
 static void sender(int peer)
 {
@@ -30,6 +35,15 @@ static void sender(int peer)
     MPI_Send(&v, 1, MPI_INT, peer, TAG_F2, MPI_COMM_WORLD);
     int six[6] = {1, 2, 3, 4, 5, 6};
     MPI_Send(six, 6, MPI_INT, peer, TAG_G, MPI_COMM_WORLD);
+    /* H: sent before the barrier, received after it */
+    for (v = 1; v <= 3; v++)
+        MPI_Send(&v, 1, MPI_INT, peer, v == 2 ? TAG_H2 : TAG_H1, MPI_COMM_WORLD);
+    MPI_Send(four, 4, MPI_INT, peer, TAG_D, MPI_COMM_WORLD);
+    MPI_Request r;
+    v = 19;
+    MPI_Issend(&v, 1, MPI_INT, peer, TAG_C, MPI_COMM_WORLD, &r);
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
 }
 
 static void receiver(int peer)
@@ -90,6 +104,31 @@ static void receiver(int peer)
     for (int i = 0; i < 9; i++)
         CHECK(grid[i] == want[i], "vector receive: item %d is %d, want %d", i, grid[i], want[i]);
     MPI_Type_free(&vec);
+
+    /* H: nonblocking receives of messages sent before the barrier */
+    MPI_Barrier(MPI_COMM_WORLD);
+    int h[3] = {0, 0, 0};
+    MPI_Request q[3];
+    MPI_Status sts[3];
+    MPI_Irecv(&h[0], 1, MPI_INT, MPI_ANY_SOURCE, TAG_H1, MPI_COMM_WORLD, &q[0]);
+    MPI_Irecv(&h[1], 1, MPI_INT, peer, MPI_ANY_TAG, MPI_COMM_WORLD, &q[1]);
+    MPI_Irecv(&h[2], 1, MPI_INT, peer, TAG_H1, MPI_COMM_WORLD, &q[2]);
+    MPI_Waitall(3, q, sts);
+    CHECK(h[0] == 1 && h[1] == 2 && h[2] == 3, "nonblocking receives got %d %d %d (want 1 2 3)", h[0], h[1], h[2]);
+    CHECK(sts[1].MPI_TAG == TAG_H2 && sts[1].MPI_SOURCE == peer, "any-tag receive: tag %d source %d", sts[1].MPI_TAG,
+          sts[1].MPI_SOURCE);
+    int part[3] = {0, 0, -7};
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Irecv(part, 2, MPI_INT, peer, TAG_D, MPI_COMM_WORLD, &r);
+    err = MPI_Wait(&r, &st);
+    MPI_Error_class(err, &cls);
+    CHECK(cls == MPI_ERR_TRUNCATE, "truncated nonblocking receive: error class %d", cls);
+    CHECK(part[0] == 41 && part[1] == 42 && part[2] == -7, "truncated nonblocking receive wrote %d %d %d", part[0],
+          part[1], part[2]);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Irecv(&v, 1, MPI_INT, peer, TAG_C, MPI_COMM_WORLD, &r);
+    MPI_Wait(&r, &st);
+    CHECK(v == 19 && st.MPI_TAG == TAG_C, "synchronous message %d tag %d", v, st.MPI_TAG);
 }
 
 int main(int argc, char **argv)

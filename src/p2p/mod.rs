@@ -386,12 +386,54 @@ impl Engine {
     /// completes.
     pub unsafe fn irecv(&mut self, a: RecvArgs) -> ReqId {
         let want = a.want();
-        let id = self.requests.insert(Request::Recv(a.into_request()));
-        match self.queues.take_unexpected(&want) {
+        // SAFETY: forwarded.
+        unsafe { self.irecv_request(want, a.into_request()) }
+    }
+
+    /// `irecv` of receive request `r`, which `want` matches for. While no
+    /// unexpected message matches, an eager message at the head of its
+    /// source's ring on this host lands at once (`take_head`): the
+    /// request is done before the call returns, and its wait has nothing
+    /// to poll for. Measured, 2 ranks, medians of 6-10 alternated runs: a
+    /// stream of 8-byte messages, Isend + Wait against Irecv + Wait, 0.173
+    /// -> 0.137 us a message (Open MPI 0.107, MPICH 0.120); Ibcast of 8
+    /// bytes 0.259 -> 0.211, Bcast_init's Start + Wait 0.236 -> 0.179; but
+    /// where the message is not there yet, as in exchanges, the look costs
+    /// a little (Ibarrier 1.03 of the time, Ialltoall of 8 bytes 1.03).
+    ///
+    /// # Safety
+    /// As `irecv`.
+    unsafe fn irecv_request(&mut self, want: Want, mut r: request::RecvReq) -> ReqId {
+        let u = self.queues.take_unexpected(&want);
+        let landed = u.is_none() && self.take_head(&want, &mut r) == Some(true);
+        let id = self.requests.insert(Request::Recv(r));
+        match u {
             Some(u) => self.deliver(id, u),
+            None if landed => {}
             None => self.queues.post(want, id),
         }
         id
+    }
+
+    /// Land in `r` the message at the head of the ring of `want`'s
+    /// source, a peer on this host, when it is the next one for `want`:
+    /// an eager one, with no acknowledgement asked, that `want` matches and no
+    /// receive posted before takes (the caller found no unexpected message
+    /// to match: only taking frames from that ring could queue one).
+    /// Some(whether it did), None: not a peer on this host, or its ring is
+    /// empty.
+    fn take_head(&mut self, want: &Want, r: &mut request::RecvReq) -> Option<bool> {
+        let Some(Route::Shm(l)) = want.src.map(|s| self.route[s]) else { return None };
+        let ring = self.seg.ring(l, self.seg.me);
+        let (h, data) = ring.peek()?;
+        let env = Envelope { ctx: h.ctx, src: h.src as usize, tag: h.tag, check: None };
+        if h.kind != FrameKind::Eager as u32 || h.flags != 0 || !want.matches(&env) || self.queues.is_posted(&env) {
+            return Some(false);
+        }
+        land_eager(r, &env, data);
+        ring.pop();
+        self.seg.took_frames(l);
+        Some(true)
     }
 
     /// A blocking receive. While no receive posted before could take it
@@ -404,39 +446,33 @@ impl Engine {
     /// # Safety
     /// `a.buf` must be writable over the items.
     pub unsafe fn recv(&mut self, a: RecvArgs) -> Status {
-        if let Some((s, Route::Shm(l))) = a.src.map(|s| (s, self.route[s])) {
-            let want = a.want();
+        let want = a.want();
+        let mut r = a.into_request();
+        if let Some((s, Route::Shm(_))) = want.src.map(|s| (s, self.route[s])) {
             // Only taking frames from `s` could queue a message for us as
             // unexpected, and the loop leaves them in its ring: one look.
             if self.queues.peek_unexpected(&want).is_none() {
                 let mut backoff = Backoff::new();
                 self.receiving = Some(want);
                 loop {
-                    let ring = self.seg.ring(l, self.seg.me);
-                    if let Some((h, data)) = ring.peek() {
-                        let env = Envelope { ctx: h.ctx, src: h.src as usize, tag: h.tag, check: None };
-                        if h.kind != FrameKind::Eager as u32 || h.flags != 0 || !want.matches(&env) {
-                            break;
+                    match self.take_head(&want, &mut r) {
+                        Some(true) => {
+                            self.receiving = None;
+                            return r.status;
                         }
-                        if self.queues.is_posted(&env) {
-                            break;
+                        Some(false) => break,
+                        // the sender's frames wait in its ring for the next look
+                        None => {
+                            self.progress_but(s);
+                            self.idle(&mut backoff);
                         }
-                        let mut r = a.into_request();
-                        land_eager(&mut r, &env, data);
-                        ring.pop();
-                        self.seg.took_frames(l);
-                        self.receiving = None;
-                        return r.status;
                     }
-                    // the sender's frames wait in its ring for the next look
-                    self.progress_but(s);
-                    self.idle(&mut backoff);
                 }
                 self.receiving = None;
             }
         }
         // SAFETY: per the caller's contract; we wait for the request.
-        let id = unsafe { self.irecv(a) };
+        let id = unsafe { self.irecv_request(want, r) };
         self.wait(id)
     }
 
