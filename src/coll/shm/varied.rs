@@ -69,9 +69,9 @@ pub trait Varied {
 /// alternated runs, against the same blocks outside in pieces: 4 ranks
 /// on 2 cores, blocks of 2, 8, 16 and 32 KiB, 0.64, 0.66, 0.77 and 0.87
 /// of the time; 3 ranks, 4 KiB, 0.69; 8 ranks, 2, 4 and 8 KiB, 0.59, 0.68
-/// and 0.79; 16 ranks, 1 KiB, 0.67). The rest outside go in pieces through the long mailboxes, in lockstep, where
-/// `tuning::in_pieces` says so for the rank with the most bytes outside,
-/// else as messages. Returns the requests posted, for the caller to
+/// and 0.79; 16 ranks, 1 KiB, 0.67). The rest outside go in pieces
+/// through the long mailboxes, in lockstep, where `tuning::in_pieces`
+/// says so for the rank with the most bytes outside, else as messages. Returns the requests posted, for the caller to
 /// wait for, and the first error of sizes that differ (the members
 /// still stay in step, messages pairing up and pieces read as far as
 /// they fit). This rank's own block is the caller's.
