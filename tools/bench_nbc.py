@@ -9,7 +9,8 @@ docs/benchmarks.md (between its NBC markers; tools/bench.py keeps them).
 import argparse
 import os
 
-from bench import IMPLS, OUT, build_program, record, refuse_if_busy, round_order, rows, run, write_section
+from bench import (IMPLS, OUT, build_program, library_rev, record, refuse_if_busy, round_order, rows, run,
+                   write_section)
 
 BEGIN = "<!-- BEGIN NBC (tools/bench_nbc.py) -->\n"
 END = "<!-- END NBC -->\n"
@@ -35,7 +36,8 @@ def main():
              f"`python3 tools/bench_nbc.py --rounds {a.rounds}`: `c-tests/bench/nbc.c`, each call started and waited "
              "at once (Ialltoall and Iallgather sizes are one rank's block; the persistent ones are MPI 4's "
              "`MPI_Allreduce_init` and `MPI_Bcast_init`, then `MPI_Start` and `MPI_Wait`, which Debian's Open MPI "
-             "lacks), interleaved round by round; microseconds, best of the rounds, ratios as above.\n"]
+             "lacks), interleaved round by round; microseconds, best of the rounds, ratios as above; "
+             f"run on {library_rev()}'s library.\n"]
     for n, _ in RUNS:
         over = " (oversubscribed: 4 ranks on 2 cores)" if n > os.cpu_count() else ""
         lines += ["\n", f"### {n} ranks{over}\n", "\n",
