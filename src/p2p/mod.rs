@@ -118,7 +118,7 @@ pub struct Engine {
     receiving: Option<Want>,
     /// Per world rank: receives to post before `irecv` looks at the head
     /// of its ring again (0: at the next), as its messages tend to come
-    /// after their receives (`irecv_request`).
+    /// after their receives (`match_or_post`).
     head_looks: Vec<u8>,
 }
 
