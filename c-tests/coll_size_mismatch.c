@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13;MISMATCH_CASE=14
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13;MISMATCH_CASE=14;MISMATCH_CASE=15;MISMATCH_CASE=16
  * Ranks that pass a collective counts of different sizes (here the last
  * rank passes half the count of the others) get an error, never a hang
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
@@ -16,7 +16,9 @@
  * Alltoallv among 3 or more ranks whose blocks beyond the short
  * publication with its table go in one or several long publications
  * (whole blocks, up to 32 KiB each) on every rank, or on the last rank
- * alone while the others' go in pieces, and ranks
+ * alone while the others' go in pieces, an Allgatherv of parts of their
+ * own sizes, each in one long publication, whose last rank counts and
+ * sends half its part, and ranks
  * that the sizes split between shared memory and point-to-point messages
  * (at 2 ranks an Allreduce of more than 4 KiB goes point to point, so
  * 6144 bytes against 3072; a Bcast of OXMPI_SINGLE_COPY_MIN, 128 KiB,
@@ -168,6 +170,34 @@ static void everyone(int op, int n, int whole)
     free(a), free(b), free(all), free(counts), free(displs);
 }
 
+/* Allgatherv of parts of their own sizes, rank r's (r + 1) * k doubles,
+ * the last rank sending (and counting for itself) half of its own: every
+ * other rank gets less than it counts from it (MPI_ERR_COUNT), the last
+ * rank what it counts. From 3 ranks on, with parts of at most 32 KiB and
+ * more than 4 KiB in all, each part goes as one long publication. */
+static void irregular(int k)
+{
+    int last = size - 1, tot = 0;
+    int *all = malloc(size * sizeof(int)), *counts = malloc(size * sizeof(int)), *displs = malloc(size * sizeof(int));
+    for (int r = 0; r < size; r++) {
+        counts[r] = (r + 1) * k;
+        displs[r] = tot;
+        tot += counts[r];
+    }
+    if (rank == last)
+        counts[last] /= 2;
+    double *a = calloc(counts[rank], sizeof(double)), *b = calloc(tot, sizeof(double));
+    int e = MPI_Allgatherv(a, counts[rank], MPI_DOUBLE, b, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD);
+    gather_classes(e, all);
+    for (int r = 0; r < size; r++) {
+        int want = r == last ? MPI_SUCCESS : MPI_ERR_COUNT;
+        CHECK(all[r] == want, "allgatherv of (r + 1) * %d doubles, the last rank half: rank %d got class %d, not %d", k,
+              r, all[r], want);
+    }
+    still_works("allgatherv");
+    free(a), free(b), free(all), free(counts), free(displs);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -251,6 +281,13 @@ int main(int argc, char **argv)
               * block, one in each; the last rank's 12000, two in each) */
         if (size > 2)
             everyone(4, 3000, 1);
+        break;
+    case 15: /* parts of 1000 to 4000 bytes: one long publication a rank */
+        if (size > 2)
+            irregular(125);
+        break;
+    case 16: /* parts whole in the short mailbox (up to 4 KiB in all) */
+        irregular(25);
         break;
     }
     return finish();

@@ -118,7 +118,8 @@ fn allgather_any(
                 }
                 done
             };
-            let pieces = equal.map(|_| (Pieces::Allgather, layout.len(), 1));
+            let longest = layout.iter().map(Part::bytes).max().unwrap_or(0);
+            let pieces = shm::allgatherv_form(layout.len(), equal, longest);
             if let Some(r) = mailbox_path(st, comm, how, shm::fits(total, pieces), short) {
                 return r;
             }

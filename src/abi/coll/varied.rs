@@ -325,8 +325,8 @@ pub(super) fn flat_gatherv(
         }
         shm::allgatherv(e, m, stamp, all, at, equal)
     };
-    let pieces = equal.map(|_| (Pieces::Allgather, n, 1));
-    mailbox_path(st, comm, how, shm::fits(total, pieces), short)
+    let longest = (0..n).map(|r| recv.bytes(r)).max().unwrap_or(0);
+    mailbox_path(st, comm, how, shm::fits(total, shm::allgatherv_form(n, equal, longest)), short)
 }
 
 /// An Alltoallv of contiguous datatypes on an intracommunicator of one

@@ -23,9 +23,11 @@
 //! ways in pieces through the long mailboxes, every rank a few pieces
 //! ahead of its reads (an alltoall among more than two ranks whose
 //! blocks for the others fit one long slot goes as one publication per
-//! rank, as a short one does): each byte is copied in once and out once by
-//! memcpy, and ranks sharing a core pass it on while it is in the cache
-//! (`tuning::in_pieces` says when that beats a single cross-memory copy).
+//! rank, as a short one does, and so does an allgatherv's part of a size
+//! of its own where each fits one long slot): each byte is copied in once
+//! and out once by memcpy, and ranks sharing a core pass it on while it
+//! is in the cache (`tuning::in_pieces` says when that beats a single
+//! cross-memory copy).
 //! A scan of up to two pieces has each rank fold the pieces of the ranks
 //! before it as they come. A long reduce-scatter among more than two
 //! ranks has every rank fold its segment piece by piece straight from the
@@ -50,7 +52,7 @@ use std::ops::Range;
 mod blocks;
 mod reduce;
 mod varied;
-pub use blocks::{allgather, allgatherv, alltoall, gather, scatter};
+pub use blocks::{allgather, allgatherv, allgatherv_form, alltoall, gather, scatter};
 use reduce::ALL_READ_ALL;
 pub use reduce::{allreduce, reduce, reduce_scatter, scan, Reduction};
 pub use varied::{alltoallv, Varied, VARIED_MAX_RANKS};
