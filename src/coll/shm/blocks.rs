@@ -37,8 +37,10 @@ pub fn allgatherv(
             })
         }
         Some(b) if !whole(b * m.group.size()) => allgather_cut(e, m, stamp, 0, all, at, Cut::new(b, 1), b),
-        None if !whole((0..m.group.size()).map(|r| at(r).len()).sum()) => allgather_long(e, m, stamp, all, at),
-        _ => allgather_whole(e, m, stamp, all, at),
+        None if !whole((0..m.group.size()).map(|r| at(r).len()).sum()) => {
+            allgather_whole(e, m, stamp, Boxes::Long, all, at)
+        }
+        _ => allgather_whole(e, m, stamp, Boxes::Short, all, at),
     }
 }
 
@@ -46,61 +48,47 @@ pub fn allgatherv(
 /// parts are of one size (`equal`) or, the longest `longest` bytes, of
 /// sizes of their own: parts of one size go in pieces; among more than
 /// two ranks, parts that each fit a long slot go whole, one long
-/// publication a rank (`allgather_long`), as parts of one piece do.
+/// publication a rank (`allgather_whole`), as parts of one piece do.
 pub fn allgatherv_form(n: usize, equal: Option<usize>, longest: usize) -> Option<(Pieces, usize, usize)> {
     (equal.is_some() || (n > 2 && longest <= Boxes::Long.bytes())).then_some((Pieces::Allgather, n, 1))
 }
 
-/// `allgatherv` of parts of sizes of their own, each at most a long
-/// slot's: one long publication a rank, a stream of its own length and
-/// its last piece, as `allgather_cut` publishes a part of one piece, read
-/// parked. Measured, medians of 6-10 alternated runs, against the
-/// point-to-point algorithm (already a third of Open MPI's time), rank
-/// r's part (r + 1) times 1, 2 or 4 KiB: 3 ranks on 2 cores, 2 and 4 KiB,
-/// 0.78 and 0.87 of the time; 4 ranks, 1 and 4 KiB, 0.68 and 0.74; 8
-/// ranks, 1 and 4 KiB, 0.51 and 0.46.
-fn allgather_long(
+/// Every rank's part `at(r)` of `all` to every other, whole in the
+/// `kind` mailbox (this rank's own part is in place; the parts may have
+/// sizes of their own), read parked. In the long mailbox each part is a
+/// stream of its own length and its last piece, as `allgather_cut`
+/// publishes a part of one piece: an allgatherv's parts of sizes of their
+/// own that each fit a slot go so (measured, medians of 6-10 alternated
+/// runs, against the point-to-point algorithm, already a third of Open
+/// MPI's time; rank r's part (r + 1) times 1, 2 or 4 KiB: 3 ranks on 2
+/// cores, 2 and 4 KiB, 0.78 and 0.87 of the time; 4 ranks, 1 and 4 KiB,
+/// 0.68 and 0.74; 8 ranks, 1 and 4 KiB, 0.51 and 0.46).
+fn allgather_whole(
     e: &mut Engine,
     m: &Members,
     stamp: u64,
+    kind: Boxes,
     all: &mut [u8],
     at: impl Fn(usize) -> Range<usize>,
 ) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
-    let mine = at(me).len();
-    e.publish_piece(stamp, &all[at(me)], mine, true, m.others(me))?;
+    let mine = &all[at(me)];
+    match kind {
+        Boxes::Short => e.publish(kind, stamp, mine, m.others(me))?,
+        Boxes::Long => e.publish_piece(stamp, mine, mine.len(), true, m.others(me))?,
+    }
     let mut failed = FirstError::default();
     for r in (0..n).filter(|&r| r != me) {
         let want = at(r).len();
-        let seen = e.read_whole(Boxes::Long, m.world(r), stamp, 0, &mut all[at(r)])?;
+        let seen = e.read_whole(kind, m.world(r), stamp, 0, &mut all[at(r)])?;
         failed.keep(if seen.astray || (seen.stream, seen.last) != (seen.len, true) {
-            // the rank took another way, or published the first of the
-            // pieces of a longer part (the mailboxes given up if not yet)
+            // the rank took another way (nothing was read), or published
+            // the first of the pieces of a longer part
             e.give_up_mailboxes(stamp);
             check_size(r, seen.stream, want).and(mismatch(r))
         } else {
             check_size(r, seen.len, want)
         });
-    }
-    failed.result()
-}
-
-/// Every rank's part `at(r)` of `all` to every other, whole (this rank's
-/// own part is in place; the parts may have sizes of their own).
-fn allgather_whole(
-    e: &mut Engine,
-    m: &Members,
-    stamp: u64,
-    all: &mut [u8],
-    at: impl Fn(usize) -> Range<usize>,
-) -> MpiResult<()> {
-    let (n, me) = (m.group.size(), m.me);
-    e.publish(Boxes::Short, stamp, &all[at(me)], m.others(me))?;
-    let mut failed = FirstError::default();
-    for r in (0..n).filter(|&r| r != me) {
-        let want = at(r).len();
-        let seen = e.read_mailbox(Boxes::Short, m.world(r), stamp, 0, &mut all[at(r)])?;
-        failed.keep(check_size(r, seen.len, want));
     }
     failed.result()
 }
