@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Collectives of mid-size blocks among more ranks than cores
-(c-tests/bench/coll.c with blocks of 2 and 8 KiB, at 4 and 8 ranks on
+(c-tests/bench/coll.c with blocks of 2 and 8 KiB, and c-tests/bench/ragged.c's
+Allgatherv and Alltoallv of blocks of their own sizes, at 4 and 8 ranks on
 this 2-core machine), where an Alltoall's blocks for the others fit one
 long mailbox slot: oxmpi, MPICH and Open MPI interleaved round by round;
 the best of the rounds goes into docs/benchmarks.md (between its MID
@@ -17,6 +18,7 @@ BEGIN = "<!-- BEGIN MID (tools/bench_mid.py) -->\n"
 END = "<!-- END MID -->\n"
 RANKS = [4, 8]
 SIZES = ["2048", "8192"]
+UNITS = ["1024", "4096"]
 
 
 def main():
@@ -25,6 +27,7 @@ def main():
     ap.add_argument("--allow-busy", action="store_true", help="run even while other work keeps the CPUs busy")
     a = ap.parse_args()
     build_program("coll")
+    build_program("ragged")
     refuse_if_busy(a.allow_busy)
     best, every = {}, {}
     for rnd in range(a.rounds):
@@ -34,16 +37,24 @@ def main():
                 print(f"round {rnd + 1}: {impl:9} coll -n {n}: {'failed or timed out' if res is None else 'ok'}",
                       flush=True)
                 record(best, every, ("coll", n, impl, False), res)
+                res = run(impl, "ragged", n, False, args=UNITS)
+                print(f"round {rnd + 1}: {impl:9} ragged -n {n}: {'failed or timed out' if res is None else 'ok'}",
+                      flush=True)
+                record(best, every, ("ragged", n, impl, False), res)
     lines = [BEGIN, "## Collectives of 2 and 8 KiB blocks, more ranks than cores\n", "\n",
              f"`python3 tools/bench_mid.py --rounds {a.rounds}`: `c-tests/bench/coll.c quick 2048 8192` (sizes are "
              "one rank's block, or the whole buffer for Bcast, Allreduce and Scan), interleaved round by round; "
              "microseconds, best of the rounds, ratios as above. Here an Alltoall's blocks for the others fit one "
              "32 KiB mailbox slot, one publication a rank, and so do an Alltoallv's beyond its short publication "
-             f"with the tables (but at 8 ranks, 8 KiB); run on {library_rev()}'s library.\n"]
+             "with the tables (but at 8 ranks, 8 KiB). The ragged rows are `c-tests/bench/ragged.c 1024 4096`: "
+             "an Allgatherv whose rank r's part is r + 1 units, an Alltoallv whose rank s's block for rank r is "
+             "1 + (s + r) % 3 units (unit 1 or 4 KiB). "
+             f"Run on {library_rev()}'s library.\n"]
     for n in RANKS:
         lines += ["\n", f"### {n} ranks on 2 cores\n", "\n",
                   "| case | oxmpi us | MPICH us | Open MPI us | ratio | median ratio |\n", "|---|---|---|---|---|---|\n"]
         lines += [r + "\n" for r in rows(best, every, ("coll", n, False))]
+        lines += [r + "\n" for r in rows(best, every, ("ragged", n, False))]
     lines.append(END)
     write_section(OUT, BEGIN, END, "".join(lines))
     print(f"wrote {OUT}")
