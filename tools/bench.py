@@ -198,6 +198,22 @@ def rows(best, every, run):
     return out
 
 
+def measure(best, every, rnd, impl, prog, n, quick, tcp=False, args=()):
+    """Run `prog` once (`run`), say how it went in round `rnd`, and record
+    its times under (prog, n, impl, tcp) (`record`)."""
+    res = run(impl, prog, n, quick, tcp, args)
+    print(f"round {rnd + 1}: {impl:9} {prog} -n {n}{' tcp' if tcp else ''}: "
+          f"{'failed or timed out' if res is None else 'ok'}", flush=True)
+    record(best, every, (prog, n, impl, tcp), res)
+
+
+def table(best, every, run, first="case"):
+    """The side-by-side table of `run` (program, ranks, tcp): its head,
+    then `rows`."""
+    return [f"| {first} | oxmpi us | MPICH us | Open MPI us | ratio | median ratio |",
+            "|---|---|---|---|---|---|"] + rows(best, every, run)
+
+
 def library_rev():
     """The library measured: the commit it was built from, with a "+" when
     the library's sources differed from it."""
@@ -225,10 +241,7 @@ def main():
                 slowest[k] = max(v, slowest.get(k, v))
         for prog, n, quick, tcp in RUNS:
             for impl in round_order(rnd, IMPLS):
-                res = run(impl, prog, n, quick, tcp)
-                key = (prog, n, impl, tcp)
-                print(f"round {rnd + 1}: {impl:9} {prog} -n {n}{' tcp' if tcp else ''}: {'failed or timed out' if res is None else 'ok'}", flush=True)
-                record(best, every, key, res)
+                measure(best, every, rnd, impl, prog, n, quick, tcp)
     cpu = ""
     try:
         cpu = next(l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name"))
@@ -256,9 +269,8 @@ def main():
                     "`--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo`.", ""]
         over = " (oversubscribed: 4 ranks on 2 cores; ranks 2-3 wait in a barrier)" if n > os.cpu_count() and prog == "pingpong" else \
             " (oversubscribed: 4 ranks on 2 cores)" if n > os.cpu_count() else ""
-        lines += [f"## {title}, {n} ranks{over}", ""] + note + [
-                  f"| {'case' if prog in ('ddt', 'coll') else 'size'} | oxmpi us | MPICH us | Open MPI us | ratio | median ratio |", "|---|---|---|---|---|---|"]
-        lines += rows(best, every, (prog, n, tcp)) + [""]
+        lines += [f"## {title}, {n} ranks{over}", ""] + note
+        lines += table(best, every, (prog, n, tcp), "case" if prog in ("ddt", "coll") else "size") + [""]
         names = {"line": "one cache line passed from one CPU to the other (two processes pinned, taking turns writing it)",
                  "switch": "one hand-over of a core between two processes (sched_yield)",
                  f"yield_barrier_{n}": f"barrier of {n} processes on one counter, waiting by sched_yield",

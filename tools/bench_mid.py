@@ -11,8 +11,7 @@ markers; tools/bench.py keeps them).
 """
 import argparse
 
-from bench import (IMPLS, OUT, build_program, library_rev, record, refuse_if_busy, round_order, rows, run,
-                   write_section)
+from bench import IMPLS, OUT, build_program, library_rev, measure, refuse_if_busy, round_order, rows, table, write_section
 
 BEGIN = "<!-- BEGIN MID (tools/bench_mid.py) -->\n"
 END = "<!-- END MID -->\n"
@@ -33,14 +32,8 @@ def main():
     for rnd in range(a.rounds):
         for n in RANKS:
             for impl in round_order(rnd, IMPLS):
-                res = run(impl, "coll", n, True, args=SIZES)
-                print(f"round {rnd + 1}: {impl:9} coll -n {n}: {'failed or timed out' if res is None else 'ok'}",
-                      flush=True)
-                record(best, every, ("coll", n, impl, False), res)
-                res = run(impl, "ragged", n, False, args=UNITS)
-                print(f"round {rnd + 1}: {impl:9} ragged -n {n}: {'failed or timed out' if res is None else 'ok'}",
-                      flush=True)
-                record(best, every, ("ragged", n, impl, False), res)
+                measure(best, every, rnd, impl, "coll", n, True, args=SIZES)
+                measure(best, every, rnd, impl, "ragged", n, False, args=UNITS)
     lines = [BEGIN, "## Collectives of 2 and 8 KiB blocks, more ranks than cores\n", "\n",
              f"`python3 tools/bench_mid.py --rounds {a.rounds}`: `c-tests/bench/coll.c quick 2048 8192` (sizes are "
              "one rank's block, or the whole buffer for Bcast, Allreduce and Scan), interleaved round by round; "
@@ -51,10 +44,8 @@ def main():
              "1 + (s + r) % 3 units (unit 1 or 4 KiB). "
              f"Run on {library_rev()}'s library.\n"]
     for n in RANKS:
-        lines += ["\n", f"### {n} ranks on 2 cores\n", "\n",
-                  "| case | oxmpi us | MPICH us | Open MPI us | ratio | median ratio |\n", "|---|---|---|---|---|---|\n"]
-        lines += [r + "\n" for r in rows(best, every, ("coll", n, False))]
-        lines += [r + "\n" for r in rows(best, every, ("ragged", n, False))]
+        lines += ["\n", f"### {n} ranks on 2 cores\n", "\n"]
+        lines += [r + "\n" for r in table(best, every, ("coll", n, False)) + rows(best, every, ("ragged", n, False))]
     lines.append(END)
     write_section(OUT, BEGIN, END, "".join(lines))
     print(f"wrote {OUT}")

@@ -9,8 +9,7 @@ docs/benchmarks.md (between its NBC markers; tools/bench.py keeps them).
 import argparse
 import os
 
-from bench import (IMPLS, OUT, build_program, library_rev, record, refuse_if_busy, round_order, rows, run,
-                   write_section)
+from bench import IMPLS, OUT, build_program, library_rev, measure, refuse_if_busy, round_order, table, write_section
 
 BEGIN = "<!-- BEGIN NBC (tools/bench_nbc.py) -->\n"
 END = "<!-- END NBC -->\n"
@@ -29,9 +28,7 @@ def main():
     for rnd in range(a.rounds):
         for n, quick in RUNS:
             for impl in round_order(rnd, IMPLS):
-                res = run(impl, "nbc", n, quick)
-                print(f"round {rnd + 1}: {impl:9} nbc -n {n}: {'failed or timed out' if res is None else 'ok'}", flush=True)
-                record(best, every, ("nbc", n, impl, False), res)
+                measure(best, every, rnd, impl, "nbc", n, quick)
     lines = [BEGIN, "## Nonblocking and persistent collectives\n", "\n",
              f"`python3 tools/bench_nbc.py --rounds {a.rounds}`: `c-tests/bench/nbc.c`, each call started and waited "
              "at once (Ialltoall and Iallgather sizes are one rank's block; the persistent ones are MPI 4's "
@@ -40,9 +37,8 @@ def main():
              f"run on {library_rev()}'s library.\n"]
     for n, _ in RUNS:
         over = " (oversubscribed: 4 ranks on 2 cores)" if n > os.cpu_count() else ""
-        lines += ["\n", f"### {n} ranks{over}\n", "\n",
-                  "| case | oxmpi us | MPICH us | Open MPI us | ratio | median ratio |\n", "|---|---|---|---|---|---|\n"]
-        lines += [r + "\n" for r in rows(best, every, ("nbc", n, False))]
+        lines += ["\n", f"### {n} ranks{over}\n", "\n"]
+        lines += [r + "\n" for r in table(best, every, ("nbc", n, False))]
     lines.append(END)
     write_section(OUT, BEGIN, END, "".join(lines))
     print(f"wrote {OUT}")

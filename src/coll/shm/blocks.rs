@@ -317,9 +317,12 @@ fn alltoall_whole(
             // the first of its pieces: its blocks are longer
             e.give_up_mailboxes(stamp);
             check_size(r, seen.stream, b).and(mismatch(r))
+        } else if seen.astray {
+            // its blocks went the other way, `seen.len` bytes of them:
+            // nothing was read, whatever their size (the mailboxes are
+            // given up)
+            check_size(r, seen.len / (n - 1), b).and(mismatch(r))
         } else {
-            // (astray: its blocks went the other way, `seen.len` bytes of
-            // them, and the mailboxes are given up)
             check_size(r, seen.len / (n - 1), b)
         });
     }
