@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13;MISMATCH_CASE=14;MISMATCH_CASE=15;MISMATCH_CASE=16
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13;MISMATCH_CASE=14;MISMATCH_CASE=15;MISMATCH_CASE=16;MISMATCH_CASE=17;MISMATCH_CASE=18;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=pieces;MISMATCH_CASE=17,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read
  * Ranks that pass a collective counts of different sizes (here the last
  * rank passes half the count of the others) get an error, never a hang
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
@@ -18,7 +18,10 @@
  * (whole blocks, up to 32 KiB each) on every rank, or on the last rank
  * alone while the others' go in pieces, an Allgatherv of parts of their
  * own sizes, each in one long publication, whose last rank counts and
- * sends half its part, and ranks
+ * sends half its part, an Alltoall and an Allgather between two ranks
+ * whose blocks (128 and 64 KiB) go in pieces or are read straight out of
+ * the writer's buffer, each rank choosing or told its way (alike or
+ * not, OXMPI_TWO_RANK_BLOCKS, OXMPI_TEST_RANK0_ENV), and ranks
  * that the sizes split between shared memory and point-to-point messages
  * (at 2 ranks an Allreduce of more than 4 KiB goes point to point, so
  * 6144 bytes against 3072; a Bcast of OXMPI_SINGLE_COPY_MIN, 128 KiB,
@@ -200,6 +203,7 @@ static void irregular(int k)
 
 int main(int argc, char **argv)
 {
+    env_for_rank0();
     MPI_Init(&argc, &argv);
     check_library();
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -288,6 +292,14 @@ int main(int argc, char **argv)
         break;
     case 16: /* parts whole in the short mailbox (up to 4 KiB in all) */
         irregular(25);
+        break;
+    case 17: /* between two ranks, blocks of 128 KiB against 64 */
+        if (size == 2)
+            everyone(1, 16384, 1);
+        break;
+    case 18:
+        if (size == 2)
+            everyone(0, 16384, 1);
         break;
     }
     return finish();

@@ -115,6 +115,16 @@ static void check_library(void)
         fclose(maps);
 }
 
+/* Before MPI_Init: OXMPI_TEST_RANK0_ENV=NAME=VALUE sets NAME to VALUE in
+ * the rank the launcher numbers 0 (PMI_RANK) alone, so that a variant can
+ * give the ranks settings that differ. */
+static void env_for_rank0(void)
+{
+    const char *kv = getenv("OXMPI_TEST_RANK0_ENV"), *r = getenv("PMI_RANK");
+    if (kv && r && strcmp(r, "0") == 0)
+        putenv(strdup(kv));
+}
+
 /* Sum the errors of all ranks; rank 0 prints the verdict. Then finalize. */
 static int finish(void)
 {

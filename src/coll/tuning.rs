@@ -4,6 +4,7 @@
 
 use crate::err;
 use crate::error::MpiResult;
+use crate::p2p::mailbox::Way;
 use crate::runtime::tunables;
 use std::sync::OnceLock;
 
@@ -69,6 +70,16 @@ pub struct Tuning {
 
 static TUNING: OnceLock<Tuning> = OnceLock::new();
 
+/// OXMPI_TWO_RANK_BLOCKS: the way every long block between two ranks
+/// takes (None: each writer chooses, `p2p::mailbox::Ways`).
+static TWO_RANK_BLOCKS: OnceLock<Option<Way>> = OnceLock::new();
+
+/// The way OXMPI_TWO_RANK_BLOCKS forces for a blocking Allgather's or
+/// Alltoall's long blocks between two ranks (`either_way`), if any.
+pub fn two_rank_blocks() -> Option<Way> {
+    TWO_RANK_BLOCKS.get().copied().flatten()
+}
+
 /// Read and check the tunables (MPI_Init): an unknown algorithm name is
 /// an error naming the choices.
 pub fn init() -> MpiResult<()> {
@@ -123,6 +134,9 @@ pub fn init() -> MpiResult<()> {
         single_copy_min: tunables::size("OXMPI_SINGLE_COPY_MIN"),
     };
     let _ = TUNING.set(t);
+    // (not among the settings all ranks share: each writer chooses its way)
+    let two = pick("OXMPI_TWO_RANK_BLOCKS", &[("pieces", Way::Pieces), ("read", Way::Read)])?;
+    let _ = TWO_RANK_BLOCKS.set(two);
     Ok(())
 }
 
@@ -428,7 +442,9 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
     // forced by OXMPI_SINGLE_COPY_MIN=1G): Alltoall of 64 KiB and 1 MiB
     // blocks 5.8-6.2 and 80-86 us in pieces against 8.2 and 104 read, but
     // in a slow spell (runs in a row) 32-39 and 355-535 against 8.8 and
-    // 106: on average, with such spells now and then, reads still win.
+    // 106: neither wins always, so from a third of OXMPI_SINGLE_COPY_MIN
+    // two ranks' blocks go through the mailboxes by either way, each
+    // writer choosing per call (`either_way`).
     // A bcast's, gather's or scatter's one message between two ranks goes
     // from a blocking send, which its receiver has the sender help copy
     // (by cross-memory copies, each side half of it) from
@@ -452,6 +468,25 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
         _ => t.single_copy_min,
     };
     auto && (crowd || message < most)
+}
+
+/// Whether a blocking Allgather's or Alltoall's blocks between two ranks
+/// (`n`, moving `bytes` in all) on a host with a core for each go through
+/// the long mailbox though they are too long for `in_pieces`: there each
+/// writer sends its block in pieces or has it read straight out of its
+/// buffer, whichever its calls found faster lately
+/// (`p2p::mailbox::Ways`), where the point-to-point algorithm always
+/// reads. Not where an OXMPI_COLL_* variable forces the algorithm, nor
+/// without cross-memory copies (`OXMPI_SINGLE_COPY=0`).
+pub fn either_way(op: Pieces, n: usize, bytes: usize) -> bool {
+    let t = get();
+    let auto = match op {
+        Pieces::Allgather => t.allgather.is_none(),
+        Pieces::Alltoall => t.alltoall.is_none(),
+        _ => false,
+    };
+    let reads = SINGLE_COPY_FROM.load(std::sync::atomic::Ordering::Relaxed) != usize::MAX;
+    auto && n == 2 && reads && !crowded() && bytes / 2 >= t.single_copy_min / 3
 }
 
 /// The settings every rank must share, as one word for the PMI
@@ -494,6 +529,11 @@ mod tests {
             "uncrowded: blocks below a third of OXMPI_SINGLE_COPY_MIN"
         );
         assert!(!in_pieces(Pieces::Alltoall, 2, 2 * third, 1), "uncrowded: blocks from a third of it");
+        assert!(either_way(Pieces::Alltoall, 2, 2 * third), "two ranks: from there each writer chooses");
+        assert!(either_way(Pieces::Allgather, 2, 2 * (8 << 20)), "an allgather's too, at any size");
+        assert!(!either_way(Pieces::Alltoall, 2, 2 * (third - 1)), "below: pieces");
+        assert!(!either_way(Pieces::Alltoall, 3, 3 * third), "two ranks only");
+        assert!(!either_way(Pieces::Bcast, 2, 2 * third), "an Allgather's or Alltoall's only");
         assert!(!in_pieces(Pieces::Allgather, 4, 4 * third, 1), "an allgather's too");
         assert!(in_pieces(Pieces::Gather, 4, 4 * below - 4, 1), "a gather's blocks below it");
         assert!(!in_pieces(Pieces::Gather, 4, 4 * below, 1), "a gather's blocks from it");

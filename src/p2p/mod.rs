@@ -104,6 +104,9 @@ pub struct Engine {
     /// This rank's bookkeeping of its short and long mailboxes (see
     /// `mailbox`).
     mailboxes: [mailbox::Tally; 2],
+    /// How this rank's long blocks went to one reader lately
+    /// (`mailbox::Ways`).
+    ways: mailbox::Ways,
     /// Collectives of the whole world this rank has posted on its
     /// arrival lines (`arrival`).
     arrivals: u64,
@@ -205,6 +208,7 @@ impl Engine {
             schedules: Vec::new(),
             bsend: bsend::Attached::default(),
             mailboxes: [Boxes::Short, Boxes::Long].map(|kind| mailbox::Tally::new(kind, size)),
+            ways: mailbox::Ways::default(),
             arrivals: 0,
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
             early_to: Default::default(),

@@ -77,7 +77,7 @@ fn allgather_any(
                     None if !whole => all[me * b..(me + 1) * b].copy_from_slice(&layout[me].pack(rbuf)),
                     None => {}
                 }
-                let done = shm::allgather(e, m, stamp, all);
+                let done = shm::allgather(e, m, stamp, all, None);
                 if !whole {
                     for (r, l) in layout.iter().enumerate().filter(|&(r, _)| !(in_place && r == me)) {
                         unpacked(l.at(rbuf), &l.ty, &staged[r * b..(r + 1) * b]);
@@ -112,7 +112,7 @@ fn allgather_any(
                     Some(s) => staged[at[me].clone()].copy_from_slice(&in_a_row(s, sbuf)),
                     None => staged[at[me].clone()].copy_from_slice(&layout[me].pack(rbuf)),
                 }
-                let done = shm::allgatherv(e, m, stamp, &mut staged, |r| at[r].clone(), equal);
+                let done = shm::allgatherv(e, m, stamp, &mut staged, |r| at[r].clone(), equal, None);
                 for (r, l) in layout.iter().enumerate() {
                     unpacked(l.at(rbuf), &l.ty, &staged[at[r].clone()]);
                 }
@@ -246,8 +246,9 @@ unsafe fn blocks_in_mailboxes(
         shm::alltoall(e, m, stamp, unsafe { Block { addr: sbuf, len: b * n }.bytes() }, got)
     } else {
         // SAFETY: as above.
-        got[me * b..(me + 1) * b].copy_from_slice(unsafe { Block { addr: sbuf, len: b }.bytes() });
-        shm::allgather(e, m, stamp, got)
+        let own = unsafe { Block { addr: sbuf, len: b }.bytes() };
+        got[me * b..(me + 1) * b].copy_from_slice(own);
+        shm::allgather(e, m, stamp, got, Some(own))
     }
 }
 

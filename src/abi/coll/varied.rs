@@ -323,7 +323,7 @@ pub(super) fn flat_gatherv(
             Some((_, None)) => all[at(me)].copy_from_slice(unsafe { Block { addr: sendbuf as usize, len: b }.bytes() }),
             None => {}
         }
-        shm::allgatherv(e, m, stamp, all, at, equal)
+        shm::allgatherv(e, m, stamp, all, at, equal, None)
     };
     let longest = (0..n).map(|r| recv.bytes(r)).max().unwrap_or(0);
     mailbox_path(st, comm, how, shm::fits(total, shm::allgatherv_form(n, equal, longest)), short)

@@ -4,10 +4,11 @@
 use super::*;
 
 /// Everyone's `b`-byte block, in rank order, into `all` (this rank's own
-/// block must be in place already).
-pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) -> MpiResult<()> {
+/// block must be in place already; `own`: where it lies too, in the
+/// caller's send buffer, see `allgatherv`).
+pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8], own: Option<&[u8]>) -> MpiResult<()> {
     let b = all.len() / m.group.size().max(1);
-    allgatherv(e, m, stamp, all, |r| r * b..(r + 1) * b, Some(b))
+    allgatherv(e, m, stamp, all, |r| r * b..(r + 1) * b, Some(b), own)
 }
 
 /// Every rank's part `at(r)` of `all` to every other (this rank's own
@@ -17,7 +18,10 @@ pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8]) -> Mpi
 /// Allgatherv's counts are alike on every rank, so all go there or
 /// none), whole when they are short in all, else in pieces when they are
 /// of one size, or whole in the long mailbox when each fits a slot
-/// (`allgatherv_form`).
+/// (`allgatherv_form`). Between two ranks, a long part goes in pieces or
+/// is read straight out of its writer's memory (`two_ways`): from `own`,
+/// the same bytes in the caller's send buffer, where there is one, since
+/// lines just copied into `all` would be pulled from the writer's core.
 pub fn allgatherv(
     e: &mut Engine,
     m: &Members,
@@ -25,6 +29,7 @@ pub fn allgatherv(
     all: &mut [u8],
     at: impl Fn(usize) -> Range<usize>,
     equal: Option<usize>,
+    own: Option<&[u8]>,
 ) -> MpiResult<()> {
     match equal {
         Some(b) if e.by_arrivals(m.group, b) => {
@@ -35,6 +40,16 @@ pub fn allgatherv(
                 all[at(r)].copy_from_slice(part);
                 Ok(())
             })
+        }
+        Some(b) if m.group.size() == 2 && tuning::either_way(Pieces::Allgather, 2, 2 * b) => {
+            let (mine, theirs) = (at(m.me), at(1 - m.me));
+            let (low, high) = all.split_at_mut(mine.start.max(theirs.start));
+            let (mine, theirs) = if mine.start < theirs.start {
+                (&low[mine], &mut high[..theirs.len()])
+            } else {
+                (&high[..mine.len()], &mut low[theirs])
+            };
+            two_ways(e, m, stamp, own.filter(|o| o.len() == mine.len()).unwrap_or(mine), theirs)
         }
         Some(b) if !whole(b * m.group.size()) => allgather_cut(e, m, stamp, 0, all, at, Cut::new(b, 1), b),
         None if !whole((0..m.group.size()).map(|r| at(r).len()).sum()) => {
@@ -280,7 +295,80 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
         return alltoall_whole(e, m, stamp, kind, sends, recvs);
     }
     let block = |r: usize| r * b..(r + 1) * b;
+    if n == 2 && tuning::either_way(Pieces::Alltoall, 2, sends.len()) {
+        recvs[block(me)].copy_from_slice(&sends[block(me)]);
+        return two_ways(e, m, stamp, &sends[block(1 - me)], &mut recvs[block(1 - me)]);
+    }
     alltoall_cut(e, m, stamp, sends, block, recvs, block, Cut::new(b, 1), b)
+}
+
+/// Between two ranks, this rank's long block `mine` to the other and the
+/// other's, of the same size, into `theirs` (an Alltoall's or an
+/// Allgather's, `tuning::either_way`): each writer sends its block the
+/// way that has cost less lately (`Way`, `Ways`), in pieces or by
+/// reference for the other to read straight out of its buffer (it then
+/// waits for that read), and each reader takes either, as the first
+/// piece says. Every publication reports this rank's costs as a reader
+/// to the other, and every read takes the other's report.
+fn two_ways(e: &mut Engine, m: &Members, stamp: u64, mine: &[u8], theirs: &mut [u8]) -> MpiResult<()> {
+    let (other, b) = (1 - m.me, mine.len());
+    let from = m.world(other);
+    let way = e.long_way(b, from, tuning::two_rank_blocks());
+    let note = e.ways().report(b);
+    let cut = Cut::new(b, 1);
+    // how the other's block came, and what copying it took
+    let (mut came, mut copied) = (Way::Pieces, 0);
+    let mut read = |e: &mut Engine, p: usize| {
+        if came == Way::Read {
+            return Ok(());
+        }
+        let at = cut.piece(0..b, p);
+        let want = (b, at.len());
+        // (its first piece may be the whole block, by reference)
+        let into = if p == 0 { &mut theirs[..] } else { &mut theirs[at] };
+        let (seen, took) = e.read_timed(from, piece(stamp, p), into)?;
+        copied += took;
+        if seen.astray {
+            return check_size(other, seen.stream, b).and(mismatch(other));
+        }
+        if p == 0 {
+            e.ways().reported(seen.note);
+        }
+        if seen.by_reference {
+            came = Way::Read;
+            if seen.stream != b {
+                e.give_up_mailboxes(stamp);
+            }
+            return check_size(other, seen.stream, b);
+        }
+        in_step(e, stamp, other, (seen.stream, seen.len), want)
+    };
+    let mut copied_in = 0;
+    let done = match way {
+        Way::Read => {
+            e.publish_by_reference(piece(stamp, 0), mine, note, [from])?;
+            let got = (0..cut.pieces).try_for_each(|p| read(e, p));
+            // (given up, this fails unless the other has read it)
+            let read_here = e.await_reads(Boxes::Long);
+            got.and(read_here)
+        }
+        Way::Pieces => pipeline(e, cut.pieces, |e, step| match step {
+            Step::Publish(p) => {
+                let last = p + 1 == cut.pieces;
+                copied_in +=
+                    e.publish_piece_noted(piece(stamp, p), &mine[cut.piece(0..b, p)], (b, last), note, [from])?;
+                Ok(())
+            }
+            Step::Read(p) => read(e, p),
+        }),
+    };
+    if done.is_ok() {
+        if way == Way::Pieces {
+            e.ways().copied_in(b, copied_in);
+        }
+        e.ways().copied_out(b, came, copied);
+    }
+    done
 }
 
 /// `alltoall` whose blocks for the others fit one publication in the

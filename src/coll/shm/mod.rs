@@ -27,7 +27,11 @@
 //! of its own where each fits one long slot): each byte is copied in once
 //! and out once by memcpy, and ranks sharing a core pass it on while it
 //! is in the cache (`tuning::in_pieces` says when that beats a single
-//! cross-memory copy).
+//! cross-memory copy). Between two ranks, an allgather's or alltoall's
+//! longer blocks go there too, each writer choosing per call between
+//! pieces and a publication by reference, which its reader copies
+//! straight out of the writer's memory (`blocks::two_ways`,
+//! `tuning::either_way`).
 //! A scan of up to two pieces has each rank fold the pieces of the ranks
 //! before it as they come. A long reduce-scatter among more than two
 //! ranks has every rank fold its segment piece by piece straight from the
@@ -45,7 +49,7 @@ use crate::err;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::op;
 use crate::p2p::arrival::{Kind, ARRIVAL_BYTES};
-use crate::p2p::mailbox::{Boxes, Seen};
+use crate::p2p::mailbox::{Boxes, Seen, Way};
 use crate::p2p::Engine;
 use std::ops::Range;
 
@@ -68,8 +72,10 @@ pub fn stamp(ctx: u32, seq: u32) -> u64 {
 /// bytes) and `tuning::in_pieces` says so.
 pub fn fits(bytes: usize, pieces: Option<(Pieces, usize, usize)>) -> bool {
     let short = tuning::shm_max();
-    let long =
-        || pieces.is_some_and(|(op, n, item)| tuning::in_pieces(op, n, bytes, item)) && bytes <= tuning::shm_long_max();
+    let long = || {
+        pieces.is_some_and(|(op, n, item)| tuning::in_pieces(op, n, bytes, item) || tuning::either_way(op, n, bytes))
+            && bytes <= tuning::shm_long_max()
+    };
     (short > 0 && bytes <= Boxes::Short.bytes().min(short)) || (!whole(bytes) && long())
 }
 

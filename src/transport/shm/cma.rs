@@ -77,6 +77,13 @@ pub unsafe fn read_remote_into(
     true
 }
 
+/// Copy `out.len()` bytes at `remote_addr` in process `pid` into `out`.
+/// False if the kernel refuses or the copy is short.
+pub fn read_remote(pid: i32, remote_addr: u64, out: &mut [u8]) -> bool {
+    // SAFETY: `out` is writable over its length, contiguous bytes.
+    unsafe { read_remote_into(pid, remote_addr, out.len(), &crate::datatype::byte(), out.as_mut_ptr()) }
+}
+
 /// Write `src` into process `pid` at `remote_addr` with cross-memory
 /// writes. False if refused or short.
 pub fn write_remote(pid: i32, remote_addr: u64, src: &[u8]) -> bool {

@@ -20,7 +20,7 @@ mod doorbell;
 pub mod ring;
 
 pub use arrival::ARRIVAL_BYTES;
-pub use cma::{read_remote_into, write_remote};
+pub use cma::{read_remote, read_remote_into, write_remote};
 pub use doorbell::Doorbell;
 
 use crate::err;
@@ -65,6 +65,10 @@ struct Posts {
     /// The rank has asked the launcher for MPI_Init's last barrier
     /// (`wireup`): should it end now, the barrier still completes.
     joined: AtomicU64,
+    /// Where the segment lies in the rank's memory: a rank reading it
+    /// there by a cross-memory copy learns whether the kernel lets it
+    /// read the rank's memory (`Segment::probe`).
+    mapped_at: AtomicU64,
 }
 
 const _: () = assert!(std::mem::size_of::<Posts>() <= LINE);
@@ -181,11 +185,19 @@ pub struct Mailbox {
     /// In the long mailbox: the bytes of the whole stream this piece
     /// belongs to, and `LAST` on its last piece (see `p2p::mailbox`).
     pub stream: AtomicU64,
-    _line2: [u64; 7],
+    /// In the long mailbox: a word from the writer to its readers
+    /// (`p2p::mailbox::Ways`), 0 for none.
+    pub note: AtomicU64,
+    _line2: [u64; 6],
 }
 
 /// `Mailbox::stream`'s mark of a stream's last piece.
 pub const LAST: u64 = 1 << 63;
+
+/// `Mailbox::stream`'s mark of a publication by reference: its data is
+/// the address, in its writer's memory, of the stream's bytes, which
+/// readers copy from there by cross-memory reads (`p2p::mailbox`).
+pub const BY_REFERENCE: u64 = 1 << 62;
 
 /// Publications up to this many bytes live beside their stamp.
 pub const MAILBOX_INLINE: usize = 40;
@@ -369,6 +381,10 @@ impl Segment {
             .collect();
         // SAFETY: the mailboxes follow the rings inside the mapping.
         let mailboxes = unsafe { base.add(mailboxes_at(nranks, &g)) };
+        // SAFETY: the header page has one line per rank after the
+        // doorbells (`posts`).
+        let posts = unsafe { &*(base.add(LINE + (2 * nranks + me) * LINE) as *const Posts) };
+        posts.mapped_at.store(base as u64, Ordering::Release);
         Segment {
             base,
             bytes,
@@ -489,6 +505,19 @@ impl Segment {
     /// (`Posts::joined`).
     pub fn note_joined(&self) {
         self.posts(self.me).joined.store(1, Ordering::Release);
+    }
+
+    /// Whether this process may read the memory of `rank` (process `pid`)
+    /// by cross-memory copies (ptrace policy, a container's filters): a
+    /// read of the first word of its mapping of the segment. None: the
+    /// rank has not mapped it yet.
+    pub fn probe(&self, rank: usize, pid: i32) -> Option<bool> {
+        let at = self.posts(rank).mapped_at.load(Ordering::Acquire);
+        if at == 0 {
+            return None;
+        }
+        let mut word = [0u8; 8];
+        Some(cma::read_remote(pid, at, &mut word) && u64::from_ne_bytes(word) == MAGIC)
     }
 
     /// `rank` had asked the launcher for MPI_Init's last barrier.
