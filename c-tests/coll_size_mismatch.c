@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13;MISMATCH_CASE=14;MISMATCH_CASE=15;MISMATCH_CASE=16;MISMATCH_CASE=17;MISMATCH_CASE=18;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=pieces;MISMATCH_CASE=17,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13;MISMATCH_CASE=14;MISMATCH_CASE=15;MISMATCH_CASE=16;MISMATCH_CASE=17;MISMATCH_CASE=18;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=pieces;MISMATCH_CASE=17,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=19;MISMATCH_CASE=19,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=19,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read
  * Ranks that pass a collective counts of different sizes (here the last
  * rank passes half the count of the others) get an error, never a hang
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
@@ -18,7 +18,8 @@
  * (whole blocks, up to 32 KiB each) on every rank, or on the last rank
  * alone while the others' go in pieces, an Allgatherv of parts of their
  * own sizes, each in one long publication, whose last rank counts and
- * sends half its part, an Alltoall and an Allgather between two ranks
+ * sends half its part, an Alltoall, an Allgather and an Alltoallv (its
+ * blocks outside its tables) between two ranks
  * whose blocks (128 and 64 KiB) go in pieces or are read straight out of
  * the writer's buffer, each rank choosing or told its way (alike or
  * not, OXMPI_TWO_RANK_BLOCKS, OXMPI_TEST_RANK0_ENV), and ranks
@@ -300,6 +301,10 @@ int main(int argc, char **argv)
     case 18:
         if (size == 2)
             everyone(0, 16384, 1);
+        break;
+    case 19:
+        if (size == 2)
+            everyone(4, 16384, 1);
         break;
     }
     return finish();

@@ -1,6 +1,7 @@
 /* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_TWO_RANK_BLOCKS=read;OXMPI_TWO_RANK_BLOCKS=pieces;OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=read,OXMPI_TWO_RANK_BLOCKS=pieces;OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read
- * Long blocking Alltoall, Allgather (from a send buffer and in place) and
- * Allgatherv (parts of one size, in reverse order), many times in a row
+ * Long blocking Alltoall, Allgather (from a send buffer and in place),
+ * Allgatherv (parts of one size, in reverse order) and Alltoallv (blocks
+ * of a size for each pair of ranks, each way), many times in a row
  * at sizes from just above the third of OXMPI_SINGLE_COPY_MIN to 1 MiB:
  * between two ranks oxmpi sends each block in pieces or has its reader
  * copy it straight out of the writer's buffer, each writer choosing per
@@ -101,6 +102,27 @@ int main(int argc, char **argv)
                 CHECK(at < 0, "allgatherv of %zu bytes, round %d: byte %ld from rank %d wrong", b, k, at, q);
             }
         }
+        /* alltoallv: rank p's block for rank q, b + 1000 p + 300 q bytes */
+        size_t most = b + 1300 * size;
+        unsigned char *rv = malloc(most * size);
+        int *sc = malloc(size * sizeof(int)), *sd = malloc(size * sizeof(int));
+        for (int q = 0; q < size; q++) {
+            sc[q] = (int)(b + 1000 * rank + 300 * q), sd[q] = (int)(q * most);
+            counts[q] = (int)(b + 1000 * q + 300 * rank), displs[q] = (int)((size - 1 - q) * most);
+        }
+        for (int k = 0; k < ROUNDS; k++) {
+            unsigned char *s = malloc(most * size);
+            for (int q = 0; q < size; q++)
+                for (int i = 0; i < sc[q]; i++) s[sd[q] + i] = val(rank, q, i, k);
+            int e = MPI_Alltoallv(s, sc, sd, MPI_BYTE, rv, counts, displs, MPI_BYTE, MPI_COMM_WORLD);
+            done_with(s, most * size);
+            CHECK(e == MPI_SUCCESS, "alltoallv of about %zu bytes, round %d: error %d", b, k, e);
+            for (int q = 0; q < size; q++) {
+                long at = wrong(rv + displs[q], counts[q], q, rank, k);
+                CHECK(at < 0, "alltoallv of about %zu bytes, round %d: byte %ld from rank %d wrong", b, k, at, q);
+            }
+        }
+        free(rv), free(sc), free(sd);
         free(r);
     }
     free(counts), free(displs);

@@ -39,7 +39,7 @@ TIMEOUT = 120
 
 
 def directives(path):
-    head = open(path).read(600)
+    head = open(path).read(4000)
     m = re.search(r"oxmpi-test:(.*)", head)
     d = {"ranks": "1,2,4", "variants": "", "env": "", "expect": "pass", "stderr": "", "exit": "", "mpich": "yes"}
     if m:

@@ -421,10 +421,11 @@ impl Engine {
     }
 
     /// `read_mailbox` of world rank `from`'s publication `stamp` in the
-    /// long mailbox into `out`, and the nanoseconds its copy took (not the
+    /// long mailbox into `out` (`agreed`: as `read_agreed`, with no watch
+    /// for a writer astray), and the nanoseconds its copy took (not the
     /// wait for it).
-    pub fn read_timed(&mut self, from: usize, stamp: u64, out: &mut [u8]) -> MpiResult<(Seen, u64)> {
-        let (local, k) = match self.await_publication(Boxes::Long, from, stamp, true, false)? {
+    pub fn read_timed(&mut self, from: usize, stamp: u64, out: &mut [u8], agreed: bool) -> MpiResult<(Seen, u64)> {
+        let (local, k) = match self.await_publication(Boxes::Long, from, stamp, !agreed, false)? {
             Found::Here(local, k) => (local, k),
             Found::Astray(seen) => {
                 self.give_up_mailboxes(stamp);

@@ -49,7 +49,7 @@ pub fn allgatherv(
             } else {
                 (&high[..mine.len()], &mut low[theirs])
             };
-            two_ways(e, m, stamp, own.filter(|o| o.len() == mine.len()).unwrap_or(mine), theirs)
+            two_ways(e, m, stamp, (own.filter(|o| o.len() == mine.len()).unwrap_or(mine), theirs), false)
         }
         Some(b) if !whole(b * m.group.size()) => allgather_cut(e, m, stamp, 0, all, at, Cut::new(b, 1), b),
         None if !whole((0..m.group.size()).map(|r| at(r).len()).sum()) => {
@@ -297,49 +297,58 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
     let block = |r: usize| r * b..(r + 1) * b;
     if n == 2 && tuning::either_way(Pieces::Alltoall, 2, sends.len()) {
         recvs[block(me)].copy_from_slice(&sends[block(me)]);
-        return two_ways(e, m, stamp, &sends[block(1 - me)], &mut recvs[block(1 - me)]);
+        return two_ways(e, m, stamp, (&sends[block(1 - me)], &mut recvs[block(1 - me)]), false);
     }
     alltoall_cut(e, m, stamp, sends, block, recvs, block, Cut::new(b, 1), b)
 }
 
 /// Between two ranks, this rank's long block `mine` to the other and the
-/// other's, of the same size, into `theirs` (an Alltoall's or an
-/// Allgather's, `tuning::either_way`): each writer sends its block the
-/// way that has cost less lately (`Way`, `Ways`), in pieces or by
+/// other's into `theirs` (an Alltoall's or an Allgather's, of one size,
+/// `tuning::either_way`, or an Alltoallv's blocks outside its tables,
+/// whose sizes each side knows from them): each writer sends its block
+/// the way that has cost less lately (`Way`, `Ways`), in pieces or by
 /// reference for the other to read straight out of its buffer (it then
 /// waits for that read), and each reader takes either, as the first
 /// piece says. Every publication reports this rank's costs as a reader
-/// to the other, and every read takes the other's report.
-fn two_ways(e: &mut Engine, m: &Members, stamp: u64, mine: &[u8], theirs: &mut [u8]) -> MpiResult<()> {
-    let (other, b) = (1 - m.me, mine.len());
+/// to the other, and every read takes the other's report. `agreed`: the
+/// operation has a publication in the short mailbox too (an Alltoallv's
+/// tables), so a writer found there is not astray.
+pub(super) fn two_ways(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    (mine, theirs): (&[u8], &mut [u8]),
+    agreed: bool,
+) -> MpiResult<()> {
+    let (other, out, into) = (1 - m.me, mine.len(), theirs.len());
     let from = m.world(other);
-    let way = e.long_way(b, from, tuning::two_rank_blocks());
-    let note = e.ways().report(b);
-    let cut = Cut::new(b, 1);
+    let way = e.long_way(out, from, tuning::two_rank_blocks());
+    let note = e.ways().report(into);
+    let (cut_out, cut_in) = (Cut::new(out, 1), Cut::new(into, 1));
     // how the other's block came, and what copying it took
     let (mut came, mut copied) = (Way::Pieces, 0);
     let mut read = |e: &mut Engine, p: usize| {
-        if came == Way::Read {
+        if came == Way::Read || p >= cut_in.pieces {
             return Ok(());
         }
-        let at = cut.piece(0..b, p);
-        let want = (b, at.len());
+        let at = cut_in.piece(0..into, p);
+        let want = (into, at.len());
         // (its first piece may be the whole block, by reference)
-        let into = if p == 0 { &mut theirs[..] } else { &mut theirs[at] };
-        let (seen, took) = e.read_timed(from, piece(stamp, p), into)?;
+        let to = if p == 0 { &mut theirs[..] } else { &mut theirs[at] };
+        let (seen, took) = e.read_timed(from, piece(stamp, p), to, agreed)?;
         copied += took;
         if seen.astray {
-            return check_size(other, seen.stream, b).and(mismatch(other));
+            return check_size(other, seen.stream, into).and(mismatch(other));
         }
         if p == 0 {
             e.ways().reported(seen.note);
         }
         if seen.by_reference {
             came = Way::Read;
-            if seen.stream != b {
+            if seen.stream != into {
                 e.give_up_mailboxes(stamp);
             }
-            return check_size(other, seen.stream, b);
+            return check_size(other, seen.stream, into);
         }
         in_step(e, stamp, other, (seen.stream, seen.len), want)
     };
@@ -347,26 +356,26 @@ fn two_ways(e: &mut Engine, m: &Members, stamp: u64, mine: &[u8], theirs: &mut [
     let done = match way {
         Way::Read => {
             e.publish_by_reference(piece(stamp, 0), mine, note, [from])?;
-            let got = (0..cut.pieces).try_for_each(|p| read(e, p));
+            let got = (0..cut_in.pieces).try_for_each(|p| read(e, p));
             // (given up, this fails unless the other has read it)
             let read_here = e.await_reads(Boxes::Long);
             got.and(read_here)
         }
-        Way::Pieces => pipeline(e, cut.pieces, |e, step| match step {
-            Step::Publish(p) => {
-                let last = p + 1 == cut.pieces;
-                copied_in +=
-                    e.publish_piece_noted(piece(stamp, p), &mine[cut.piece(0..b, p)], (b, last), note, [from])?;
+        Way::Pieces => pipeline(e, cut_out.pieces.max(cut_in.pieces), |e, step| match step {
+            Step::Publish(p) if p < cut_out.pieces => {
+                let (part, last) = (&mine[cut_out.piece(0..out, p)], p + 1 == cut_out.pieces);
+                copied_in += e.publish_piece_noted(piece(stamp, p), part, (out, last), note, [from])?;
                 Ok(())
             }
+            Step::Publish(_) => Ok(()),
             Step::Read(p) => read(e, p),
         }),
     };
     if done.is_ok() {
         if way == Way::Pieces {
-            e.ways().copied_in(b, copied_in);
+            e.ways().copied_in(out, copied_in);
         }
-        e.ways().copied_out(b, came, copied);
+        e.ways().copied_out(into, came, copied);
     }
     done
 }

@@ -187,6 +187,18 @@ pub fn alltoallv(
         failed.keep(varied_cut(e, m, stamp, v, (mine, &t)));
         return Ok((Vec::new(), failed.result()));
     }
+    // between two ranks whose blocks both go outside (both know it from
+    // the tables), as an alltoall's long blocks go
+    let other = 1 - me;
+    let both = n == 2 && mine[other].0 == OUTSIDE && t.theirs(other) > 0;
+    if both && !t.huge && tuning::either_way(Pieces::Alltoall, 2, t.longest.saturating_mul(2)) {
+        let block = v.block(other) as *const [u8];
+        // SAFETY: this rank's block for the other, which lies apart from
+        // where the other's lands (a send buffer or a packed copy of it,
+        // against a receive buffer or a staging area).
+        failed.keep(blocks::two_ways(e, m, stamp, (unsafe { &*block }, v.landing(other)), true));
+        return Ok((Vec::new(), failed.result()));
+    }
     let mut posted = Vec::new();
     for r in (0..n).filter(|&r| r != me && mine[r].0 == OUTSIDE) {
         match v.send(e, r) {
