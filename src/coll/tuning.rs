@@ -71,7 +71,7 @@ pub struct Tuning {
 static TUNING: OnceLock<Tuning> = OnceLock::new();
 
 /// OXMPI_TWO_RANK_BLOCKS: the way every long block between two ranks
-/// takes (None: each writer chooses, `p2p::mailbox::Ways`).
+/// takes (None: the two ranks choose per call, `p2p::mailbox::Ways`).
 static TWO_RANK_BLOCKS: OnceLock<Option<Way>> = OnceLock::new();
 
 /// The way OXMPI_TWO_RANK_BLOCKS forces for a blocking Allgather's or
@@ -134,7 +134,7 @@ pub fn init() -> MpiResult<()> {
         single_copy_min: tunables::size("OXMPI_SINGLE_COPY_MIN"),
     };
     let _ = TUNING.set(t);
-    // (not among the settings all ranks share: each writer chooses its way)
+    // (not among the settings all ranks share: readers take either way)
     let two = pick("OXMPI_TWO_RANK_BLOCKS", &[("pieces", Way::Pieces), ("read", Way::Read)])?;
     let _ = TWO_RANK_BLOCKS.set(two);
     Ok(())
@@ -443,8 +443,8 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
     // blocks 5.8-6.2 and 80-86 us in pieces against 8.2 and 104 read, but
     // in a slow spell (runs in a row) 32-39 and 355-535 against 8.8 and
     // 106: neither wins always, so from a third of OXMPI_SINGLE_COPY_MIN
-    // two ranks' blocks go through the mailboxes by either way, each
-    // writer choosing per call (`either_way`).
+    // two ranks' blocks go through the mailboxes by either way, chosen
+    // per call (`either_way`).
     // A bcast's, gather's or scatter's one message between two ranks goes
     // from a blocking send, which its receiver has the sender help copy
     // (by cross-memory copies, each side half of it) from
@@ -472,9 +472,9 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
 
 /// Whether a blocking Allgather's or Alltoall's blocks between two ranks
 /// (`n`, moving `bytes` in all) on a host with a core for each go through
-/// the long mailbox though they are too long for `in_pieces`: there each
-/// writer sends its block in pieces or has it read straight out of its
-/// buffer, whichever its calls found faster lately
+/// the long mailbox though they are too long for `in_pieces`: there the
+/// two send their blocks in pieces or have them read straight out of
+/// their buffers, whichever their calls found faster lately
 /// (`p2p::mailbox::Ways`), where the point-to-point algorithm always
 /// reads. Not where an OXMPI_COLL_* variable forces the algorithm, nor
 /// without cross-memory copies (`OXMPI_SINGLE_COPY=0`).
@@ -529,7 +529,7 @@ mod tests {
             "uncrowded: blocks below a third of OXMPI_SINGLE_COPY_MIN"
         );
         assert!(!in_pieces(Pieces::Alltoall, 2, 2 * third, 1), "uncrowded: blocks from a third of it");
-        assert!(either_way(Pieces::Alltoall, 2, 2 * third), "two ranks: from there each writer chooses");
+        assert!(either_way(Pieces::Alltoall, 2, 2 * third), "two ranks: from there they choose");
         assert!(either_way(Pieces::Allgather, 2, 2 * (8 << 20)), "an allgather's too, at any size");
         assert!(!either_way(Pieces::Alltoall, 2, 2 * (third - 1)), "below: pieces");
         assert!(!either_way(Pieces::Alltoall, 3, 3 * third), "two ranks only");

@@ -48,8 +48,8 @@ pub struct Seen {
     /// its `len` bytes, the whole stream, were read straight out of its
     /// writer's memory.
     pub by_reference: bool,
-    /// In the long mailbox: its writer's word for its readers (0: none).
-    pub note: u64,
+    /// In the long mailbox: its writer's words for its readers (0: none).
+    pub note: Note,
 }
 
 /// Where an awaited publication was found.
@@ -215,7 +215,7 @@ impl Engine {
         fill: impl FnOnce(&mut [u8]),
     ) -> MpiResult<()> {
         let about = stream as u64 | if last { LAST } else { 0 };
-        self.publish_in(Boxes::Long, stamp, len, Some((about, 0)), readers, fill)
+        self.publish_in(Boxes::Long, stamp, len, Some((about, [0; 2])), readers, fill)
     }
 
     /// Publish `data`, a whole stream, by reference in the long mailbox
@@ -223,13 +223,13 @@ impl Engine {
     /// it straight out of this process's memory by a cross-memory read,
     /// one copy where pieces take two. `data` must stay as it is until
     /// they are done (`await_reads`). Only for readers that may read this
-    /// process (`Engine::long_way`). `note`: a word for the readers
+    /// process (`Engine::long_way`). `note`: words for the readers
     /// (`Ways::report`).
     pub fn publish_by_reference(
         &mut self,
         stamp: u64,
         data: &[u8],
-        note: u64,
+        note: Note,
         readers: impl IntoIterator<Item = usize>,
     ) -> MpiResult<()> {
         let about = data.len() as u64 | LAST | BY_REFERENCE;
@@ -237,24 +237,17 @@ impl Engine {
         self.publish_in(Boxes::Long, stamp, at.len(), Some((about, note)), readers, |to| to.copy_from_slice(&at))
     }
 
-    /// `publish_piece` with a word for the readers (`note`), returning
-    /// the nanoseconds its copy took.
+    /// `publish_piece` with words for the readers (`note`).
     pub fn publish_piece_noted(
         &mut self,
         stamp: u64,
         data: &[u8],
         (stream, last): (usize, bool),
-        note: u64,
+        note: Note,
         readers: impl IntoIterator<Item = usize>,
-    ) -> MpiResult<u64> {
+    ) -> MpiResult<()> {
         let about = stream as u64 | if last { LAST } else { 0 };
-        let mut took = 0;
-        self.publish_in(Boxes::Long, stamp, data.len(), Some((about, note)), readers, |to| {
-            let start = Instant::now();
-            to.copy_from_slice(data);
-            took = start.elapsed().as_nanos() as u64;
-        })?;
-        Ok(took)
+        self.publish_in(Boxes::Long, stamp, data.len(), Some((about, note)), readers, |to| to.copy_from_slice(data))
     }
 
     /// Wait until every reader of our latest publication in the `kind`
@@ -271,7 +264,7 @@ impl Engine {
         kind: Boxes,
         stamp: u64,
         len: usize,
-        about: Option<(u64, u64)>,
+        about: Option<(u64, Note)>,
         readers: impl IntoIterator<Item = usize>,
         fill: impl FnOnce(&mut [u8]),
     ) -> MpiResult<()> {
@@ -291,7 +284,8 @@ impl Engine {
         m.len.store(len as u64, Ordering::Relaxed);
         if let Some((about, note)) = about {
             m.stream.store(about, Ordering::Relaxed);
-            m.note.store(note, Ordering::Relaxed);
+            m.note[0].store(note[0], Ordering::Relaxed);
+            m.note[1].store(note[1], Ordering::Relaxed);
         }
         m.number.store(number, Ordering::Relaxed);
         m.stamp.store(stamp, Ordering::Release);
@@ -418,23 +412,6 @@ impl Engine {
             Found::Astray(seen) => return Ok(seen),
         };
         self.take(kind, from, local, k, at, out)
-    }
-
-    /// `read_mailbox` of world rank `from`'s publication `stamp` in the
-    /// long mailbox into `out` (`agreed`: as `read_agreed`, with no watch
-    /// for a writer astray), and the nanoseconds its copy took (not the
-    /// wait for it).
-    pub fn read_timed(&mut self, from: usize, stamp: u64, out: &mut [u8], agreed: bool) -> MpiResult<(Seen, u64)> {
-        let (local, k) = match self.await_publication(Boxes::Long, from, stamp, !agreed, false)? {
-            Found::Here(local, k) => (local, k),
-            Found::Astray(seen) => {
-                self.give_up_mailboxes(stamp);
-                return Ok((seen, 0));
-            }
-        };
-        let start = Instant::now();
-        let seen = self.take(Boxes::Long, from, local, k, 0, out)?;
-        Ok((seen, start.elapsed().as_nanos() as u64))
     }
 
     /// Copy the publication in slot `k` of world rank `world`'s (local
@@ -668,18 +645,21 @@ pub enum Way {
 /// writer's core is slow and pieces lose four- to fivefold (32-39 and
 /// 355-535 us against 8.8 and 106).
 ///
-/// What counts is copying, not waiting (which a late partner makes
-/// longer either way): pieces cost the writer's copies in and the
-/// reader's copies out, a read the reader's cross-memory copy. Each rank
-/// times its own copies, and as a reader reports what it found in the
-/// header of its next publication to the writer (`Report`), so that each
-/// writer weighs the two ways for its own block, whatever way the other
-/// rank sends its own. An estimate falls at once to a cheaper call and
-/// rises by at most a quarter a call, so one preempted copy moves it
-/// little but a slow spell soon shows. The way not taken is tried again
-/// after `gap` calls, a gap that doubles at each try (up to `MAX_GAP`: a
-/// try costs a slow spell's pieces a few per cent) and starts again where
-/// the other way wins.
+/// Each rank times its calls and reports its estimates in the header of
+/// its next publication (`Report`), so that both weigh the same sums and
+/// take the same way: a call where one writes pieces and the other is
+/// read costs more than either way (measured, 1 MiB blocks: 140-170 us
+/// where each way alone took 87-139), and only calls of one way on both
+/// sides count. Timing the copies alone does not do: two ranks' copies of
+/// pieces, in and out on both cores at once, sum to about what their
+/// reads do, yet finish a third sooner (2 ranks, 64 KiB blocks: 7.2-8.1 us
+/// against 10.3-11.4). An estimate falls at once to a faster call and
+/// rises by at most a quarter a call, so a late partner or a preempted
+/// call moves it little but a slow spell soon shows. The way not taken is
+/// tried again after `gap` calls, a gap that doubles at each try (up to
+/// `MAX_GAP`: a try costs a slow spell's pieces a few per cent) and
+/// starts again where the other way wins; the two ranks count alike, so
+/// they try together.
 #[derive(Default)]
 pub struct Ways {
     sizes: [Costs; 32],
@@ -690,12 +670,8 @@ pub struct Ways {
 /// One block size's estimates, in nanoseconds (0: none yet).
 #[derive(Clone, Copy, Default)]
 struct Costs {
-    /// As a writer: copying a block in, in pieces.
-    copy_in: u64,
-    /// As a reader: copying a block out of pieces, and reading one by
-    /// reference.
+    /// This rank's, and the other's as last reported.
     mine: Report,
-    /// As a writer: the reader's last report of the same for our blocks.
     theirs: Report,
     /// The way taken last, the calls since the way not taken was last
     /// tried, and the calls to make before it is tried again.
@@ -704,32 +680,34 @@ struct Costs {
     gap: u32,
 }
 
-/// A reader's estimates of its side of each way, for one block size.
+/// A rank's estimates of its calls of one block size, by each way.
 #[derive(Clone, Copy, Default, PartialEq, Debug)]
 pub struct Report {
-    copy_out: u64,
+    pieces: u64,
     read: u64,
 }
+
+/// The header words a `Report` goes in (`Mailbox::note`).
+pub type Note = [u64; 2];
 
 const MIN_GAP: u32 = 8;
 const MAX_GAP: u32 = 256;
 
 /// A `Report`'s form in a publication's header: the block size's power
-/// of two (never 0 there: blocks of this kind are long), then the two
-/// estimates in 16 ns units.
+/// of two (never 0 there: blocks of this kind are long) and the
+/// estimate in pieces, then the read's, in 16 ns units.
 const UNIT: u64 = 16;
 const FIELD: u64 = (1 << 29) - 1;
 
 impl Report {
-    fn encode(self, class: usize) -> u64 {
-        let field = |ns: u64| (ns / UNIT).min(FIELD);
-        (class as u64) << 58 | field(self.copy_out) << 29 | field(self.read)
+    fn encode(self, class: usize) -> Note {
+        [(class as u64) << 58 | (self.pieces / UNIT).min(FIELD), self.read / UNIT]
     }
 
-    /// The size class and report a header's word holds (None: none).
-    fn decode(word: u64) -> Option<(usize, Report)> {
-        let class = (word >> 58) as usize;
-        (class != 0).then(|| (class, Report { copy_out: (word >> 29 & FIELD) * UNIT, read: (word & FIELD) * UNIT }))
+    /// The size class and report header words hold (None: none).
+    fn decode(note: Note) -> Option<(usize, Report)> {
+        let class = (note[0] >> 58) as usize;
+        (class != 0).then(|| (class, Report { pieces: (note[0] & FIELD) * UNIT, read: note[1] * UNIT }))
     }
 }
 
@@ -747,22 +725,26 @@ fn class(bytes: usize) -> usize {
 }
 
 impl Costs {
-    /// The cheaper way; before pieces are measured (tried after
-    /// `MIN_GAP` calls) the read, as point-to-point messages go: a
-    /// program that makes few such calls (NAS FT: a handful of transposes
-    /// of 32 MiB blocks at 2 ranks) is not slowed by trials.
+    /// The way whose calls took the two ranks less; before pieces are
+    /// measured (tried after `MIN_GAP` calls) the read, as point-to-point
+    /// messages go, so that a program that makes few such calls (NAS FT:
+    /// a handful of transposes of 32 MiB blocks at 2 ranks) is not slowed
+    /// by trials.
     fn best(&self) -> Way {
-        let pieces = (self.copy_in != 0 && self.theirs.copy_out != 0).then(|| self.copy_in + self.theirs.copy_out);
-        match (pieces, self.theirs.read) {
-            (Some(p), r) if r == 0 || p <= r => Way::Pieces,
+        let (a, b) = (self.mine, self.theirs);
+        let pieces = (a.pieces != 0 && b.pieces != 0).then(|| a.pieces + b.pieces);
+        let read = (a.read != 0 && b.read != 0).then(|| a.read + b.read);
+        match (pieces, read) {
+            (Some(p), r) if r.is_none_or(|r| p <= r) => Way::Pieces,
             _ => Way::Read,
         }
     }
 }
 
 impl Ways {
-    /// The way to take for a block of `bytes` (`reads`: the reader may
-    /// read this process's memory).
+    /// The way to take for the blocks of a call keyed `bytes` (the longer
+    /// of the two, alike on both ranks; `reads`: the reader may read this
+    /// process's memory).
     pub fn pick(&mut self, bytes: usize, reads: bool) -> Way {
         let c = &mut self.sizes[class(bytes)];
         if !reads {
@@ -788,32 +770,26 @@ impl Ways {
         way
     }
 
-    /// This rank, writing a block of `bytes` in pieces, copied for `ns`.
-    pub fn copied_in(&mut self, bytes: usize, ns: u64) {
-        let c = &mut self.sizes[class(bytes)];
-        c.copy_in = estimate(c.copy_in, ns);
-    }
-
-    /// This rank, reading a block of `bytes` the way `way`, copied for
-    /// `ns`.
-    pub fn copied_out(&mut self, bytes: usize, way: Way, ns: u64) {
+    /// This rank's call keyed `bytes`, both ranks' blocks going `way`,
+    /// took `ns`.
+    pub fn took(&mut self, bytes: usize, way: Way, ns: u64) {
         let mine = &mut self.sizes[class(bytes)].mine;
         match way {
-            Way::Pieces => mine.copy_out = estimate(mine.copy_out, ns),
+            Way::Pieces => mine.pieces = estimate(mine.pieces, ns),
             Way::Read => mine.read = estimate(mine.read, ns),
         }
     }
 
-    /// The header word reporting this rank's estimates as a reader of
-    /// blocks of `bytes`.
-    pub fn report(&self, bytes: usize) -> u64 {
+    /// The header words reporting this rank's estimates for calls keyed
+    /// `bytes`.
+    pub fn report(&self, bytes: usize) -> Note {
         let c = class(bytes);
         self.sizes[c].mine.encode(c)
     }
 
-    /// A header word from our reader (`report`).
-    pub fn reported(&mut self, word: u64) {
-        if let Some((c, report)) = Report::decode(word) {
+    /// Header words from the other rank (`report`).
+    pub fn reported(&mut self, note: Note) {
+        if let Some((c, report)) = Report::decode(note) {
             self.sizes[c].theirs = report;
         }
     }
@@ -847,13 +823,13 @@ impl Engine {
 pub(super) fn seen(kind: Boxes, m: &crate::transport::shm::Slot) -> Seen {
     let len = m.len.load(Ordering::Relaxed) as usize;
     match kind {
-        Boxes::Short => Seen { len, stream: len, last: true, astray: false, by_reference: false, note: 0 },
+        Boxes::Short => Seen { len, stream: len, last: true, astray: false, by_reference: false, note: [0; 2] },
         Boxes::Long => {
             let about = m.stream.load(Ordering::Relaxed);
             let (stream, by_reference) = ((about & !(LAST | BY_REFERENCE)) as usize, about & BY_REFERENCE != 0);
             // (by reference, the slot holds only the address)
             let len = if by_reference { stream } else { len };
-            let note = m.note.load(Ordering::Relaxed);
+            let note = [m.note[0].load(Ordering::Relaxed), m.note[1].load(Ordering::Relaxed)];
             Seen { len, stream, last: about & LAST != 0, astray: false, by_reference, note }
         }
     }
@@ -863,52 +839,55 @@ pub(super) fn seen(kind: Boxes, m: &crate::transport::shm::Slot) -> Seen {
 mod tests {
     use super::*;
 
-    /// A writer's calls for one block size, each way's costs as given:
-    /// the ways it takes.
-    fn calls(w: &mut Ways, n: usize, pieces: (u64, u64), read: u64) -> Vec<Way> {
+    /// Two ranks' calls for one block size, each way's calls taking
+    /// both as given (a call of mixed ways not counted): the ways each
+    /// takes.
+    fn calls(w: &mut [Ways; 2], n: usize, pieces: u64, read: u64) -> Vec<[Way; 2]> {
         let b = 1 << 20;
         (0..n)
             .map(|_| {
-                let way = w.pick(b, true);
-                // this rank as the writer, and (alike) as the reader whose
-                // report comes back
-                if way == Way::Pieces {
-                    w.copied_in(b, pieces.0);
+                let ways = [w[0].pick(b, true), w[1].pick(b, true)];
+                if ways[0] == ways[1] {
+                    for x in w.iter_mut() {
+                        x.took(b, ways[0], if ways[0] == Way::Pieces { pieces } else { read });
+                    }
                 }
-                w.copied_out(b, way, if way == Way::Pieces { pieces.1 } else { read });
-                let word = w.report(b);
-                w.reported(word);
-                way
+                let notes = [w[0].report(b), w[1].report(b)];
+                w[0].reported(notes[1]);
+                w[1].reported(notes[0]);
+                ways
             })
             .collect()
     }
 
     #[test]
-    fn a_writer_takes_the_cheaper_way_and_tries_the_other_now_and_then() {
-        let mut w = Ways::default();
-        // pieces 40 + 40 us against a read of 100: pieces, read tried
-        // once in a while, ever less often
-        let ways = calls(&mut w, 600, (40_000, 40_000), 100_000);
-        assert_eq!(&ways[..MIN_GAP as usize], [Way::Read; MIN_GAP as usize], "reads until pieces are tried");
-        assert!(ways[MIN_GAP as usize + 4..].iter().filter(|&&w| w == Way::Pieces).count() > 500);
-        let tries = |ways: &[Way]| ways.iter().filter(|&&w| w == Way::Read).count();
-        assert!(tries(&ways[300..]) <= 2, "tries grow rare: {}", tries(&ways[300..]));
+    fn two_ranks_take_the_cheaper_way_together_and_try_the_other_now_and_then() {
+        let mut w = [Ways::default(), Ways::default()];
+        // pieces 80 us a call against a read's 100: pieces,
+        // the read tried once in a while, ever less often
+        let ways = calls(&mut w, 600, 80_000, 100_000);
+        assert!(ways.iter().all(|p| p[0] == p[1]), "the two ranks take one way at every call");
+        let gap = MIN_GAP as usize;
+        assert!(ways[..gap].iter().all(|p| p[0] == Way::Read), "reads until pieces are tried");
+        assert!(ways[gap + 4..].iter().filter(|p| p[0] == Way::Pieces).count() > 500);
+        assert!(ways[300..].iter().filter(|p| p[0] == Way::Read).count() <= 2, "tries grow rare");
         // a slow spell: pieces now 5x dearer; the way changes within a
         // try's gap and a few calls
-        let ways = calls(&mut w, 300, (200_000, 200_000), 100_000);
-        let first = ways.iter().position(|&w| w == Way::Read).unwrap();
-        assert!(ways[first..first + 20].iter().filter(|&&w| w == Way::Read).count() >= 15, "{ways:?}");
-        assert!(ways[MAX_GAP as usize / 2..].iter().filter(|&&w| w == Way::Pieces).count() <= 3);
+        let ways = calls(&mut w, 300, 400_000, 100_000);
+        assert!(ways.iter().all(|p| p[0] == p[1]));
+        let first = ways.iter().position(|p| p[0] == Way::Read).unwrap();
+        assert!(ways[first..first + 20].iter().filter(|p| p[0] == Way::Read).count() >= 15);
+        assert!(ways[MAX_GAP as usize / 2..].iter().filter(|p| p[0] == Way::Pieces).count() <= 3);
         // no reads where the reader may not read this process
-        assert!((0..50).all(|_| w.pick(1 << 20, false) == Way::Pieces));
+        assert!((0..50).all(|_| w[0].pick(1 << 20, false) == Way::Pieces));
     }
 
     #[test]
-    fn a_report_survives_its_header_word() {
-        let r = Report { copy_out: 123_456, read: 7_890_000 };
+    fn a_report_survives_its_header_words() {
+        let r = Report { pieces: 98_765, read: 7_890_000 };
         let (class, back) = Report::decode(r.encode(21)).unwrap();
         assert_eq!(class, 21);
-        assert_eq!(back, Report { copy_out: 123_456 / UNIT * UNIT, read: 7_890_000 / UNIT * UNIT });
-        assert!(Report::decode(0).is_none());
+        assert_eq!(back, Report { pieces: 98_765 / UNIT * UNIT, read: 7_890_000 / UNIT * UNIT });
+        assert!(Report::decode([0; 2]).is_none());
     }
 }

@@ -57,7 +57,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_TWO_RANK_BLOCKS",
         default: "auto",
-        meaning: "how a blocking Allgather's or Alltoall's blocks between two ranks of a host with a core each go, from a third of OXMPI_SINGLE_COPY_MIN: auto lets each rank choose per call, for its own block, what cost the two ranks' cores less lately (pieces through the shared mailboxes win while the two CPUs pass cache lines quickly, the reader's cross-memory copy while they do not); pieces and read take that way always (read needs OXMPI_SINGLE_COPY=1). Ranks may differ",
+        meaning: "how a blocking Allgather's or Alltoall's blocks between two ranks of a host with a core each go, from a third of OXMPI_SINGLE_COPY_MIN: auto has the two ranks choose per call, alike, the way their calls took less time lately (pieces through the shared mailboxes win while the two CPUs pass cache lines quickly, the reader's cross-memory copy while they do not); pieces and read take that way always (read needs OXMPI_SINGLE_COPY=1). Ranks may differ",
     },
     Tunable {
         name: "OXMPI_BIND",

@@ -305,12 +305,12 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
 /// Between two ranks, this rank's long block `mine` to the other and the
 /// other's into `theirs` (an Alltoall's or an Allgather's, of one size,
 /// `tuning::either_way`, or an Alltoallv's blocks outside its tables,
-/// whose sizes each side knows from them): each writer sends its block
-/// the way that has cost less lately (`Way`, `Ways`), in pieces or by
-/// reference for the other to read straight out of its buffer (it then
-/// waits for that read), and each reader takes either, as the first
-/// piece says. Every publication reports this rank's costs as a reader
-/// to the other, and every read takes the other's report. `agreed`: the
+/// whose sizes each side knows from them), both the way their calls
+/// took less time lately (`Way`, `Ways`), in pieces or by reference for
+/// the other to read straight out of the writer's buffer (the writer then
+/// waits for that read); each reader takes either, as the first piece
+/// says (ranks told different ways by OXMPI_TWO_RANK_BLOCKS mix them). Every publication reports this rank's estimates to the
+/// other, and every read takes the other's report. `agreed`: the
 /// operation has a publication in the short mailbox too (an Alltoallv's
 /// tables), so a writer found there is not astray.
 pub(super) fn two_ways(
@@ -320,13 +320,16 @@ pub(super) fn two_ways(
     (mine, theirs): (&[u8], &mut [u8]),
     agreed: bool,
 ) -> MpiResult<()> {
+    let start = std::time::Instant::now();
     let (other, out, into) = (1 - m.me, mine.len(), theirs.len());
     let from = m.world(other);
-    let way = e.long_way(out, from, tuning::two_rank_blocks());
-    let note = e.ways().report(into);
+    // (the costs kept for the longer block: alike on both ranks)
+    let key = out.max(into);
+    let way = e.long_way(key, from, tuning::two_rank_blocks());
+    let note = e.ways().report(key);
     let (cut_out, cut_in) = (Cut::new(out, 1), Cut::new(into, 1));
-    // how the other's block came, and what copying it took
-    let (mut came, mut copied) = (Way::Pieces, 0);
+    // how the other's block came
+    let mut came = Way::Pieces;
     let mut read = |e: &mut Engine, p: usize| {
         if came == Way::Read || p >= cut_in.pieces {
             return Ok(());
@@ -335,8 +338,12 @@ pub(super) fn two_ways(
         let want = (into, at.len());
         // (its first piece may be the whole block, by reference)
         let to = if p == 0 { &mut theirs[..] } else { &mut theirs[at] };
-        let (seen, took) = e.read_timed(from, piece(stamp, p), to, agreed)?;
-        copied += took;
+        let stamp_p = piece(stamp, p);
+        let seen = if agreed {
+            e.read_agreed(Boxes::Long, from, stamp_p, 0, to)?
+        } else {
+            e.read_mailbox(Boxes::Long, from, stamp_p, 0, to)?
+        };
         if seen.astray {
             return check_size(other, seen.stream, into).and(mismatch(other));
         }
@@ -352,7 +359,6 @@ pub(super) fn two_ways(
         }
         in_step(e, stamp, other, (seen.stream, seen.len), want)
     };
-    let mut copied_in = 0;
     let done = match way {
         Way::Read => {
             e.publish_by_reference(piece(stamp, 0), mine, note, [from])?;
@@ -364,18 +370,14 @@ pub(super) fn two_ways(
         Way::Pieces => pipeline(e, cut_out.pieces.max(cut_in.pieces), |e, step| match step {
             Step::Publish(p) if p < cut_out.pieces => {
                 let (part, last) = (&mine[cut_out.piece(0..out, p)], p + 1 == cut_out.pieces);
-                copied_in += e.publish_piece_noted(piece(stamp, p), part, (out, last), note, [from])?;
-                Ok(())
+                e.publish_piece_noted(piece(stamp, p), part, (out, last), note, [from])
             }
             Step::Publish(_) => Ok(()),
             Step::Read(p) => read(e, p),
         }),
     };
-    if done.is_ok() {
-        if way == Way::Pieces {
-            e.ways().copied_in(out, copied_in);
-        }
-        e.ways().copied_out(into, came, copied);
+    if done.is_ok() && came == way {
+        e.ways().took(key, way, start.elapsed().as_nanos() as u64);
     }
     done
 }

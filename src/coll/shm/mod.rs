@@ -28,8 +28,8 @@
 //! and out once by memcpy, and ranks sharing a core pass it on while it
 //! is in the cache (`tuning::in_pieces` says when that beats a single
 //! cross-memory copy). Between two ranks, an allgather's or alltoall's
-//! longer blocks go there too, each writer choosing per call between
-//! pieces and a publication by reference, which its reader copies
+//! longer blocks go there too, the two choosing alike per call between
+//! pieces and publications by reference, which each reader copies
 //! straight out of the writer's memory (`blocks::two_ways`,
 //! `tuning::either_way`).
 //! A scan of up to two pieces has each rank fold the pieces of the ranks

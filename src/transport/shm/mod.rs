@@ -185,10 +185,10 @@ pub struct Mailbox {
     /// In the long mailbox: the bytes of the whole stream this piece
     /// belongs to, and `LAST` on its last piece (see `p2p::mailbox`).
     pub stream: AtomicU64,
-    /// In the long mailbox: a word from the writer to its readers
+    /// In the long mailbox: words from the writer to its readers
     /// (`p2p::mailbox::Ways`), 0 for none.
-    pub note: AtomicU64,
-    _line2: [u64; 6],
+    pub note: [AtomicU64; 2],
+    _line2: [u64; 5],
 }
 
 /// `Mailbox::stream`'s mark of a stream's last piece.
