@@ -37,6 +37,7 @@ rows=[
  row("Allreduce 64 KiB / 1 MiB, 2 ranks",[(C2,"allreduce 64 KiB"),(C2,"allreduce 1 MiB")]),
  row("Alltoall 8 B / 1 KiB, 2 ranks",[(C2,"alltoall 8 B"),(C2,"alltoall 1 KiB")]),
  row("Allgather 64 KiB / 1 MiB, 2 ranks",[(C2,"allgather 64 KiB"),(C2,"allgather 1 MiB")]),
+ row("Alltoall 64 KiB / 1 MiB, 2 ranks",[(C2,"alltoall 64 KiB"),(C2,"alltoall 1 MiB")]),
  row("Barrier, 4 ranks on 2 cores",[(C4,"barrier")]),
  row("Allgather / Allreduce / Alltoall 8 B, 4 ranks on 2 cores",[(C4,"allgather 8 B"),(C4,"allreduce 8 B"),(C4,"alltoall 8 B")]),
  row("Alltoall 64 KiB, 4 ranks on 2 cores",[(C4,"alltoall 64 KiB")]),
