@@ -309,10 +309,11 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
 /// took less time lately (`Way`, `Ways`), in pieces or by reference for
 /// the other to read straight out of the writer's buffer (the writer then
 /// waits for that read); each reader takes either, as the first piece
-/// says (ranks told different ways by OXMPI_TWO_RANK_BLOCKS mix them). Every publication reports this rank's estimates to the
-/// other, and every read takes the other's report. `agreed`: the
-/// operation has a publication in the short mailbox too (an Alltoallv's
-/// tables), so a writer found there is not astray.
+/// says (ranks told different ways by OXMPI_TWO_RANK_BLOCKS mix them).
+/// Every publication reports this rank's estimates to the other, and
+/// every read takes the other's report. `agreed`: the operation has a
+/// publication in the short mailbox too (an Alltoallv's tables), so a
+/// writer found there is not astray.
 pub(super) fn two_ways(
     e: &mut Engine,
     m: &Members,
