@@ -221,11 +221,16 @@ pub fn alltoallv(
 /// publications, as in `alltoall_whole`.
 fn in_long(n: usize, mine: &mut [(u32, u32)]) -> arrayvec::ArrayVec<usize, AHEAD> {
     let mut long = arrayvec::ArrayVec::new();
+    if n <= 2 {
+        // (before the sums: a tenth of a 2-rank 8-byte Alltoallv's
+        // instructions went to them)
+        return long;
+    }
     let outside = || mine.iter().filter(|&&(off, _)| off == OUTSIDE).map(|&(_, len)| len as usize);
     let (bytes, longest) = (outside().sum::<usize>(), outside().max().unwrap_or(0));
     let slot = Boxes::Long.bytes();
     let fits = longest <= slot && bytes <= (AHEAD * slot).min(tuning::shm_long_max());
-    if n <= 2 || bytes == 0 || !fits || !tuning::in_pieces(Pieces::Alltoall, n, longest * n, 1) {
+    if bytes == 0 || !fits || !tuning::in_pieces(Pieces::Alltoall, n, longest * n, 1) {
         return long;
     }
     // filled in rank order, as many blocks in each as fit
