@@ -63,7 +63,8 @@ def main():
           r.returncode != 0 and "OXMPI_TRANSPORT is tcp here but auto on rank 0" in r.stderr, r.stderr)
     # an algorithm name no collective has: one line naming the choices
     for name, choices in (("OXMPI_COLL_BARRIER", "use auto, dissemination, linear"),
-                          ("OXMPI_COLL_ALLREDUCE", "reduce_bcast, linear, allgather")):
+                          ("OXMPI_COLL_ALLREDUCE", "reduce_bcast, linear, allgather"),
+                          ("OXMPI_TWO_RANK_BLOCKS", "use auto, pieces, read")):
         r = run([os.path.join(BIN, "mpiexec"), "-n", "2", exe], env=dict(os.environ, **{name: "fastest"}), input="")
         check(f"{name}=fastest fails MPI_Init naming the algorithms",
               r.returncode != 0 and f"{name}=fastest is not an algorithm" in r.stderr and choices in r.stderr

@@ -214,8 +214,21 @@ impl Engine {
         readers: impl IntoIterator<Item = usize>,
         fill: impl FnOnce(&mut [u8]),
     ) -> MpiResult<()> {
+        self.publish_piece_in(stamp, len, (stream, last), [0; 2], readers, fill)
+    }
+
+    /// `publish_piece_filled` with words for the readers (`note`).
+    fn publish_piece_in(
+        &mut self,
+        stamp: u64,
+        len: usize,
+        (stream, last): (usize, bool),
+        note: Note,
+        readers: impl IntoIterator<Item = usize>,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> MpiResult<()> {
         let about = stream as u64 | if last { LAST } else { 0 };
-        self.publish_in(Boxes::Long, stamp, len, Some((about, [0; 2])), readers, fill)
+        self.publish_in(Boxes::Long, stamp, len, Some((about, note)), readers, fill)
     }
 
     /// Publish `data`, a whole stream, by reference in the long mailbox
@@ -246,8 +259,7 @@ impl Engine {
         note: Note,
         readers: impl IntoIterator<Item = usize>,
     ) -> MpiResult<()> {
-        let about = stream as u64 | if last { LAST } else { 0 };
-        self.publish_in(Boxes::Long, stamp, data.len(), Some((about, note)), readers, |to| to.copy_from_slice(data))
+        self.publish_piece_in(stamp, data.len(), (stream, last), note, readers, |to| to.copy_from_slice(data))
     }
 
     /// Wait until every reader of our latest publication in the `kind`
