@@ -5,7 +5,11 @@
  * others as messages beside it, in any mix. Every block is checked, in
  * place too (symmetric counts), into a resized type that spreads the ints
  * out (gaps untouched), and with Alltoallw's per-rank types; a block
- * larger than its receiver's room is MPI_ERR_TRUNCATE there. At one scale
+ * larger than its receiver's room is MPI_ERR_TRUNCATE there. All of it
+ * on the world and on the world in reverse rank order (up to 8 ranks of
+ * the whole world, a rank's blocks for the others that fit 40 bytes with a
+ * byte a rank go on its arrival line, the others' in their mailboxes:
+ * scales 0 and 3 mix the two from 3 ranks on). At one scale
  * all of rank 0's blocks are one size and the other ranks' are not (a
  * rank must not pick an algorithm for equal blocks on its own). Variants: at
  * most 100 bytes of blocks in a publication, and none (the point-to-point
@@ -13,6 +17,7 @@
 #include "common.h"
 
 static int rank, size;
+static MPI_Comm comm; /* the world, or the world in reverse order */
 
 /* items rank s sends rank r at scale k (symmetric when `sym`) */
 static int items(int s, int r, int k, int sym)
@@ -54,9 +59,9 @@ static void run(int k, int sym, int spread)
     if (sym) {
         for (int r = 0; r < size; r++)
             for (int i = 0; i < rc[r]; i++) rb[rd[r] + i] = val(rank, r, i);
-        MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, rb, rc, rd, MPI_INT, MPI_COMM_WORLD);
+        MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, rb, rc, rd, MPI_INT, comm);
     } else {
-        MPI_Alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, rt_, MPI_COMM_WORLD);
+        MPI_Alltoallv(sb, sc, sd, MPI_INT, rb, rc, rd, rt_, comm);
     }
     int bad = 0;
     for (int r = 0; r < size; r++) {
@@ -77,7 +82,7 @@ static void run(int k, int sym, int spread)
             rts[r] = r % 2 ? rt_ : MPI_INT;
         }
         for (int i = 0; i < 2 * rt; i++) rb[i] = -5;
-        MPI_Alltoallw(sb, sc, sdb, sts, rb, rc, rdb, rts, MPI_COMM_WORLD);
+        MPI_Alltoallw(sb, sc, sdb, sts, rb, rc, rdb, rts, comm);
         bad = 0;
         for (int r = 0; r < size; r++) {
             int w = r % 2 ? stride : 1;
@@ -121,14 +126,23 @@ static void truncated(void)
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    for (int k = 0; k < 4; k++)
-        for (int rep = 0; rep < 3; rep++) {
-            run(k, 0, 0);
-            run(k, 1, 0);
-            run(k, 0, 1);
-        }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm reversed;
+    MPI_Comm_split(MPI_COMM_WORLD, 0, size - 1 - rank, &reversed);
+    for (int pass = 0; pass < 2; pass++) {
+        comm = pass ? reversed : MPI_COMM_WORLD;
+        MPI_Comm_rank(comm, &rank);
+        for (int k = 0; k < 4; k++)
+            for (int rep = 0; rep < 3; rep++) {
+                run(k, 0, 0);
+                run(k, 1, 0);
+                run(k, 0, 1);
+            }
+    }
+    MPI_Comm_free(&reversed);
+    comm = MPI_COMM_WORLD;
+    MPI_Comm_rank(comm, &rank);
     truncated();
     return finish();
 }

@@ -232,6 +232,11 @@ int main(int argc, char **argv)
     everyone(2, 2, 1);
     if (size == 2)
         everyone(1, 2, 1);
+    /* an alltoallv of 16-byte blocks (the last rank's 8): every rank's
+     * part on its arrival line at 2 and 3 ranks; at 4 the others' tables
+     * in their mailboxes, as their blocks and a byte a rank come to more
+     * than a line takes, the last rank's on its line */
+    everyone(4, 2, 1);
     prefix(100);
     /* Out of step in pieces, the members give the mailboxes up and later
      * collectives go point to point, where mismatched sizes can pick

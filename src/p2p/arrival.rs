@@ -5,7 +5,9 @@
 //! every rank takes each other's part from there once that rank's line
 //! shows n. A barrier is one with no part; an allreduce, allgather or
 //! alltoall of a part up to a line's bytes (`ARRIVAL_BYTES`) the same
-//! with one: every rank reads every other's part, so a rank that posts
+//! with one, and an alltoallv with its part or (empty) word that its part
+//! is in its mailboxes (`coll::shm::alltoallv`): every rank reads every
+//! other's part, so a rank that posts
 //! its n-th part knows every reader of its (n-2)-th, which went on the
 //! same line, is done with it (each posted its (n-1)-th after reading
 //! it, and this rank read that). No slot, published count or read mark:
@@ -45,11 +47,15 @@ pub enum Kind {
     Allreduce = 2,
     Allgather = 3,
     Alltoall = 4,
+    /// (and Alltoallw, which takes the same path)
+    Alltoallv = 5,
 }
 
 impl Kind {
     fn of(shape: u64) -> Option<Kind> {
-        [Kind::Barrier, Kind::Allreduce, Kind::Allgather, Kind::Alltoall].into_iter().find(|&k| k as u64 == shape >> 32)
+        [Kind::Barrier, Kind::Allreduce, Kind::Allgather, Kind::Alltoall, Kind::Alltoallv]
+            .into_iter()
+            .find(|&k| k as u64 == shape >> 32)
     }
 
     pub fn name(self) -> &'static str {
@@ -58,6 +64,7 @@ impl Kind {
             Kind::Allreduce => "MPI_Allreduce",
             Kind::Allgather => "MPI_Allgather",
             Kind::Alltoall => "MPI_Alltoall",
+            Kind::Alltoallv => "MPI_Alltoallv (or MPI_Alltoallw)",
         }
     }
 }
@@ -83,7 +90,9 @@ fn out_of_order(r: usize, theirs: Option<Kind>, ours: Option<Kind>) -> MpiError 
 /// instead, as a collective of `shape`'s kind.
 pub fn posted_instead(world: usize, shape: u64) -> MpiError {
     match Kind::of(shape) {
-        Some(k) if k != Kind::Barrier => MpiError::new(
+        // (an alltoallv posts on its line whether its part goes there or
+        // in its mailboxes)
+        Some(k) if k != Kind::Barrier && k != Kind::Alltoallv => MpiError::new(
             ErrorClass::Count,
             format!("world rank {world} took part in this collective with a part short enough for its arrival line, where this rank's went through the mailboxes: the ranks passed counts or datatypes of different sizes"),
         ),
@@ -99,7 +108,7 @@ pub fn posted_instead(world: usize, shape: u64) -> MpiError {
 fn went_elsewhere(r: usize, kind: Kind, bytes: usize, there: Option<usize>, n: usize) -> MpiError {
     // (an alltoall's publication leaves its writer's own block out)
     let line = |len: usize| if kind == Kind::Alltoall { len / n.saturating_sub(1).max(1) * n } else { len };
-    if kind == Kind::Barrier || there.is_some_and(|len| line(len) <= ARRIVAL_BYTES) {
+    if matches!(kind, Kind::Barrier | Kind::Alltoallv) || there.is_some_and(|len| line(len) <= ARRIVAL_BYTES) {
         return out_of_order(r, None, Some(kind));
     }
     MpiError::new(
@@ -144,14 +153,34 @@ impl Engine {
         stamp: u64,
         kind: Kind,
         mine: &[u8],
-        mut take: impl FnMut(usize, &[u8]) -> MpiResult<()>,
+        take: impl FnMut(usize, &[u8]) -> MpiResult<()>,
     ) -> MpiResult<()> {
+        self.post_part(stamp, kind, mine);
+        self.take_parts(group, stamp, kind, mine, take)
+    }
+
+    /// The first half of `arrive`: this rank's part `mine` posted on its
+    /// arrival line. What this rank does before `take_parts` (an
+    /// alltoallv's publications in its mailboxes) comes after the part
+    /// for the others.
+    pub fn post_part(&mut self, stamp: u64, kind: Kind, mine: &[u8]) {
         self.arrivals += 1;
-        let n = self.arrivals;
-        let ours = shape(kind, mine.len());
-        self.seg.post_arrival(n, stamp, ours, mine);
+        self.seg.post_arrival(self.arrivals, stamp, shape(kind, mine.len()), mine);
         let local = self.seg.me;
         self.seg.ring_bells((0..self.seg.nranks).filter(|&q| q != local));
+    }
+
+    /// The second half of `arrive`: every rank's part of the collective
+    /// this rank posted `mine` of last (`post_part`), to `take`.
+    pub fn take_parts(
+        &mut self,
+        group: &Group,
+        stamp: u64,
+        kind: Kind,
+        mine: &[u8],
+        mut take: impl FnMut(usize, &[u8]) -> MpiResult<()>,
+    ) -> MpiResult<()> {
+        let n = self.arrivals;
         let (ctx, tag) = ((stamp >> 32) as u32, super::mailbox::user_tag(stamp as u32));
         let mut first: MpiResult<()> = Ok(());
         let mut part = [0u8; ARRIVAL_BYTES];

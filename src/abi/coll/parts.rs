@@ -143,6 +143,23 @@ pub(super) fn part_at(
     Ok((count as usize, items * ty.extent))
 }
 
+/// Whether every one of `n` ranks' parts passes `part_at`'s checks: its
+/// count is not negative, and the buffer is neither MPI_IN_PLACE nor a
+/// null pointer under items. It tells no more (a fast path's test: the
+/// general one, through `part_at`, then says what fails and where), in a
+/// tenth of the instructions `part_at` takes for each part.
+pub(super) fn parts_pass(n: usize, ty: &TypeInfo, counts: Arr, buf: *const c_void) -> bool {
+    let mut items = false;
+    for r in 0..n {
+        let count = counts.get(r);
+        if count < 0 {
+            return false;
+        }
+        items |= count > 0;
+    }
+    check_buf(buf, items as usize, ty, "").is_ok()
+}
+
 /// The send (or receive) side of a rooted or all-to-all collective: a
 /// count and a committed datatype, checked.
 pub(in crate::abi) fn side(count: i64, datatype: c_int, buf: *const c_void, name: &str) -> MpiResult<Part> {

@@ -194,8 +194,8 @@ impl FlatSide {
     fn new(n: usize, ty: c_int, counts: Arr, displs: Arr, buf: *const c_void) -> Option<FlatSide> {
         let ty = handles::committed(ty).ok().filter(|t| t.is_contiguous())?;
         let (counts, displs) = (counts.checked("", "").ok()?, displs.checked("", "").ok()?);
-        for r in 0..n {
-            part_at(r, &ty, counts, Some(displs), buf, "").ok()?;
+        if !parts_pass(n, &ty, counts, buf) {
+            return None;
         }
         Some(FlatSide { buf: buf as usize, counts, displs, size: ty.size, extent: ty.extent })
     }

@@ -84,51 +84,91 @@ pub fn alltoallv(
     let (n, me) = (m.group.size(), m.me);
     debug_assert!(n <= VARIED_MAX_RANKS);
     let table = 8 * n;
-    // (offset, length) of each block in the publication, in rank order
-    // while they fit (and come to at most OXMPI_SHM_COLL_MAX bytes)
-    let cap = Boxes::Short.bytes().min(table + tuning::shm_max());
-    let mut end = table;
-    let mut mine = PerRank::new();
-    for r in 0..n {
-        let len = v.size(r);
-        mine.push(if r == me {
-            (0, 0)
-        } else if end + len <= cap {
-            end += len;
-            ((end - len - table) as u32, len as u32)
-        } else {
-            (OUTSIDE, u32::try_from(len).unwrap_or(HUGE))
-        });
+    // on the arrival lines, this rank's part when its blocks fit one,
+    // else (empty) word that its table is in its mailboxes; between two
+    // ranks only when both parts fit (each knows both: its block and the
+    // other's, where they differ the longer decides on both), so that
+    // longer blocks are not held up by a look at the lines
+    let lines = e.by_arrivals(m.group, 0) && (n != 2 || n + v.size(1 - me).max(v.expect(1 - me)) <= ARRIVAL_BYTES);
+    let mut line = Line::default();
+    let on_line = if lines { line_part(n, me, v, &mut line.0) } else { None };
+    if lines {
+        e.post_part(stamp, Kind::Alltoallv, &line.0[..on_line.unwrap_or(0)]);
     }
-    let long = in_long(n, &mut mine);
-    let mine = &mine[..];
-    e.publish_filled(Boxes::Short, stamp, end, m.others(me), |out| {
-        for (r, &(off, len)) in mine.iter().enumerate() {
-            out[8 * r..8 * r + 4].copy_from_slice(&off.to_le_bytes());
-            out[8 * r + 4..8 * r + 8].copy_from_slice(&len.to_le_bytes());
-            if off & IN_LONG == 0 && r != me {
-                let at = table + off as usize;
-                out[at..at + len as usize].copy_from_slice(v.block(r));
-            }
+    let mut mine = PerRank::new();
+    if on_line.is_some() {
+        // (no block goes outside: that is all the table says now)
+        mine.extend((0..n).map(|r| (0, v.size(r) as u32)));
+    } else {
+        // (offset, length) of each block in the publication, in rank
+        // order while they fit (and come to at most OXMPI_SHM_COLL_MAX
+        // bytes)
+        let cap = Boxes::Short.bytes().min(table + tuning::shm_max());
+        let mut end = table;
+        for r in 0..n {
+            let len = v.size(r);
+            mine.push(if r == me {
+                (0, 0)
+            } else if end + len <= cap {
+                end += len;
+                ((end - len - table) as u32, len as u32)
+            } else {
+                (OUTSIDE, u32::try_from(len).unwrap_or(HUGE))
+            });
         }
-    })?;
-    for (k, &bytes) in long.iter().enumerate() {
-        let within = |off: u32| off != OUTSIDE && off & IN_LONG != 0 && long_place(off).0 == k;
-        let readers = (0..n).filter(|&r| within(mine[r].0)).map(|r| m.world(r));
-        e.publish_piece_filled(piece(stamp, k), bytes, bytes, true, readers, |out| {
-            for (r, &(off, len)) in mine.iter().enumerate().filter(|(_, &(off, _))| within(off)) {
-                let at = long_place(off).1;
-                out[at..at + len as usize].copy_from_slice(v.block(r));
+        let long = in_long(n, &mut mine);
+        let mine = &mine[..];
+        e.publish_filled(Boxes::Short, stamp, end, m.others(me), |out| {
+            for (r, &(off, len)) in mine.iter().enumerate() {
+                out[8 * r..8 * r + 4].copy_from_slice(&off.to_le_bytes());
+                out[8 * r + 4..8 * r + 8].copy_from_slice(&len.to_le_bytes());
+                if off & IN_LONG == 0 && r != me {
+                    let at = table + off as usize;
+                    out[at..at + len as usize].copy_from_slice(v.block(r));
+                }
             }
         })?;
+        for (k, &bytes) in long.iter().enumerate() {
+            let within = |off: u32| off != OUTSIDE && off & IN_LONG != 0 && long_place(off).0 == k;
+            let readers = (0..n).filter(|&r| within(mine[r].0)).map(|r| m.world(r));
+            e.publish_piece_filled(piece(stamp, k), bytes, bytes, true, readers, |out| {
+                for (r, &(off, len)) in mine.iter().enumerate().filter(|(_, &(off, _))| within(off)) {
+                    let at = long_place(off).1;
+                    out[at..at + len as usize].copy_from_slice(v.block(r));
+                }
+            })?;
+        }
     }
+    let mine = &mine[..];
     let mut t = Outside::new();
     t.note(mine.iter().copied());
     let mut failed = FirstError::default();
+    // the ranks whose tables are in their mailboxes, in rank order
+    let mut tabled = PerRank::<usize>::new();
+    if lines {
+        e.take_parts(m.group, stamp, Kind::Alltoallv, &line.0[..on_line.unwrap_or(0)], |q, part| {
+            match (q == me, part.is_empty()) {
+                (true, _) => {}
+                (false, true) => tabled.push(q),
+                (false, false) => {
+                    let Some(block) = line_block(n, q, me, part) else {
+                        return err!(
+                            Other,
+                            "rank {q} took part in this alltoallv another way: its part on its arrival line is not one"
+                        );
+                    };
+                    failed.keep(check_size(q, block.len(), v.expect(q)).map(|()| v.land(q, block)));
+                }
+            }
+            Ok(())
+        })?;
+    } else {
+        tabled.extend((0..n).filter(|&q| q != me));
+    }
     // the blocks for this rank in their writers' long publications: rank,
     // entry
     let mut longs = PerRank::<(usize, u32, usize)>::new();
-    for q in (0..n).filter(|&q| q != me) {
+    for &q in &tabled {
         let read = e.use_mailbox(Boxes::Short, m.world(q), stamp, |data, seen| {
             let word = |at: usize| data.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
             if seen.astray {
@@ -170,7 +210,7 @@ pub fn alltoallv(
     }
     // (each writer made its long publication right after its short one,
     // so these are there already, or nearly)
-    for (q, off, len) in longs {
+    for &(q, off, len) in &longs {
         let (k, at) = long_place(off);
         let landing = v.landing(q);
         let want = landing.len();
@@ -250,6 +290,35 @@ fn in_long(n: usize, mine: &mut [(u32, u32)]) -> arrayvec::ArrayVec<usize, AHEAD
         entry.0 = off;
     }
     long
+}
+
+/// This rank's part of an alltoallv on its arrival line (`alltoallv`):
+/// a byte per rank, the length of its block for that rank (its own 0),
+/// then those blocks in rank order; Some(its bytes) when they fit a line.
+fn line_part(n: usize, me: usize, v: &impl Varied, out: &mut [u8; ARRIVAL_BYTES]) -> Option<usize> {
+    let mut end = n;
+    for r in 0..n {
+        let len = if r == me { 0 } else { v.size(r) };
+        if end > ARRIVAL_BYTES || len > ARRIVAL_BYTES - end {
+            return None;
+        }
+        out[r] = len as u8;
+        out[end..end + len].copy_from_slice(if r == me { &[] } else { v.block(r) });
+        end += len;
+    }
+    Some(end)
+}
+
+/// Rank q's block for rank `me` in q's part of an alltoallv on its
+/// arrival line (`line_part`); None when `part` is not such a part.
+fn line_block(n: usize, q: usize, me: usize, part: &[u8]) -> Option<&[u8]> {
+    let lens = part.get(..n)?;
+    let total = n + lens.iter().map(|&l| l as usize).sum::<usize>();
+    if total != part.len() || lens[q] != 0 {
+        return None;
+    }
+    let at = n + lens[..me].iter().map(|&l| l as usize).sum::<usize>();
+    part.get(at..at + lens[me] as usize)
 }
 
 /// What an alltoallv's tables say goes outside the publications
@@ -341,4 +410,68 @@ fn varied_cut(
         }
     })?;
     failed.result()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rank s's blocks of an alltoallv among 3: `s + r` bytes of value
+    /// `10 * s + r` for rank r, times `scale`.
+    struct Blocks {
+        s: usize,
+        scale: usize,
+        data: Vec<Vec<u8>>,
+    }
+
+    impl Blocks {
+        fn new(s: usize, scale: usize) -> Blocks {
+            Blocks { s, scale, data: (0..3).map(|r| vec![(10 * s + r) as u8; (s + r) * scale]).collect() }
+        }
+    }
+
+    impl Varied for Blocks {
+        fn size(&self, r: usize) -> usize {
+            self.data[r].len()
+        }
+        fn block(&self, r: usize) -> &[u8] {
+            &self.data[r]
+        }
+        fn expect(&self, q: usize) -> usize {
+            (q + self.s) * self.scale
+        }
+        fn land(&mut self, _: usize, _: &[u8]) {}
+        fn landing(&mut self, _: usize) -> &mut [u8] {
+            &mut []
+        }
+        fn send(&mut self, _: &mut Engine, _: usize) -> MpiResult<ReqId> {
+            unreachable!("no messages here")
+        }
+        fn recv(&mut self, _: &mut Engine, _: usize) -> ReqId {
+            unreachable!("no messages here")
+        }
+    }
+
+    #[test]
+    fn a_part_on_an_arrival_line_gives_each_reader_its_block() {
+        for s in 0..3 {
+            let mut line = [0u8; ARRIVAL_BYTES];
+            let len = line_part(3, s, &Blocks::new(s, 1), &mut line).expect("fits");
+            let part = &line[..len];
+            for me in (0..3).filter(|&me| me != s) {
+                assert_eq!(line_block(3, s, me, part), Some(&vec![(10 * s + me) as u8; s + me][..]), "{s} to {me}");
+            }
+            // a part cut short, or one that gives its own rank a block, is
+            // not one
+            assert_eq!(line_block(3, s, (s + 1) % 3, &part[..len - 1]), None);
+            let mut own = part.to_vec();
+            own[s] = 1;
+            own.push(0);
+            assert_eq!(line_block(3, s, (s + 1) % 3, &own), None);
+        }
+        // rank 2's blocks for the others, 2 + 3 = 5 times 7 bytes, and a
+        // byte a rank: 38 fit; 5 times 8 with them, 43, do not
+        assert_eq!(line_part(3, 2, &Blocks::new(2, 7), &mut [0; ARRIVAL_BYTES]), Some(38));
+        assert_eq!(line_part(3, 2, &Blocks::new(2, 8), &mut [0; ARRIVAL_BYTES]), None);
+    }
 }
