@@ -17,8 +17,8 @@
  * publication with its table go in one or several long publications
  * (whole blocks, up to 32 KiB each) on every rank, or on the last rank
  * alone while the others' go in pieces, an Allgatherv of parts of their
- * own sizes, each in one long publication, whose last rank counts and
- * sends half its part, an Alltoall, an Allgather and an Alltoallv (its
+ * own sizes, each on its arrival line or in one long publication, whose
+ * last rank counts and sends half its part, an Alltoall, an Allgather and an Alltoallv (its
  * blocks outside its tables) between two ranks
  * whose blocks (128 and 64 KiB) go in pieces or are read straight out of
  * the writer's buffer, each rank choosing or told its way (alike or
@@ -237,6 +237,8 @@ int main(int argc, char **argv)
      * in their mailboxes, as their blocks and a byte a rank come to more
      * than a line takes, the last rank's on its line */
     everyone(4, 2, 1);
+    /* an allgatherv of parts of (r + 1) doubles, each on its arrival line */
+    irregular(1);
     prefix(100);
     /* Out of step in pieces, the members give the mailboxes up and later
      * collectives go point to point, where mismatched sizes can pick

@@ -13,12 +13,11 @@ pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8], own: O
 
 /// Every rank's part `at(r)` of `all` to every other (this rank's own
 /// part is in place), as an allgatherv's, whose parts' sizes every rank
-/// knows: on the arrival lines when they are of one size (`equal`:
-/// Some(their bytes)) that a line takes, as an allgather's (an
+/// knows: on the arrival lines when each fits one, as an allgather's (an
 /// Allgatherv's counts are alike on every rank, so all go there or
 /// none), whole when they are short in all, else in pieces when they are
-/// of one size, or whole in the long mailbox when each fits a slot
-/// (`allgatherv_form`). Between two ranks, a long part goes in pieces or
+/// of one size (`equal`: Some(their bytes)), or whole in the long
+/// mailbox when each fits a slot (`allgatherv_form`). Between two ranks, a long part goes in pieces or
 /// is read straight out of its writer's memory (`two_ways`): from `own`,
 /// the same bytes in the caller's send buffer, where there is one, since
 /// lines just copied into `all` would be pulled from the writer's core.
@@ -31,16 +30,18 @@ pub fn allgatherv(
     equal: Option<usize>,
     own: Option<&[u8]>,
 ) -> MpiResult<()> {
+    let longest = || equal.unwrap_or_else(|| (0..m.group.size()).map(|r| at(r).len()).max().unwrap_or(0));
+    if e.by_arrivals(m.group, longest()) {
+        let mut mine = Line::default();
+        let b = at(m.me).len();
+        mine.0[..b].copy_from_slice(&all[at(m.me)]);
+        return e.arrive(m.group, stamp, Kind::Allgather, &mine.0[..b], |r, part| {
+            check_size(r, part.len(), at(r).len())?;
+            all[at(r)].copy_from_slice(part);
+            Ok(())
+        });
+    }
     match equal {
-        Some(b) if e.by_arrivals(m.group, b) => {
-            let mut mine = Line::default();
-            mine.0[..b].copy_from_slice(&all[at(m.me)]);
-            e.arrive(m.group, stamp, Kind::Allgather, &mine.0[..b], |r, part| {
-                check_size(r, part.len(), b)?;
-                all[at(r)].copy_from_slice(part);
-                Ok(())
-            })
-        }
         Some(b) if m.group.size() == 2 && tuning::either_way(Pieces::Allgather, 2, 2 * b) => {
             let (mine, theirs) = (at(m.me), at(1 - m.me));
             let (low, high) = all.split_at_mut(mine.start.max(theirs.start));
