@@ -7,14 +7,13 @@
 //! alltoall of a part up to a line's bytes (`ARRIVAL_BYTES`) the same
 //! with one, and an alltoallv with its part or (empty) word that its part
 //! is in its mailboxes (`coll::shm::alltoallv`): every rank reads every
-//! other's part, so a rank that posts
-//! its n-th part knows every reader of its (n-2)-th, which went on the
-//! same line, is done with it (each posted its (n-1)-th after reading
-//! it, and this rank read that). No slot, published count or read mark:
-//! a collective costs a rank one line per peer, as the machine's floor
-//! (`c-tests/bench/floor.c`, `core_barrier`) does, where a publication in
-//! the short mailboxes costs a slot's header, a count of publications and
-//! a read mark.
+//! other's part, so a rank that posts its n-th part knows every reader of
+//! its (n-2)-th, which went on the same line, is done with it (each
+//! posted its (n-1)-th after reading it, and this rank read that). No
+//! slot, published count or read mark: a collective costs a rank one line
+//! per peer, as the machine's floor (`c-tests/bench/floor.c`,
+//! `core_barrier`) does, where a publication in the short mailboxes costs
+//! a slot's header, a count of publications and a read mark.
 //!
 //! It serves every communicator whose group is the whole world, in any
 //! order (MPI_COMM_WORLD, its duplicates, and the splits, Cartesian

@@ -17,10 +17,11 @@ pub fn allgather(e: &mut Engine, m: &Members, stamp: u64, all: &mut [u8], own: O
 /// Allgatherv's counts are alike on every rank, so all go there or
 /// none), whole when they are short in all, else in pieces when they are
 /// of one size (`equal`: Some(their bytes)), or whole in the long
-/// mailbox when each fits a slot (`allgatherv_form`). Between two ranks, a long part goes in pieces or
-/// is read straight out of its writer's memory (`two_ways`): from `own`,
-/// the same bytes in the caller's send buffer, where there is one, since
-/// lines just copied into `all` would be pulled from the writer's core.
+/// mailbox when each fits a slot (`allgatherv_form`). Between two ranks,
+/// a long part goes in pieces or is read straight out of its writer's
+/// memory (`two_ways`): from `own`, the same bytes in the caller's send
+/// buffer, where there is one, since lines just copied into `all` would
+/// be pulled from the writer's core.
 pub fn allgatherv(
     e: &mut Engine,
     m: &Members,

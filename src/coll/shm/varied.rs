@@ -146,22 +146,28 @@ pub fn alltoallv(
     // the ranks whose tables are in their mailboxes, in rank order
     let mut tabled = PerRank::<usize>::new();
     if lines {
+        // (a rank whose part is not one: the first such)
+        let mut unlike = None;
         e.take_parts(m.group, stamp, Kind::Alltoallv, &line.0[..on_line.unwrap_or(0)], |q, part| {
             match (q == me, part.is_empty()) {
                 (true, _) => {}
                 (false, true) => tabled.push(q),
-                (false, false) => {
-                    let Some(block) = line_block(n, q, me, part) else {
-                        return err!(
-                            Other,
-                            "rank {q} took part in this alltoallv another way: its part on its arrival line is not one"
-                        );
-                    };
-                    failed.keep(check_size(q, block.len(), v.expect(q)).map(|()| v.land(q, block)));
-                }
+                (false, false) => match line_block(n, q, me, part) {
+                    Some(block) => failed.keep(check_size(q, block.len(), v.expect(q)).map(|()| v.land(q, block))),
+                    None => unlike = unlike.or(Some(q)),
+                },
             }
             Ok(())
         })?;
+        if let Some(q) = unlike {
+            // (the ranks whose tables went to their mailboxes wait no more
+            // for this rank's reads)
+            e.give_up_mailboxes(stamp);
+            return err!(
+                Other,
+                "rank {q} took part in this alltoallv another way: its part on its arrival line is not one"
+            );
+        }
     } else {
         tabled.extend((0..n).filter(|&q| q != me));
     }
