@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6
  * Rank 0 calls one collective on MPI_COMM_WORLD where the others call
  * another of the same operation number. The world's barrier and its
  * short allreduce, allgather and alltoall go on the ranks' arrival
@@ -16,7 +16,16 @@
  *     the communicators differ; through the mailboxes the ranks would
  *     wait for each other for good). The two communicators' collectives
  *     are then a call apart between rank 0 and the others, so that no
- *     collective of either can follow: the verdict goes by messages.
+ *     collective of either can follow: the verdict goes by messages;
+ *   5: rank 0 MPI_Alltoallv of one int a rank, the others MPI_Alltoall of
+ *     one int (both on the lines);
+ *   6: rank 0 MPI_Alltoallv of 16 ints a rank (its part too long for its
+ *     line: an empty one there, its blocks in its mailboxes), the others
+ *     MPI_Allreduce of one int (on the lines). Between two ranks an
+ *     Alltoallv whose blocks do not fit goes to the mailboxes with no
+ *     line, and a mailbox publication does not say its collective: there
+ *     the two see only parts of different sizes, MPI_ERR_COUNT and
+ *     MPI_ERR_TRUNCATE, as for one collective of two sizes.
  * (A collective whose other ranks need nothing of rank 0, as a Gather to
  * it, ends for them before rank 0 fails: they are a collective ahead of
  * it from then on, and the next ones fail or hang, as in any MPI.)
@@ -54,9 +63,26 @@ int main(int argc, char **argv)
                       : MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         break;
     case 4: e = MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, rank == 0 ? rev : MPI_COMM_WORLD); break;
+    case 5:
+    case 6: {
+        int k = which == 5 ? 1 : 16, *vs = calloc((size_t)size * k, sizeof(int)), *vr = calloc((size_t)size * k, sizeof(int));
+        int *counts = calloc(size, sizeof(int)), *displs = calloc(size, sizeof(int));
+        for (int r = 0; r < size; r++) counts[r] = k, displs[r] = r * k;
+        if (rank == 0)
+            e = MPI_Alltoallv(vs, counts, displs, MPI_INT, vr, counts, displs, MPI_INT, MPI_COMM_WORLD);
+        else if (which == 5)
+            e = MPI_Alltoall(xs, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+        else
+            e = MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        free(vs), free(vr), free(counts), free(displs);
+        break;
+    }
     }
     MPI_Error_class(e, &cls);
-    CHECK(cls == MPI_ERR_OTHER, "case %d: class %d, not MPI_ERR_OTHER", which, cls);
+    if (which == 6 && size == 2)
+        CHECK(cls == MPI_ERR_COUNT || cls == MPI_ERR_TRUNCATE, "case 6: class %d, not MPI_ERR_COUNT or TRUNCATE", cls);
+    else
+        CHECK(cls == MPI_ERR_OTHER, "case %d: class %d, not MPI_ERR_OTHER", which, cls);
     if (which == 4) {
         int total = test_errors;
         for (int r = 1; r < size; r++) {

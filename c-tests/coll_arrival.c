@@ -2,8 +2,11 @@
  * Short collectives of the whole world back to back: Barrier, Allreduce
  * (MPI_SUM on doubles, and a user operator that does not commute on 2x2
  * integer matrices), Allgather and Alltoall with parts of 4 to 40 bytes,
- * which go on the ranks' arrival lines (up to 8 ranks; at 9 through the
- * mailboxes), on MPI_COMM_WORLD, a duplicate of it, and two splits of
+ * an Allgatherv of parts of 4 to 12 bytes, one size per rank, and an
+ * Alltoallv of blocks of 0 to 12 bytes but one rank's of 20 (its part too
+ * long for its line: its blocks go in its mailboxes, the others' on their
+ * lines), which go on the ranks' arrival lines (up to 8 ranks; at 9
+ * through the mailboxes), on MPI_COMM_WORLD, a duplicate of it, and two splits of
  * it that keep every rank in another order, reversed and rotated (one
  * count for all four; each takes the parts in its own rank order),
  * interleaved with collectives of a communicator of half the world (the
@@ -59,16 +62,17 @@ int main(int argc, char **argv)
     MPI_Op_create(mat2_product, 0, &prod);
     int per = 10 / size > 0 ? 10 / size : 1; /* an alltoall's ints per block */
     double d[5], dr[5];
-    int m[8], mr[8], g[10 * 9], s[10 * 9], t[10 * 9];
+    int m[8], mr[8], g[10 * 9], s[10 * 9], t[10 * 9], sc[16], sd[16], rc[16], rd[16];
     for (int i = 0; i < CALLS; i++) {
         if (i % LATE_EVERY == 0 && (i / LATE_EVERY) % size == rank) {
             struct timespec ms = {0, 1000000L};
             nanosleep(&ms, NULL);
         }
-        MPI_Comm whole[4] = {MPI_COMM_WORLD, dup, rev, rot}, c = whole[i % 4];
+        /* (every case on every communicator in turn) */
+        MPI_Comm whole[4] = {MPI_COMM_WORLD, dup, rev, rot}, c = whole[(i + i / 8) % 4];
         int in_place = i % 2, k = 1 + i % 5, me;
         MPI_Comm_rank(c, &me);
-        switch (i % 6) {
+        switch (i % 8) {
         case 0: CHECK(MPI_Barrier(c) == MPI_SUCCESS, "barrier %d", i); break;
         case 1: {
             for (int j = 0; j < k; j++) d[j] = dr[j] = (me + 1) * (double)(i + j);
@@ -125,6 +129,39 @@ int main(int argc, char **argv)
             int x = hrank + i, y = -1;
             MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, half);
             note(y == hsize * (hsize - 1) / 2 + hsize * i, i, "allreduce on half the world");
+            break;
+        }
+        case 6: {
+            /* ints rank a sends rank b: 0-3, but 5 to each from one rank
+             * (in turn) */
+            int big = (i / 8) % size;
+#define ITEMS(a, b) ((a) == big ? 5 : ((a) + 2 * (b) + i) % 4)
+            int st = 0, rt = 0;
+            for (int r = 0; r < size; r++) {
+                sc[r] = ITEMS(me, r), sd[r] = st, st += sc[r];
+                rc[r] = ITEMS(r, me), rd[r] = rt, rt += rc[r];
+                for (int j = 0; j < sc[r]; j++) s[sd[r] + j] = me * 100000 + r * 100 + i % 100 + j;
+            }
+#undef ITEMS
+            for (int j = 0; j < rt; j++) t[j] = -1;
+            MPI_Alltoallv(s, sc, sd, MPI_INT, t, rc, rd, MPI_INT, c);
+            int ok = 1;
+            for (int r = 0; r < size; r++)
+                for (int j = 0; j < rc[r]; j++) ok &= t[rd[r] + j] == r * 100000 + me * 100 + i % 100 + j;
+            note(ok, i, "alltoallv");
+            break;
+        }
+        case 7: {
+            /* rank r's part: 1-3 ints */
+            int tot = 0;
+            for (int r = 0; r < size; r++) rc[r] = 1 + (r + i) % 3, rd[r] = tot, tot += rc[r];
+            for (int j = 0; j < tot; j++) g[j] = -1;
+            for (int j = 0; j < rc[me]; j++) s[j] = me * 1000 + i + j;
+            MPI_Allgatherv(s, rc[me], MPI_INT, g, rc, rd, MPI_INT, c);
+            int ok = 1;
+            for (int r = 0; r < size; r++)
+                for (int j = 0; j < rc[r]; j++) ok &= g[rd[r] + j] == r * 1000 + i + j;
+            note(ok, i, "allgatherv");
             break;
         }
         }

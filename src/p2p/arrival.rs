@@ -57,6 +57,15 @@ impl Kind {
             .find(|&k| k as u64 == shape >> 32)
     }
 
+    /// Every rank posts its part of it on its line, whatever the part's
+    /// size (a barrier has none; an alltoallv's too long for a line is an
+    /// empty one there, its blocks in its mailboxes): a rank found to
+    /// have taken the mailboxes or messages instead is in another
+    /// collective, not one of another size.
+    fn posts_at_any_size(self) -> bool {
+        matches!(self, Kind::Barrier | Kind::Alltoallv)
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Kind::Barrier => "MPI_Barrier",
@@ -89,9 +98,7 @@ fn out_of_order(r: usize, theirs: Option<Kind>, ours: Option<Kind>) -> MpiError 
 /// instead, as a collective of `shape`'s kind.
 pub fn posted_instead(world: usize, shape: u64) -> MpiError {
     match Kind::of(shape) {
-        // (an alltoallv posts on its line whether its part goes there or
-        // in its mailboxes)
-        Some(k) if k != Kind::Barrier && k != Kind::Alltoallv => MpiError::new(
+        Some(k) if !k.posts_at_any_size() => MpiError::new(
             ErrorClass::Count,
             format!("world rank {world} took part in this collective with a part short enough for its arrival line, where this rank's went through the mailboxes: the ranks passed counts or datatypes of different sizes"),
         ),
@@ -107,7 +114,7 @@ pub fn posted_instead(world: usize, shape: u64) -> MpiError {
 fn went_elsewhere(r: usize, kind: Kind, bytes: usize, there: Option<usize>, n: usize) -> MpiError {
     // (an alltoall's publication leaves its writer's own block out)
     let line = |len: usize| if kind == Kind::Alltoall { len / n.saturating_sub(1).max(1) * n } else { len };
-    if matches!(kind, Kind::Barrier | Kind::Alltoallv) || there.is_some_and(|len| line(len) <= ARRIVAL_BYTES) {
+    if kind.posts_at_any_size() || there.is_some_and(|len| line(len) <= ARRIVAL_BYTES) {
         return out_of_order(r, None, Some(kind));
     }
     MpiError::new(

@@ -31,8 +31,8 @@ pub fn allgatherv(
     equal: Option<usize>,
     own: Option<&[u8]>,
 ) -> MpiResult<()> {
-    let longest = || equal.unwrap_or_else(|| (0..m.group.size()).map(|r| at(r).len()).max().unwrap_or(0));
-    if e.by_arrivals(m.group, longest()) {
+    let longest = equal.unwrap_or_else(|| (0..m.group.size()).map(|r| at(r).len()).max().unwrap_or(0));
+    if e.by_arrivals(m.group, longest) {
         let mut mine = Line::default();
         let b = at(m.me).len();
         mine.0[..b].copy_from_slice(&all[at(m.me)]);

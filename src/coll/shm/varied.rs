@@ -92,8 +92,9 @@ pub fn alltoallv(
     let lines = e.by_arrivals(m.group, 0) && (n != 2 || n + v.size(1 - me).max(v.expect(1 - me)) <= ARRIVAL_BYTES);
     let mut line = Line::default();
     let on_line = if lines { line_part(n, me, v, &mut line.0) } else { None };
+    let part = &line.0[..on_line.unwrap_or(0)];
     if lines {
-        e.post_part(stamp, Kind::Alltoallv, &line.0[..on_line.unwrap_or(0)]);
+        e.post_part(stamp, Kind::Alltoallv, part);
     }
     let mut mine = PerRank::new();
     if on_line.is_some() {
@@ -148,11 +149,11 @@ pub fn alltoallv(
     if lines {
         // (a rank whose part is not one: the first such)
         let mut unlike = None;
-        e.take_parts(m.group, stamp, Kind::Alltoallv, &line.0[..on_line.unwrap_or(0)], |q, part| {
-            match (q == me, part.is_empty()) {
+        e.take_parts(m.group, stamp, Kind::Alltoallv, part, |q, theirs| {
+            match (q == me, theirs.is_empty()) {
                 (true, _) => {}
                 (false, true) => tabled.push(q),
-                (false, false) => match line_block(n, q, me, part) {
+                (false, false) => match line_block(n, q, me, theirs) {
                     Some(block) => failed.keep(check_size(q, block.len(), v.expect(q)).map(|()| v.land(q, block))),
                     None => unlike = unlike.or(Some(q)),
                 },
