@@ -126,6 +126,14 @@ impl Boxes {
         }
     }
 
+    /// The slot of publication `number`: `number % slots()`, by a mask
+    /// (the slots are powers of two), where the remainder would cost a
+    /// division on every publication and every read.
+    pub const fn slot_of(self, number: u64) -> usize {
+        const _: () = assert!(Boxes::Short.slots().is_power_of_two() && Boxes::Long.slots().is_power_of_two());
+        (number & (self.slots() as u64 - 1)) as usize
+    }
+
     /// Where in a page the data of a rank's first slot starts, and how far
     /// apart the slots' data lie. A copy into or out of a slot runs at
     /// full speed only when its source does not lie a little below its
@@ -593,6 +601,15 @@ mod tests {
         all.extend((1..n).map(|r| Segment::attach(&name, r).expect("attach")));
         Segment::unlink(&name);
         all
+    }
+
+    #[test]
+    fn a_publication_goes_to_its_number_modulo_the_slots() {
+        for kind in [Boxes::Short, Boxes::Long] {
+            for number in (0..1000).chain(u64::MAX - 300..=u64::MAX) {
+                assert_eq!(kind.slot_of(number) as u64, number % kind.slots() as u64);
+            }
+        }
     }
 
     #[test]

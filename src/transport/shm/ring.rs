@@ -99,7 +99,11 @@ impl Ring {
 
     /// Slots a frame of `len` payload bytes takes.
     fn span(&self, len: usize) -> u64 {
-        (HEADER_BYTES + len).div_ceil(self.stride).max(1) as u64
+        if HEADER_BYTES + len <= self.stride {
+            // most frames: no division on the message path
+            return 1;
+        }
+        (HEADER_BYTES + len).div_ceil(self.stride) as u64
     }
 
     /// Slots the producer's next frame of `len` bytes needs: a pad to the
