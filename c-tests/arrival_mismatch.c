@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7
  * Rank 0 calls one collective on MPI_COMM_WORLD where the others call
  * another of the same operation number. The world's barrier and its
  * short allreduce, allgather and alltoall go on the ranks' arrival
@@ -25,7 +25,10 @@
  *     Alltoallv whose blocks do not fit goes to the mailboxes with no
  *     line, and a mailbox publication does not say its collective: there
  *     the two see only parts of different sizes, MPI_ERR_COUNT and
- *     MPI_ERR_TRUNCATE, as for one collective of two sizes.
+ *     MPI_ERR_TRUNCATE, as for one collective of two sizes;
+ *   7: rank 0 MPI_Ibarrier (on the lines), the others MPI_Iallreduce of
+ *     one int (as messages), each then MPI_Wait: rank 0 sees their
+ *     messages, and they see it give the operation up.
  * (A collective whose other ranks need nothing of rank 0, as a Gather to
  * it, ends for them before rank 0 fails: they are a collective ahead of
  * it from then on, and the next ones fail or hang, as in any MPI.)
@@ -75,6 +78,13 @@ int main(int argc, char **argv)
         else
             e = MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         free(vs), free(vr), free(counts), free(displs);
+        break;
+    }
+    case 7: {
+        MPI_Request q;
+        e = rank == 0 ? MPI_Ibarrier(MPI_COMM_WORLD, &q) : MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+        CHECK(e == MPI_SUCCESS, "case 7: start: %d", e);
+        e = MPI_Wait(&q, MPI_STATUS_IGNORE);
         break;
     }
     }

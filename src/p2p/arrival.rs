@@ -27,6 +27,16 @@
 //! operation or the shape on its line differs, or its part of the
 //! operation is in its mailboxes or comes as messages (and a rank waiting
 //! in the mailboxes finds the operation on the arrival lines).
+//!
+//! A nonblocking barrier of such a communicator goes there too, behind a
+//! request (`Arrival`, `Engine::start_arrival`): its part is posted as it
+//! starts, or, while this rank's collective on the lines before it still
+//! lacks parts, by the progress that takes them (a blocking one on the
+//! lines waits for them first, `settle_arrivals`), and it completes once
+//! every part is there. A rank that took the operation as messages (a
+//! nonblocking collective of another kind) is noticed now and then while
+//! it waits; it gives the mailboxes up in the operation, which that
+//! rank's schedule notices in turn (`Schedule::named`).
 
 use super::Engine;
 use crate::comm::Group;
@@ -170,6 +180,14 @@ impl Engine {
     /// alltoallv's publications in its mailboxes) comes after the part
     /// for the others.
     pub fn post_part(&mut self, stamp: u64, kind: Kind, mine: &[u8]) {
+        if !self.open_arrivals.is_empty() {
+            self.settle_arrivals();
+        }
+        self.post_line(stamp, kind, mine);
+    }
+
+    /// `post_part`, this rank's earlier parts all taken.
+    fn post_line(&mut self, stamp: u64, kind: Kind, mine: &[u8]) {
         self.arrivals += 1;
         self.seg.post_arrival(self.arrivals, stamp, shape(kind, mine.len()), mine);
         let local = self.seg.me;
@@ -221,5 +239,210 @@ impl Engine {
             first = first.and(take(c, &part[..len]));
         }
         first
+    }
+}
+
+/// What takes a nonblocking collective's parts once all are there, as
+/// `Engine::arrive`'s `take` does (rank in the communicator, part).
+pub type Take = Box<dyn FnMut(usize, &[u8]) -> MpiResult<()> + Send>;
+
+/// A nonblocking collective on the arrival lines (`Engine::start_arrival`).
+/// Its part goes on this rank's line once every part of this rank's
+/// arrival before it is taken (the line it goes on held the one before
+/// that, which every reader is then done with, as for `arrive`); the
+/// request completes once every part is there and taken.
+pub struct Arrival {
+    /// Its number among this rank's arrivals (0: not posted yet).
+    n: u64,
+    stamp: u64,
+    kind: Kind,
+    group: Group,
+    mine: [u8; ARRIVAL_BYTES],
+    len: usize,
+    take: Option<Take>,
+    /// The members whose parts were seen there, in the communicator's
+    /// rank order (they are taken once all are).
+    seen: usize,
+    /// Looks at a missing part; a look for its rank in another
+    /// collective once in `waits::ASTRAY_EVERY`.
+    looks: u32,
+    error: Option<MpiError>,
+    failure: u32,
+    done: bool,
+}
+
+impl Arrival {
+    pub fn is_done(&self) -> bool {
+        self.done
+    }
+
+    pub fn status(&self) -> super::request::Status {
+        super::request::Status {
+            source: super::PROC_NULL,
+            tag: super::ANY_TAG,
+            error: self.error.as_ref().map_or(0, |e| e.class.code()),
+            failure: self.failure,
+            ..Default::default()
+        }
+    }
+}
+
+impl Engine {
+    /// Start collective `kind` of `group` (`by_arrivals`), operation
+    /// `stamp`, with this rank's part `mine` (at most a line's bytes), on
+    /// the arrival lines without waiting: its request, complete once
+    /// every rank's part is there and `take` has taken them all. Its part
+    /// is posted now if this rank's earlier collectives on the lines are
+    /// all taken, else by the progress that takes them (in the order they
+    /// were started; a blocking one waits for them, `settle_arrivals`).
+    pub fn start_arrival(
+        &mut self,
+        group: Group,
+        stamp: u64,
+        kind: Kind,
+        mine: &[u8],
+        take: Option<Take>,
+    ) -> super::request::ReqId {
+        let mut part = [0u8; ARRIVAL_BYTES];
+        part[..mine.len()].copy_from_slice(mine);
+        let a = Arrival {
+            n: 0,
+            stamp,
+            kind,
+            group,
+            mine: part,
+            len: mine.len(),
+            take,
+            seen: 0,
+            looks: 0,
+            error: None,
+            failure: 0,
+            done: false,
+        };
+        let id = self.requests.insert(super::request::Request::Arrival(Some(Box::new(a))));
+        self.open_arrivals.push_back(id);
+        self.advance_arrivals();
+        id
+    }
+
+    /// Move the open nonblocking collectives on the arrival lines on, in
+    /// order: post the first one's part if not yet, take its parts once
+    /// all are there, then the next one's.
+    pub(super) fn advance_arrivals(&mut self) {
+        while let Some(&id) = self.open_arrivals.front() {
+            let a = match self.requests.get_mut(id) {
+                Some(super::request::Request::Arrival(a)) => a.take(),
+                _ => None,
+            };
+            let Some(mut a) = a else {
+                self.open_arrivals.pop_front();
+                continue;
+            };
+            let done = self.advance_arrival(&mut a);
+            if let Some(super::request::Request::Arrival(slot)) = self.requests.get_mut(id) {
+                *slot = Some(a);
+            }
+            if !done {
+                return;
+            }
+            self.open_arrivals.pop_front();
+        }
+    }
+
+    /// One look at `a`, the first open nonblocking collective on the
+    /// lines: whether it is complete.
+    fn advance_arrival(&mut self, a: &mut Arrival) -> bool {
+        if a.n == 0 {
+            self.post_line(a.stamp, a.kind, &a.mine[..a.len]);
+            a.n = self.arrivals;
+        }
+        let n = a.n;
+        while a.seen < a.group.size() {
+            let r = a.group.world_rank(a.seen);
+            if r != self.rank {
+                let q = self.local_index(r);
+                if self.seg.arrival_n(q, n) < n {
+                    a.looks = a.looks.wrapping_add(1);
+                    if a.looks.is_multiple_of(super::waits::ASTRAY_EVERY) {
+                        if let Some(e) = self.arrival_astray(a, q, r) {
+                            self.fail_arrival_request(a, e);
+                            return true;
+                        }
+                    }
+                    return false;
+                }
+            }
+            a.seen += 1;
+        }
+        // every part is there: take them in the communicator's order
+        let mut part = [0u8; ARRIVAL_BYTES];
+        let mut first: MpiResult<()> = Ok(());
+        for c in 0..a.group.size() {
+            let r = a.group.world_rank(c);
+            let got = if r == self.rank {
+                &a.mine[..a.len]
+            } else {
+                let (op, theirs) = self.seg.arrival_part(self.local_index(r), n, &mut part);
+                if op != a.stamp || Kind::of(theirs) != Some(a.kind) {
+                    self.seg.fail_arrival(n);
+                    self.give_up_mailboxes(a.stamp);
+                    let e = out_of_order(r, Kind::of(theirs).filter(|_| op == a.stamp), Some(a.kind));
+                    self.fail_arrival_request(a, e);
+                    return true;
+                }
+                &part[..(theirs as u32 as usize).min(ARRIVAL_BYTES)]
+            };
+            if let Some(take) = a.take.as_mut() {
+                first = first.and(take(c, got));
+            }
+        }
+        if let Err(e) = first {
+            self.fail_arrival_request(a, e);
+        }
+        a.done = true;
+        true
+    }
+
+    /// World rank `r` (local `q`), whose part of `a` is not on its line,
+    /// took part in its operation another way (the mailboxes or
+    /// messages: another collective), or a member gave the mailboxes up
+    /// in it: the error, and the mailboxes given up.
+    fn arrival_astray(&mut self, a: &Arrival, q: usize, r: usize) -> Option<MpiError> {
+        let (ctx, tag) = ((a.stamp >> 32) as u32, super::mailbox::user_tag(a.stamp as u32));
+        let elsewhere =
+            self.published_operation(q, a.stamp).map(Some).or_else(|| self.messages_of(ctx, tag).map(|_| None));
+        if let Some(there) = elsewhere {
+            self.give_up_mailboxes(a.stamp);
+            return Some(went_elsewhere(r, a.kind, a.len, there, self.size));
+        }
+        let spoilt = self.seg.spoilt();
+        (spoilt != 0 && spoilt == a.stamp & super::mailbox::OPERATION).then(|| {
+            MpiError::new(
+                ErrorClass::Other,
+                "a collective through shared memory was abandoned: another rank found its ranks out of step (collectives use point-to-point messages from now on)",
+            )
+        })
+    }
+
+    fn fail_arrival_request(&mut self, a: &mut Arrival, e: MpiError) {
+        if a.error.is_none() {
+            a.failure = super::schedule::remember(e.clone());
+            a.error = Some(e);
+        }
+        a.done = true;
+    }
+
+    /// Wait until this rank's nonblocking collectives on the arrival
+    /// lines are all complete: a blocking one posts its part after them.
+    pub(super) fn settle_arrivals(&mut self) {
+        let mut backoff = crate::runtime::backoff::Backoff::new();
+        loop {
+            self.advance_arrivals();
+            if self.open_arrivals.is_empty() {
+                return;
+            }
+            self.progress();
+            self.idle(&mut backoff);
+        }
     }
 }

@@ -110,6 +110,9 @@ pub struct Engine {
     /// Collectives of the whole world this rank has posted on its
     /// arrival lines (`arrival`).
     arrivals: u64,
+    /// Nonblocking collectives on the arrival lines not yet complete, in
+    /// the order they were started (`arrival::Arrival`).
+    open_arrivals: VecDeque<ReqId>,
     /// When a waiting rank last checked that its peers on this host live.
     last_roll_call: std::cell::Cell<std::time::Instant>,
     /// Early data (`FrameKind::Early`) by (source, sender request): where it
@@ -210,6 +213,7 @@ impl Engine {
             mailboxes: [Boxes::Short, Boxes::Long].map(|kind| mailbox::Tally::new(kind, size)),
             ways: mailbox::Ways::default(),
             arrivals: 0,
+            open_arrivals: VecDeque::new(),
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
             early_to: Default::default(),
             early_stash: Default::default(),

@@ -57,6 +57,9 @@ impl Engine {
         if !self.schedules.is_empty() {
             self.advance_schedules();
         }
+        if !self.open_arrivals.is_empty() {
+            self.advance_arrivals();
+        }
         if !self.orphans.is_empty() {
             self.reap_orphans();
         }

@@ -232,6 +232,9 @@ pub enum Request {
     Pair(Pair),
     /// MPI_Grequest_start: the program's own operation.
     General(General),
+    /// A nonblocking collective on the arrival lines (`arrival`); None
+    /// only while the engine advances it.
+    Arrival(Option<Box<super::arrival::Arrival>>),
 }
 
 /// A generalized request's cancel function, told whether the operation
@@ -274,6 +277,7 @@ impl Request {
             // its parts are requests of their own: the engine looks at them
             Request::Pair(_) => false,
             Request::General(g) => g.complete,
+            Request::Arrival(a) => a.as_ref().is_none_or(|a| a.is_done()),
         }
     }
 
@@ -285,6 +289,7 @@ impl Request {
             Request::Persistent(_) | Request::Message(..) | Request::Pair(_) => Status::default(),
             Request::General(g) => (g.query)(),
             Request::Schedule(s) => s.as_ref().map_or_else(Status::default, |s| s.status()),
+            Request::Arrival(a) => a.as_ref().map_or_else(Status::default, |a| a.status()),
         }
     }
 }

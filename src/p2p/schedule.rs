@@ -74,8 +74,11 @@ pub struct Schedule {
     /// Its number in `FAILURES`, for the request's status (0: none).
     failure: u32,
     done: bool,
-    /// For a blocking collective a user started: how the mailboxes would
-    /// name it (`coll::shm::stamp`), to notice members that took them.
+    /// For a collective a user started on an intracommunicator: how the
+    /// mailboxes and arrival lines would name it (`coll::shm::stamp`),
+    /// to notice members that took them (a blocking one) or that gave
+    /// them up in it (a nonblocking one, whose members took the arrival
+    /// lines: `arrival::Arrival`).
     stamp: Option<u64>,
     /// Run to its end on the caller's stack (`run_schedule`): the rank
     /// does nothing else meanwhile.
@@ -104,9 +107,10 @@ impl Schedule {
         }
     }
 
-    /// A blocking collective that the mailboxes would name `stamp`.
-    pub fn named(&mut self, stamp: u64) {
-        self.stamp = Some(stamp);
+    /// A collective that the mailboxes would name `stamp` (None: of an
+    /// intercommunicator, which never goes there).
+    pub fn named(&mut self, stamp: Option<u64>) {
+        self.stamp = stamp;
     }
 
     /// Keep the steps as they run, so that `restart` can run them again.
@@ -277,21 +281,40 @@ impl Engine {
     /// sends asked back, and it stays with the engine, holding the memory
     /// its sends read, until they are done.
     fn abandon(&mut self, mut s: Schedule, e: MpiError) {
+        self.give_up_steps(&mut s, e);
+        let id = self.requests.insert(Request::Schedule(Some(Box::new(s))));
+        self.schedules.push(id);
+        self.orphans.push(id);
+    }
+
+    /// Fail `s` with `e`: its receives withdrawn, its sends asked back,
+    /// no step after them.
+    fn give_up_steps(&mut self, s: &mut Schedule, e: MpiError) {
         for &(r, _) in &s.active {
             self.cancel(r);
         }
         s.steps.clear();
         s.repeats = false;
         s.fail(e);
-        let id = self.requests.insert(Request::Schedule(Some(Box::new(s))));
-        self.schedules.push(id);
-        self.orphans.push(id);
     }
 
     /// Advance schedule request `id` (taken out of its slot meanwhile).
     fn advance(&mut self, id: ReqId) {
         let Some(Request::Schedule(slot)) = self.requests.get_mut(id) else { return };
         let Some(mut s) = slot.take() else { return };
+        if let Some(stamp) = s.stamp.filter(|_| !s.done) {
+            // a member that took the arrival lines found this operation
+            // out of step there and gave the mailboxes up in it: no part
+            // of its will come (a load of one word, rarely written)
+            let spoilt = self.seg.spoilt();
+            if spoilt != 0 && spoilt == stamp & super::mailbox::OPERATION {
+                let e = MpiError::new(
+                    crate::error::ErrorClass::Other,
+                    "a rank that took this collective on the shared-memory arrival lines found the ranks out of step (another collective, or parts of other sizes) and gave it up: the ranks of a communicator must call the same collectives in the same order, with matching counts",
+                );
+                self.give_up_steps(&mut s, e);
+            }
+        }
         self.drive(&mut s);
         if let Some(Request::Schedule(slot)) = self.requests.get_mut(id) {
             *slot = Some(s);

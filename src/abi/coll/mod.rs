@@ -293,6 +293,8 @@ pub(super) fn launch_kept(
     });
     let spare = at.and_then(|i| st.kept_colls[i].spare.lock().unwrap_or_else(|p| p.into_inner()).take());
     let kept_group = group.clone();
+    // (how the mailboxes and lines would name it: see `Schedule::named`)
+    let name = remote.is_none().then(|| shm::stamp(ctx, seq));
     let mut plan = move || {
         let mut p = match &remote {
             None => Plan::among(group.clone(), rank),
@@ -308,18 +310,20 @@ pub(super) fn launch_kept(
     let id = match how {
         How::Now => {
             let (mut s, _buffers) = plan()?.into_parts(ctx, tag);
-            s.named(shm::stamp(ctx, seq));
+            s.named(Some(shm::stamp(ctx, seq)));
             return st.engine.run_schedule(s);
         }
         How::Request(_) => match (spare, kept) {
             (Some(mut s), _) => {
                 s.restart_tagged(tag);
+                s.named(name);
                 st.engine.start_boxed(s)?
             }
             (None, Some(call)) => {
                 let p = plan()?;
                 let again = p.again() && p.held_bytes() <= KEPT_HELD_MAX;
                 let mut s = Box::new(p.into_persistent(ctx, tag));
+                s.named(name);
                 if again {
                     let spare = crate::p2p::schedule::Spare::default();
                     s.returns_to(&spare);
@@ -335,7 +339,11 @@ pub(super) fn launch_kept(
                 }
                 st.engine.start_boxed(s)?
             }
-            (None, None) => st.engine.start_schedule(plan()?.into_schedule(ctx, tag))?,
+            (None, None) => {
+                let mut s = plan()?.into_schedule(ctx, tag);
+                s.named(name);
+                st.engine.start_schedule(s)?
+            }
         },
         How::Persistent(..) => {
             let start = Starter::new(move || plan().map(|p| p.into_persistent(ctx, tag)));
@@ -365,6 +373,40 @@ fn mailbox_path(
     }
     let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
     mailboxes(c, engine, run)
+}
+
+/// A nonblocking collective (`how`: a request to fill) of a
+/// communicator of the whole world on one host whose part, `mine`, fits
+/// an arrival line (`Engine::by_arrivals`), as its blocking form goes:
+/// on the arrival lines (`Engine::start_arrival`), its parts taken by
+/// what `take` makes. Some(its result) where it goes there, decided alike
+/// on every member; it takes the communicator's next collective number
+/// like any other.
+fn arrival_path(
+    st: &mut State,
+    comm: c_int,
+    how: How,
+    kind: crate::p2p::arrival::Kind,
+    mine: &[u8],
+    take: impl FnOnce() -> Option<crate::p2p::arrival::Take>,
+) -> Option<MpiResult<()>> {
+    let How::Request(out) = how else { return None };
+    if out.is_null() || !shm::fits(mine.len(), None) || coll::tuning::check_collectives() {
+        return None;
+    }
+    let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
+    if c.remote.is_some() || !engine.by_arrivals(&c.group, mine.len()) || !engine.all_local(&c.group) {
+        return None;
+    }
+    let stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
+    if !engine.mailboxes_usable(stamp) {
+        return None;
+    }
+    c.colls = c.colls.wrapping_add(1);
+    let id = engine.start_arrival(c.group.clone(), stamp, kind, mine, take());
+    // SAFETY: checked non-null; the caller passes a writable MPI_Request.
+    unsafe { *out = handles::request_handle(id) };
+    Some(Ok(()))
 }
 
 /// `mailbox_path` for a call that goes there, its communicator found:
@@ -521,6 +563,9 @@ collective! { comm;
         let between = members(st, comm)?.remote.is_some();
         let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| shm::barrier(e, m, s);
         if let Some(r) = mailbox_path(st, comm, how, shm::fits(0, None), short) {
+            return r;
+        }
+        if let Some(r) = arrival_path(st, comm, how, crate::p2p::arrival::Kind::Barrier, &[], || None) {
             return r;
         }
         let call = (!between).then_some([Kind::Barrier as usize, 0, 0, 0, 0, 0, 0]);
