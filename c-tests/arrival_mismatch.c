@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8
  * Rank 0 calls one collective on MPI_COMM_WORLD where the others call
  * another of the same operation number. The world's barrier and its
  * short allreduce, allgather and alltoall go on the ranks' arrival
@@ -28,7 +28,11 @@
  *     MPI_ERR_TRUNCATE, as for one collective of two sizes;
  *   7: rank 0 MPI_Ibarrier (on the lines), the others MPI_Iallreduce of
  *     one int (as messages), each then MPI_Wait: rank 0 sees their
- *     messages, and they see it give the operation up.
+ *     messages, and they see it give the operation up;
+ *   8: rank 0 MPI_Iallreduce of one int (on the lines), the others of
+ *     16 (too long for a line: as messages): rank 0 gets
+ *     MPI_ERR_TRUNCATE (their parts are longer), they MPI_ERR_OTHER (it
+ *     gave the operation up).
  * (A collective whose other ranks need nothing of rank 0, as a Gather to
  * it, ends for them before rank 0 fails: they are a collective ahead of
  * it from then on, and the next ones fail or hang, as in any MPI.)
@@ -80,16 +84,23 @@ int main(int argc, char **argv)
         free(vs), free(vr), free(counts), free(displs);
         break;
     }
-    case 7: {
+    case 7:
+    case 8: {
         MPI_Request q;
-        e = rank == 0 ? MPI_Ibarrier(MPI_COMM_WORLD, &q) : MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
-        CHECK(e == MPI_SUCCESS, "case 7: start: %d", e);
+        int v[16] = {0}, w[16];
+        if (rank == 0)
+            e = which == 7 ? MPI_Ibarrier(MPI_COMM_WORLD, &q) : MPI_Iallreduce(v, w, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+        else
+            e = MPI_Iallreduce(v, w, which == 7 ? 1 : 16, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+        CHECK(e == MPI_SUCCESS, "case %d: start: %d", which, e);
         e = MPI_Wait(&q, MPI_STATUS_IGNORE);
         break;
     }
     }
     MPI_Error_class(e, &cls);
-    if (which == 6 && size == 2)
+    if (which == 8 && rank == 0)
+        CHECK(cls == MPI_ERR_TRUNCATE, "case 8: class %d, not MPI_ERR_TRUNCATE", cls);
+    else if (which == 6 && size == 2)
         CHECK(cls == MPI_ERR_COUNT || cls == MPI_ERR_TRUNCATE, "case 6: class %d, not MPI_ERR_COUNT or TRUNCATE", cls);
     else
         CHECK(cls == MPI_ERR_OTHER, "case %d: class %d, not MPI_ERR_OTHER", which, cls);

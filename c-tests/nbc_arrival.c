@@ -1,19 +1,25 @@
 /* oxmpi-test: ranks=1,2,3,4,9
- * Nonblocking barriers of the whole world, which go on the ranks'
+ * Nonblocking barriers and short allreduces (predefined types and
+ * operators) of the whole world, which go on the ranks'
  * arrival lines (up to 8 ranks; at 9 as messages): a rank posts its part
  * of one only once it has every part of its collective on the lines
  * before, so several started at once are posted by the progress of later
  * calls. Rounds drawn alike on every rank, on MPI_COMM_WORLD, a
  * duplicate and a reversed split of it (one count for all three):
- *  - a late rank (each in turn, 20 ms late, then in the rounds 1 ms) sends every other
- *    rank a message, then starts its Ibarrier: once the others' Ibarrier is complete the
- *    message is there (MPI_Iprobe), as it was sent before the late rank
- *    entered the barrier; completed by MPI_Wait or by MPI_Test in a loop;
+ *  - a late rank (each in turn, 20 ms late, then in the rounds 1 ms)
+ *    sends every other rank a message, then starts its Ibarrier: once
+ *    the others' Ibarrier is complete the message is there (MPI_Iprobe),
+ *    as it was sent before the late rank entered the barrier; completed
+ *    by MPI_Wait or by MPI_Test in a loop;
  *  - up to 6 Ibarriers at once, completed by MPI_Waitall in reverse
  *    order, one by one from the last, or by MPI_Testall in a loop;
  *  - interleaved with blocking collectives on the lines (Barrier, an
  *    8-byte Allreduce), in the mailboxes (a Bcast of half the world) and
  *    with an Iallreduce of 100 doubles (messages), results checked;
+ *  - up to 6 Ibarriers and Iallreduces open at once (MPI_SUM of 1 to 6
+ *    doubles: up to 40 bytes on the lines, 48 as messages; MPI_MAX of
+ *    ints in place; MPI_BXOR of bytes), completed in reverse order,
+ *    every result checked;
  *  - an active Ibarrier freed (MPI_Request_free), then more collectives.
  */
 #include "common.h"
@@ -97,6 +103,49 @@ static void interleaved(MPI_Comm c, MPI_Comm half, int round)
     CHECK(ok, "iallreduce");
 }
 
+/* Up to 6 Ibarriers and Iallreduces of 1 to 6 doubles (up to 5, 40
+ * bytes, on the lines; 6 as messages), of ints by MPI_MAX in place, and
+ * of bytes by MPI_BXOR, open at once on c, completed in reverse order;
+ * every result checked. */
+static void reductions(MPI_Comm c, int round)
+{
+    MPI_Request q[6];
+    double d[6][6], dr[6][6];
+    int v[6][4], k = 1 + draw(6), what[6], cnt[6];
+    unsigned char b[6][3], br[6][3];
+    for (int i = 0; i < k; i++) {
+        what[i] = draw(4), cnt[i] = 1 + draw(6);
+        for (int j = 0; j < 6; j++) d[i][j] = rank + round + i + j;
+        for (int j = 0; j < 4; j++) v[i][j] = (rank * 7 + i + j) % 11;
+        for (int j = 0; j < 3; j++) b[i][j] = (unsigned char)(rank * 37 + i * 5 + j);
+        if (what[i] == 0)
+            MPI_Ibarrier(c, &q[i]);
+        else if (what[i] == 1)
+            MPI_Iallreduce(d[i], dr[i], cnt[i], MPI_DOUBLE, MPI_SUM, c, &q[i]);
+        else if (what[i] == 2)
+            MPI_Iallreduce(MPI_IN_PLACE, v[i], 4, MPI_INT, MPI_MAX, c, &q[i]);
+        else
+            MPI_Iallreduce(b[i], br[i], 3, MPI_UNSIGNED_CHAR, MPI_BXOR, c, &q[i]);
+    }
+    for (int i = k - 1; i >= 0; i--) {
+        CHECK(MPI_Wait(&q[i], MPI_STATUS_IGNORE) == MPI_SUCCESS, "wait %d", i);
+        int ok = 1;
+        for (int j = 0; what[i] == 1 && j < cnt[i]; j++)
+            ok &= dr[i][j] == size * (size - 1) / 2.0 + (double)size * (round + i + j);
+        for (int j = 0; what[i] == 2 && j < 4; j++) {
+            int most = 0;
+            for (int r = 0; r < size; r++) most = (r * 7 + i + j) % 11 > most ? (r * 7 + i + j) % 11 : most;
+            ok &= v[i][j] == most;
+        }
+        for (int j = 0; what[i] == 3 && j < 3; j++) {
+            unsigned char x = 0;
+            for (int r = 0; r < size; r++) x ^= (unsigned char)(r * 37 + i * 5 + j);
+            ok &= br[i][j] == x;
+        }
+        CHECK(ok, "reduction %d (kind %d, count %d) in round %d", i, what[i], cnt[i], round);
+    }
+}
+
 /* An active Ibarrier freed; the collectives after it go on. */
 static void freed(MPI_Comm c, int round)
 {
@@ -123,7 +172,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 3; i++) late_one(comms[i], late, i % 2, 20000);
     for (int round = 0; round < ROUNDS; round++) {
         MPI_Comm c = comms[draw(3)];
-        switch (draw(4)) {
+        switch (draw(5)) {
         case 0:
             late_one(c, round % size, draw(2), 1000);
             break;
@@ -132,6 +181,9 @@ int main(int argc, char **argv)
             break;
         case 2:
             interleaved(c, half, round);
+            break;
+        case 3:
+            reductions(c, round);
             break;
         default:
             freed(c, round);

@@ -231,6 +231,26 @@ fn all_reduction(
         if let Some(r) = mailbox_path(st, comm, how, fits, short) {
             return r;
         }
+        // a nonblocking one of a predefined contiguous type (no pair) by a
+        // predefined operator, short enough: on the arrival lines as the
+        // blocking one goes (every member of a correct program passes the
+        // same operator, and so a type of the same kind)
+        let (len, n) = (ty.size * count, c.size());
+        let lines = what == Combine::All
+            && !matches!(op, Op::User(_))
+            && handles::predefined(datatype).is_some_and(|t| t.is_contiguous())
+            && !matches!(u.basic, crate::datatype::Basic::Pair(_));
+        if lines {
+            // SAFETY: the user's buffer holds `count` contiguous items
+            // (checked above: not null where there are any).
+            let mine = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(src as *const u8, len) } };
+            // SAFETY: recvbuf holds `len` bytes and is the collective's
+            // until its request completes.
+            let take = || Some(unsafe { shm::folding(u.clone(), op, len, n, recv) });
+            if let Some(r) = arrival_path(st, comm, how, crate::p2p::arrival::Kind::Allreduce, mine, take) {
+                return r;
+            }
+        }
         if c.remote.is_some() {
             // the other group's reduction lands in recvbuf
             return launch(st, comm, how, Agree::new(what.name(), 0, op_h), move |p| {

@@ -58,7 +58,7 @@ mod reduce;
 mod varied;
 pub use blocks::{allgather, allgatherv, allgatherv_form, alltoall, gather, scatter};
 use reduce::ALL_READ_ALL;
-pub use reduce::{allreduce, reduce, reduce_scatter, scan, Reduction};
+pub use reduce::{allreduce, folding, reduce, reduce_scatter, scan, Reduction};
 pub use varied::{alltoallv, Varied, VARIED_MAX_RANKS};
 
 /// Names one operation of one communicator in the mailboxes.

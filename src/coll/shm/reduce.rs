@@ -6,8 +6,9 @@
 use super::blocks::{allgather_cut, alltoall_cut};
 use super::*;
 use crate::coll::Scratch;
-use crate::datatype::TypeInfo;
+use crate::datatype::{TypeInfo, TypeRef};
 use crate::op::Op;
+use crate::p2p::arrival::Take;
 
 /// What a reduction combines: items of `ty` by `op`.
 #[derive(Clone, Copy)]
@@ -442,6 +443,27 @@ impl Fold {
             (if fits { self.take(first, red, c) } else { Ok(()) }, seen)
         })
     }
+}
+
+/// A nonblocking all-reduction's `take` on the arrival lines
+/// (`Engine::start_arrival`), as `allreduce` folds the parts there: each
+/// part, of `len` bytes, folded in as it comes in rank order, and the
+/// result written to `out` once the last of `n` is.
+///
+/// # Safety
+/// `out` must hold `len` writable bytes until the request completes (the
+/// user's recvbuf, which MPI leaves to the collective until then).
+pub unsafe fn folding(ty: TypeRef, op: Op, len: usize, n: usize, out: usize) -> Take {
+    let (mut acc, mut spare) = (Line::default(), Line::default());
+    Box::new(move |r, part| {
+        check_size(r, part.len(), len)?;
+        fold_into(&mut acc.0[..len], &mut spare.0[..len], r == 0, Reduction { ty: &ty, op }, part)?;
+        if r + 1 == n {
+            // SAFETY: per the contract, `out` holds `len` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(acc.0.as_ptr(), out as *mut u8, len) };
+        }
+        Ok(())
+    })
 }
 
 /// The next rank's part `c` folded into `acc` (`first`: it is rank 0's,
