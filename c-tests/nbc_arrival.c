@@ -1,6 +1,7 @@
 /* oxmpi-test: ranks=1,2,3,4,9
- * Nonblocking barriers and short allreduces (predefined types and
- * operators) of the whole world, which go on the ranks'
+ * Nonblocking barriers, short allreduces (predefined types and
+ * operators), allgathers and alltoalls of the whole world, which go on
+ * the ranks'
  * arrival lines (up to 8 ranks; at 9 as messages): a rank posts its part
  * of one only once it has every part of its collective on the lines
  * before, so several started at once are posted by the progress of later
@@ -20,6 +21,11 @@
  *    doubles: up to 40 bytes on the lines, 48 as messages; MPI_MAX of
  *    ints in place; MPI_BXOR of bytes), completed in reverse order,
  *    every result checked;
+ *  - an Iallgather or Ialltoall of 1 to 5 ints a block (lines or
+ *    messages by its size), in place or not, the ranks' datatypes
+ *    differing but for their signatures (a contiguous type of k ints
+ *    against k MPI_INTs; rank 0 receiving into every other int), beside
+ *    an Ibarrier;
  *  - an active Ibarrier freed (MPI_Request_free), then more collectives.
  */
 #include "common.h"
@@ -146,6 +152,61 @@ static void reductions(MPI_Comm c, int round)
     }
 }
 
+/* An Iallgather or Ialltoall of k ints a block (up to 40 bytes a part on
+ * the lines, longer as messages), in place or not, open beside an
+ * Ibarrier; the ranks' datatypes differ where MPI lets them (the same
+ * signature): odd ranks send one contiguous type of k ints, even ranks k
+ * MPI_INTs; rank 0 receives into every other int (a vector resized to
+ * 2k ints a block), whose gaps must stay as they were. */
+static void blocks(MPI_Comm c, int round)
+{
+    int k = 1 + draw(5), alltoall = draw(2), in_place = draw(2), me, n;
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &n);
+    MPI_Datatype kints, strided, every_other;
+    MPI_Type_contiguous(k, MPI_INT, &kints);
+    MPI_Type_commit(&kints);
+    MPI_Type_vector(k, 1, 2, MPI_INT, &strided);
+    MPI_Type_create_resized(strided, 0, (MPI_Aint)(2 * k * sizeof(int)), &every_other);
+    MPI_Type_commit(&every_other);
+    int wide = me == 0, stride = wide ? 2 * k : k, sendv[5 * 9], *recvv = calloc((size_t)2 * k * n, sizeof(int));
+    /* what rank r sends rank q, item j */
+    #define ITEM(r, q, j) ((r) * 10000 + (q) * 100 + (j) + round % 50)
+    for (int q = 0; q < n; q++)
+        for (int j = 0; j < k; j++) {
+            sendv[q * k + j] = alltoall ? ITEM(me, q, j) : ITEM(me, 0, j);
+            for (int g = 0; g < stride; g++) recvv[q * stride + g] = -1;
+        }
+    if (in_place)
+        for (int q = 0; q < n; q++)
+            for (int j = 0; j < k; j++)
+                if (alltoall || q == me) recvv[q * stride + (wide ? 2 * j : j)] = sendv[(alltoall ? q : 0) * k + j];
+    const void *sb = in_place ? MPI_IN_PLACE : sendv;
+    int scount = me % 2 ? 1 : k;
+    MPI_Datatype stype = me % 2 ? kints : MPI_INT, rtype = wide ? every_other : MPI_INT;
+    int rcount = wide ? 1 : k;
+    MPI_Request q[2];
+    MPI_Ibarrier(c, &q[0]);
+    if (alltoall)
+        MPI_Ialltoall(sb, scount, stype, recvv, rcount, rtype, c, &q[1]);
+    else
+        MPI_Iallgather(sb, scount, stype, recvv, rcount, rtype, c, &q[1]);
+    CHECK(MPI_Waitall(2, q, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "waitall");
+    int ok = 1;
+    for (int r = 0; r < n; r++)
+        for (int j = 0; j < k; j++) {
+            ok &= recvv[r * stride + (wide ? 2 * j : j)] == (alltoall ? ITEM(r, me, j) : ITEM(r, 0, j));
+            if (wide)
+                ok &= recvv[r * stride + 2 * j + 1] == -1;
+        }
+    CHECK(ok, "%s of %d ints a block%s, round %d", alltoall ? "ialltoall" : "iallgather", k, in_place ? " in place" : "", round);
+    #undef ITEM
+    free(recvv);
+    MPI_Type_free(&kints);
+    MPI_Type_free(&strided);
+    MPI_Type_free(&every_other);
+}
+
 /* An active Ibarrier freed; the collectives after it go on. */
 static void freed(MPI_Comm c, int round)
 {
@@ -172,7 +233,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 3; i++) late_one(comms[i], late, i % 2, 20000);
     for (int round = 0; round < ROUNDS; round++) {
         MPI_Comm c = comms[draw(3)];
-        switch (draw(5)) {
+        switch (draw(6)) {
         case 0:
             late_one(c, round % size, draw(2), 1000);
             break;
@@ -184,6 +245,9 @@ int main(int argc, char **argv)
             break;
         case 3:
             reductions(c, round);
+            break;
+        case 4:
+            blocks(c, round);
             break;
         default:
             freed(c, round);

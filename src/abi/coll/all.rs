@@ -22,6 +22,13 @@ fn allgather_any(
                 return r;
             }
         }
+        if let (Arr::One(rc), None) = (counts, displs) {
+            if let Some(r) =
+                blocks_on_lines(st, comm, how, (sendbuf, sendcount, sendtype), (recvbuf, rc, recvtype), false)
+            {
+                return r;
+            }
+        }
         let c = members(st, comm)?;
         let me = c.rank;
         no_in_place_between(&c, sendbuf, "sendbuf")?;
@@ -172,6 +179,68 @@ collective! { comm;
 /// through the mailboxes when they take it, else as messages; Some(result)
 /// when it took that path (None: the general one checks and reports). `send` and
 /// `recv` are (buffer, count, datatype).
+/// A nonblocking Allgather or (`alltoall`) Alltoall whose part, this
+/// rank's one block or all its blocks, fits an arrival line: there
+/// (`arrival_path`), decided by the blocks' bytes alone, which every
+/// member of a correct program has alike whatever its datatypes. The
+/// part is packed as the call starts (in place: from recvbuf), each
+/// rank's block unpacked into recvbuf as its part is taken. None: it goes
+/// another way, which also reports what is wrong with its arguments.
+fn blocks_on_lines(
+    st: &mut State,
+    comm: c_int,
+    how: How,
+    send: (*const c_void, i64, c_int),
+    recv: (*mut c_void, i64, c_int),
+    alltoall: bool,
+) -> Option<MpiResult<()>> {
+    if !matches!(how, How::Request(_)) {
+        return None;
+    }
+    let c = members(st, comm).ok().filter(|c| c.remote.is_none())?;
+    let (n, me) = (c.n, c.rank);
+    let (rc, rty) = check_count(recv.1, recv.2).ok()?;
+    let b = rc * rty.size;
+    let part = if alltoall { n * b } else { b };
+    if part > crate::p2p::arrival::ARRIVAL_BYTES {
+        return None;
+    }
+    let in_place = is_in_place(send.0);
+    let rbuf = recv.0 as usize;
+    check_buf(rbuf as *const c_void, rc * n, &rty, "recvbuf").ok()?;
+    // a block's place in recvbuf
+    let extent = rty.extent.checked_mul(isize::try_from(rc).ok()?)?;
+    let at = move |r: usize| (rbuf as isize).wrapping_add(extent.wrapping_mul(r as isize)) as usize;
+    let mine = if in_place {
+        // (an Allgather's own block, or an Alltoall's every block)
+        if alltoall {
+            packed(rbuf, &rty, rc * n)
+        } else {
+            packed(at(me), &rty, rc)
+        }
+    } else {
+        let (sc, sty) = check_count(send.1, send.2).ok()?;
+        let blocks = if alltoall { n } else { 1 };
+        if sc * sty.size != b || check_buf(send.0, sc * blocks, &sty, "sendbuf").is_err() {
+            return None;
+        }
+        packed(send.0 as usize, &sty, sc * blocks)
+    };
+    let take = move || {
+        let take: crate::p2p::arrival::Take = Box::new(move |r, part| {
+            shm::check_size(r, if alltoall { part.len() / n.max(1) } else { part.len() }, b)?;
+            let block = if alltoall { &part[me * b..(me + 1) * b] } else { part };
+            if !(in_place && !alltoall && r == me) {
+                unpacked(at(r), &rty, block);
+            }
+            Ok(())
+        });
+        Some(take)
+    };
+    let kind = if alltoall { crate::p2p::arrival::Kind::Alltoall } else { crate::p2p::arrival::Kind::Allgather };
+    arrival_path(st, comm, how, kind, &mine, take)
+}
+
 fn contiguous_blocks(
     st: &mut State,
     comm: c_int,
@@ -347,6 +416,11 @@ fn alltoallv_any(
     with_state(|st| {
         if let (How::Now, Arr::One(sc), Arr::One(rc), None, None) = (how, sendcounts, recvcounts, sdispls, rdispls) {
             if let Some(r) = blocks_short(st, comm, (sendbuf, sc, sendtype), (recvbuf, rc, recvtype), true) {
+                return r;
+            }
+        }
+        if let (Arr::One(sc), Arr::One(rc), None, None) = (sendcounts, recvcounts, sdispls, rdispls) {
+            if let Some(r) = blocks_on_lines(st, comm, how, (sendbuf, sc, sendtype), (recvbuf, rc, recvtype), true) {
                 return r;
             }
         }

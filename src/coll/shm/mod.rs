@@ -104,7 +104,7 @@ impl Default for Line {
 
 /// Rank `from`'s publication of `theirs` bytes where this rank expects
 /// `mine`: the members passed counts or datatypes of different sizes.
-fn check_size(from: usize, theirs: usize, mine: usize) -> MpiResult<()> {
+pub fn check_size(from: usize, theirs: usize, mine: usize) -> MpiResult<()> {
     if theirs == mine {
         return Ok(());
     }
