@@ -1,7 +1,7 @@
 /* oxmpi-test: ranks=1,2,3,4,9
- * Nonblocking barriers, short allreduces (predefined types and
- * operators), allgathers and alltoalls of the whole world, which go on
- * the ranks'
+ * Nonblocking and persistent barriers, short allreduces (predefined
+ * types and operators), allgathers and alltoalls of the whole world,
+ * which go on the ranks'
  * arrival lines (up to 8 ranks; at 9 as messages): a rank posts its part
  * of one only once it has every part of its collective on the lines
  * before, so several started at once are posted by the progress of later
@@ -26,6 +26,9 @@
  *    differing but for their signatures (a contiguous type of k ints
  *    against k MPI_INTs; rank 0 receiving into every other int), beside
  *    an Ibarrier;
+ *  - persistent ones (an Allreduce_init, Allgather_init and
+ *    Barrier_init) started together three times beside an Ibarrier, the
+ *    send buffers changed before each start;
  *  - an active Ibarrier freed (MPI_Request_free), then more collectives.
  */
 #include "common.h"
@@ -207,6 +210,34 @@ static void blocks(MPI_Comm c, int round)
     MPI_Type_free(&every_other);
 }
 
+/* Persistent ones (MPI 4): an Allreduce_init of 2 doubles, an
+ * Allgather_init of one int and a Barrier_init, started together 3
+ * times with an Ibarrier between, the send buffers changed before each
+ * start (a start takes them as they are then); every result checked. */
+static void persistent(MPI_Comm c, int round)
+{
+    int me, n;
+    MPI_Comm_rank(c, &me);
+    MPI_Comm_size(c, &n);
+    double x[2], y[2];
+    int v, *all = calloc((size_t)n, sizeof(int));
+    MPI_Request q[4];
+    MPI_Allreduce_init(x, y, 2, MPI_DOUBLE, MPI_SUM, c, MPI_INFO_NULL, &q[0]);
+    MPI_Allgather_init(&v, 1, MPI_INT, all, 1, MPI_INT, c, MPI_INFO_NULL, &q[1]);
+    MPI_Barrier_init(c, MPI_INFO_NULL, &q[2]);
+    for (int t = 0; t < 3; t++) {
+        x[0] = me + t, x[1] = round - me, v = me * 10 + t;
+        MPI_Startall(3, q);
+        MPI_Ibarrier(c, &q[3]);
+        CHECK(MPI_Waitall(4, q, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "waitall");
+        int ok = y[0] == n * (n - 1) / 2.0 + (double)n * t && y[1] == (double)n * round - n * (n - 1) / 2.0;
+        for (int r = 0; r < n; r++) ok &= all[r] == r * 10 + t;
+        CHECK(ok, "persistent start %d of round %d", t, round);
+    }
+    for (int i = 0; i < 3; i++) MPI_Request_free(&q[i]);
+    free(all);
+}
+
 /* An active Ibarrier freed; the collectives after it go on. */
 static void freed(MPI_Comm c, int round)
 {
@@ -233,7 +264,7 @@ int main(int argc, char **argv)
         for (int i = 0; i < 3; i++) late_one(comms[i], late, i % 2, 20000);
     for (int round = 0; round < ROUNDS; round++) {
         MPI_Comm c = comms[draw(3)];
-        switch (draw(6)) {
+        switch (draw(7)) {
         case 0:
             late_one(c, round % size, draw(2), 1000);
             break;
@@ -248,6 +279,9 @@ int main(int argc, char **argv)
             break;
         case 4:
             blocks(c, round);
+            break;
+        case 5:
+            persistent(c, round);
             break;
         default:
             freed(c, round);

@@ -246,6 +246,28 @@ impl Engine {
 /// `Engine::arrive`'s `take` does (rank in the communicator, part).
 pub type Take = Box<dyn FnMut(usize, &[u8]) -> MpiResult<()> + Send>;
 
+/// What starts a nonblocking collective on the arrival lines, once or
+/// (a persistent one, `request::Template::Arrival`) at every start: this
+/// rank's part as its buffer holds it then, and what takes the parts.
+pub struct Lines {
+    pub group: Group,
+    pub stamp: u64,
+    pub kind: Kind,
+    /// The part's bytes, and what writes them.
+    pub bytes: usize,
+    pub part: Box<dyn Fn(&mut [u8]) + Send + Sync>,
+    pub take: Box<dyn Fn() -> Option<Take> + Send + Sync>,
+}
+
+impl Engine {
+    /// Start what `lines` describes (`start_arrival`): its request.
+    pub fn start_lines(&mut self, lines: &Lines) -> super::request::ReqId {
+        let mut mine = [0u8; ARRIVAL_BYTES];
+        (lines.part)(&mut mine[..lines.bytes]);
+        self.start_arrival(lines.group.clone(), lines.stamp, lines.kind, &mine[..lines.bytes], (lines.take)())
+    }
+}
+
 /// A nonblocking collective on the arrival lines (`Engine::start_arrival`).
 /// Its part goes on this rank's line once every part of this rank's
 /// arrival before it is taken (the line it goes on held the one before

@@ -194,15 +194,15 @@ fn blocks_on_lines(
     recv: (*mut c_void, i64, c_int),
     alltoall: bool,
 ) -> Option<MpiResult<()>> {
-    if !matches!(how, How::Request(_)) {
+    if matches!(how, How::Now) {
         return None;
     }
     let c = members(st, comm).ok().filter(|c| c.remote.is_none())?;
     let (n, me) = (c.n, c.rank);
     let (rc, rty) = check_count(recv.1, recv.2).ok()?;
     let b = rc * rty.size;
-    let part = if alltoall { n * b } else { b };
-    if part > crate::p2p::arrival::ARRIVAL_BYTES {
+    let part_bytes = if alltoall { n * b } else { b };
+    if part_bytes > crate::p2p::arrival::ARRIVAL_BYTES {
         return None;
     }
     let in_place = is_in_place(send.0);
@@ -211,12 +211,13 @@ fn blocks_on_lines(
     // a block's place in recvbuf
     let extent = rty.extent.checked_mul(isize::try_from(rc).ok()?)?;
     let at = move |r: usize| (rbuf as isize).wrapping_add(extent.wrapping_mul(r as isize)) as usize;
-    let mine = if in_place {
-        // (an Allgather's own block, or an Alltoall's every block)
+    // (what the part is packed from, as many items of which type)
+    let (from, count, ty) = if in_place {
+        // an Allgather's own block, or an Alltoall's every block
         if alltoall {
-            packed(rbuf, &rty, rc * n)
+            (rbuf, rc * n, rty.clone())
         } else {
-            packed(at(me), &rty, rc)
+            (at(me), rc, rty.clone())
         }
     } else {
         let (sc, sty) = check_count(send.1, send.2).ok()?;
@@ -224,9 +225,13 @@ fn blocks_on_lines(
         if sc * sty.size != b || check_buf(send.0, sc * blocks, &sty, "sendbuf").is_err() {
             return None;
         }
-        packed(send.0 as usize, &sty, sc * blocks)
+        (send.0 as usize, sc * blocks, sty)
     };
+    // SAFETY: the buffer holds `count` items of `ty` (checked), as it
+    // does at every start of a persistent one.
+    let part = move |to: &mut [u8]| unsafe { pack::pack(&ty, count, from as *const u8, to) };
     let take = move || {
+        let rty = rty.clone();
         let take: crate::p2p::arrival::Take = Box::new(move |r, part| {
             shm::check_size(r, if alltoall { part.len() / n.max(1) } else { part.len() }, b)?;
             let block = if alltoall { &part[me * b..(me + 1) * b] } else { part };
@@ -238,7 +243,7 @@ fn blocks_on_lines(
         Some(take)
     };
     let kind = if alltoall { crate::p2p::arrival::Kind::Alltoall } else { crate::p2p::arrival::Kind::Allgather };
-    arrival_path(st, comm, how, kind, &mine, take)
+    arrival_path(st, comm, how, (kind, part_bytes), part, take)
 }
 
 fn contiguous_blocks(

@@ -375,27 +375,35 @@ fn mailbox_path(
     mailboxes(c, engine, run)
 }
 
-/// A nonblocking collective (`how`: a request to fill) of a
-/// communicator of the whole world on one host whose part, `mine`, fits
-/// an arrival line (`Engine::by_arrivals`), as its blocking form goes:
-/// on the arrival lines (`Engine::start_arrival`), its parts taken by
-/// what `take` makes. Some(its result) where it goes there, decided alike
-/// on every member; it takes the communicator's next collective number
-/// like any other.
+/// A nonblocking or persistent collective (`how`: a request to fill) of
+/// a communicator of the whole world on one host whose part, of `bytes`,
+/// fits an arrival line (`Engine::by_arrivals`), as its blocking form
+/// goes: on the arrival lines (`Engine::start_arrival`), its part as
+/// `part` writes it when it starts, its parts taken by what `take` makes.
+/// Some(its result) where it goes there, decided alike on every member;
+/// it takes the communicator's next collective number like any other.
 fn arrival_path(
     st: &mut State,
     comm: c_int,
     how: How,
-    kind: crate::p2p::arrival::Kind,
-    mine: &[u8],
-    take: impl FnOnce() -> Option<crate::p2p::arrival::Take>,
+    (kind, bytes): (crate::p2p::arrival::Kind, usize),
+    part: impl Fn(&mut [u8]) + Send + Sync + 'static,
+    take: impl Fn() -> Option<crate::p2p::arrival::Take> + Send + Sync + 'static,
 ) -> Option<MpiResult<()>> {
-    let How::Request(out) = how else { return None };
-    if out.is_null() || !shm::fits(mine.len(), None) || coll::tuning::check_collectives() {
+    let out = match how {
+        How::Now => return None,
+        How::Request(out) | How::Persistent(out, _) => out,
+    };
+    if out.is_null() || !shm::fits(bytes, None) || coll::tuning::check_collectives() {
         return None;
     }
+    if let How::Persistent(_, info) = how {
+        if let Err(e) = super::info::pairs(info) {
+            return Some(Err(e));
+        }
+    }
     let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
-    if c.remote.is_some() || !engine.by_arrivals(&c.group, mine.len()) || !engine.all_local(&c.group) {
+    if c.remote.is_some() || !engine.by_arrivals(&c.group, bytes) || !engine.all_local(&c.group) {
         return None;
     }
     let stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
@@ -403,7 +411,18 @@ fn arrival_path(
         return None;
     }
     c.colls = c.colls.wrapping_add(1);
-    let id = engine.start_arrival(c.group.clone(), stamp, kind, mine, take());
+    let lines = crate::p2p::arrival::Lines {
+        group: c.group.clone(),
+        stamp,
+        kind,
+        bytes,
+        part: Box::new(part),
+        take: Box::new(take),
+    };
+    let id = match how {
+        How::Persistent(..) => engine.persistent(Template::Arrival(Arc::new(lines))),
+        _ => engine.start_lines(&lines),
+    };
     // SAFETY: checked non-null; the caller passes a writable MPI_Request.
     unsafe { *out = handles::request_handle(id) };
     Some(Ok(()))
@@ -565,7 +584,7 @@ collective! { comm;
         if let Some(r) = mailbox_path(st, comm, how, shm::fits(0, None), short) {
             return r;
         }
-        if let Some(r) = arrival_path(st, comm, how, crate::p2p::arrival::Kind::Barrier, &[], || None) {
+        if let Some(r) = arrival_path(st, comm, how, (crate::p2p::arrival::Kind::Barrier, 0), |_| {}, || None) {
             return r;
         }
         let call = (!between).then_some([Kind::Barrier as usize, 0, 0, 0, 0, 0, 0]);

@@ -242,12 +242,16 @@ fn all_reduction(
             && !matches!(u.basic, crate::datatype::Basic::Pair(_));
         if lines {
             // SAFETY: the user's buffer holds `count` contiguous items
-            // (checked above: not null where there are any).
-            let mine = if len == 0 { &[][..] } else { unsafe { std::slice::from_raw_parts(src as *const u8, len) } };
+            // (checked above: not null where there are any), as it does
+            // at every start of a persistent one.
+            let part = move |to: &mut [u8]| unsafe {
+                std::ptr::copy_nonoverlapping(src as *const u8, to.as_mut_ptr(), to.len())
+            };
             // SAFETY: recvbuf holds `len` bytes and is the collective's
             // until its request completes.
-            let take = || Some(unsafe { shm::folding(u.clone(), op, len, n, recv) });
-            if let Some(r) = arrival_path(st, comm, how, crate::p2p::arrival::Kind::Allreduce, mine, take) {
+            let u = u.clone();
+            let take = move || Some(unsafe { shm::folding(u.clone(), op, len, n, recv) });
+            if let Some(r) = arrival_path(st, comm, how, (crate::p2p::arrival::Kind::Allreduce, len), part, take) {
                 return r;
             }
         }
