@@ -255,9 +255,13 @@ pub struct Lines {
     pub kind: Kind,
     /// The part's bytes, and what writes them.
     pub bytes: usize,
-    pub part: Box<dyn Fn(&mut [u8]) + Send + Sync>,
+    pub part: Part,
     pub take: Box<dyn Fn() -> Option<Take> + Send + Sync>,
 }
+
+/// What writes a rank's part of a collective on the arrival lines from
+/// its buffer (`Lines`).
+pub type Part = Box<dyn Fn(&mut [u8]) + Send + Sync>;
 
 impl Engine {
     /// Start what `lines` describes (`start_arrival`): its request.
