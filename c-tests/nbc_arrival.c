@@ -28,7 +28,9 @@
  *  - persistent ones (an Allreduce_init, Allgather_init and
  *    Barrier_init) started together three times beside an Ibarrier, the
  *    send buffers changed before each start;
- *  - an active Ibarrier freed (MPI_Request_free), then more collectives.
+ *  - an active Ibarrier freed (MPI_Request_free), then more collectives;
+ * and first, an Iallreduce, Iallgather and Ialltoall of nothing, their
+ * buffers null.
  */
 #define _GNU_SOURCE
 #include "common.h"
@@ -267,6 +269,12 @@ int main(int argc, char **argv)
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
     MPI_Comm comms[3] = {MPI_COMM_WORLD, dup, rev};
+    /* empty ones, their buffers null */
+    MPI_Request z[3];
+    MPI_Iallreduce(NULL, NULL, 0, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &z[0]);
+    MPI_Iallgather(NULL, 0, MPI_INT, NULL, 0, MPI_INT, MPI_COMM_WORLD, &z[1]);
+    MPI_Ialltoall(NULL, 0, MPI_INT, NULL, 0, MPI_INT, MPI_COMM_WORLD, &z[2]);
+    CHECK(MPI_Waitall(3, z, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "empty ones");
     for (int late = 0; late < size; late++)
         for (int i = 0; i < 3; i++) late_one(comms[i], late, i % 2, 20000);
     for (int round = 0; round < ROUNDS; round++) {

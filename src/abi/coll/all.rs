@@ -227,9 +227,14 @@ fn blocks_on_lines(
         }
         (send.0 as usize, sc * blocks, sty)
     };
-    // SAFETY: the buffer holds `count` items of `ty` (checked), as it
-    // does at every start of a persistent one.
-    let part = move |to: &mut [u8]| unsafe { pack::pack(&ty, count, from as *const u8, to) };
+    let part = move |to: &mut [u8]| {
+        if !to.is_empty() {
+            // SAFETY: the buffer holds `count` items of `ty` (checked, not
+            // null where there are any), as it does at every start of a
+            // persistent one.
+            unsafe { pack::pack(&ty, count, from as *const u8, to) }
+        }
+    };
     let take = move || {
         let rty = rty.clone();
         let take: crate::p2p::arrival::Take = Box::new(move |r, part| {

@@ -241,11 +241,13 @@ fn all_reduction(
             && handles::predefined(datatype).is_some_and(|t| t.is_contiguous())
             && !matches!(u.basic, crate::datatype::Basic::Pair(_));
         if lines {
-            // SAFETY: the user's buffer holds `count` contiguous items
-            // (checked above: not null where there are any), as it does
-            // at every start of a persistent one.
-            let part = move |to: &mut [u8]| unsafe {
-                std::ptr::copy_nonoverlapping(src as *const u8, to.as_mut_ptr(), to.len())
+            let part = move |to: &mut [u8]| {
+                if !to.is_empty() {
+                    // SAFETY: the user's buffer holds `count` contiguous
+                    // items (checked above: not null where there are any),
+                    // as it does at every start of a persistent one.
+                    unsafe { std::ptr::copy_nonoverlapping(src as *const u8, to.as_mut_ptr(), to.len()) }
+                }
             };
             // SAFETY: recvbuf holds `len` bytes and is the collective's
             // until its request completes.
