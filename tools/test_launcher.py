@@ -129,6 +129,8 @@ def main():
     check("SIGUSR2 makes every rank print its pending receives",
           all(f"oxmpi: rank {r}: pending receive" in err for r in (0, 1)), err)
     check("SIGUSR2 shows the unexpected queue", "unexpected message: from world rank" in err and "tag 5" in err, err)
+    check("SIGUSR2 shows an open Ibarrier on the arrival lines",
+          "oxmpi: rank 0: pending collective" in err and "MPI_Barrier of operation" in err and "1 of 2 parts there" in err, err)
     check("SIGTERM to mpiexec ends the job", p.returncode != 0, str(p.returncode))
 
     r = run([os.path.join(BIN, "mpiexec"), "-n", "2", "sh", "-c", "exit 0"])

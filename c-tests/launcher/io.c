@@ -17,9 +17,13 @@ int main(int argc, char **argv)
     printf("rank %d value %s\n", rank, v ? v : "(unset)");
     fflush(stdout);
     if (argc > 1 && atoi(argv[1]) == 98) {
-        /* a deliberate hang: every rank waits for a message no one sends */
+        /* a deliberate hang: every rank waits for a message no one sends
+         * (rank 0 with an Ibarrier open that the others never join) */
         int size, x;
+        MPI_Request q;
         MPI_Comm_size(MPI_COMM_WORLD, &size);
+        if (rank == 0)
+            MPI_Ibarrier(MPI_COMM_WORLD, &q);
         MPI_Send(&rank, 1, MPI_INT, (rank + 1) % size, 5, MPI_COMM_WORLD);
         MPI_Recv(&x, 1, MPI_INT, (rank + 1) % size, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }

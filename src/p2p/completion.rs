@@ -299,6 +299,9 @@ impl Engine {
                         out.push(format!("receive #{id}: context {}, {got} of {len} bytes pushed so far", r.ctx));
                     }
                 }
+                Request::Arrival(Some(a)) if !a.is_done() => {
+                    out.push(format!("pending collective #{id}: {}", a.describe()))
+                }
                 _ => {}
             }
         }
