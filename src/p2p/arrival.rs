@@ -205,7 +205,6 @@ impl Engine {
         mut take: impl FnMut(usize, &[u8]) -> MpiResult<()>,
     ) -> MpiResult<()> {
         let n = self.arrivals;
-        let (ctx, tag) = ((stamp >> 32) as u32, super::mailbox::user_tag(stamp as u32));
         let mut first: MpiResult<()> = Ok(());
         let mut part = [0u8; ARRIVAL_BYTES];
         for (c, r) in (0..group.size()).map(|c| (c, group.world_rank(c))) {
@@ -216,29 +215,47 @@ impl Engine {
             let q = self.local_index(r);
             if self.seg.arrival_n(q, n) < n {
                 let what = || format!("world rank {r} to post its part of collective {n} of the world ({stamp:#x})");
-                // a rank in another collective of this operation: Some(the
-                // bytes of its part in the mailboxes, or None as messages)
-                let astray = |e: &Engine| {
-                    e.published_operation(q, stamp).map(Some).or_else(|| e.messages_of(ctx, tag).map(|_| None))
-                };
+                let astray = |e: &Engine| e.went_astray(q, stamp);
                 let elsewhere = self.wait_parked(&what, |seg| seg.arrival_n(q, n) >= n, astray, q, stamp)?;
                 if let Some(there) = elsewhere {
                     self.give_up_mailboxes(stamp);
                     return Err(went_elsewhere(r, kind, mine.len(), there, self.size));
                 }
             }
-            let (op, theirs) = self.seg.arrival_part(q, n, &mut part);
-            if op != stamp || Kind::of(theirs) != Some(kind) {
-                // (every rank that posted its nth part went this way; one
-                // not yet there meets it, `meets_failed_arrival`)
-                self.seg.fail_arrival(n);
-                self.give_up_mailboxes(stamp);
-                return Err(out_of_order(r, Kind::of(theirs).filter(|_| op == stamp), Some(kind)));
-            }
-            let len = (theirs as u32 as usize).min(ARRIVAL_BYTES);
+            let len = self.posted_part(r, n, stamp, kind, &mut part)?;
             first = first.and(take(c, &part[..len]));
         }
         first
+    }
+
+    /// Whether local rank `q`, whose part of operation `stamp` is not on
+    /// its line, took part in it another way (another collective): Some(the
+    /// bytes of its part in its mailboxes, or None: as messages).
+    fn went_astray(&self, q: usize, stamp: u64) -> Option<Option<usize>> {
+        let (ctx, tag) = ((stamp >> 32) as u32, super::mailbox::user_tag(stamp as u32));
+        self.published_operation(q, stamp).map(Some).or_else(|| self.messages_of(ctx, tag).map(|_| None))
+    }
+
+    /// World rank `r`'s `n`th part, on its line, into `part`: its bytes,
+    /// or (the part of another operation or collective) the error, the
+    /// lines and mailboxes given up.
+    fn posted_part(
+        &self,
+        r: usize,
+        n: u64,
+        stamp: u64,
+        kind: Kind,
+        part: &mut [u8; ARRIVAL_BYTES],
+    ) -> MpiResult<usize> {
+        let (op, theirs) = self.seg.arrival_part(self.local_index(r), n, part);
+        if op != stamp || Kind::of(theirs) != Some(kind) {
+            // (every rank that posted its nth part went this way; one
+            // not yet there meets it, `meets_failed_arrival`)
+            self.seg.fail_arrival(n);
+            self.give_up_mailboxes(stamp);
+            return Err(out_of_order(r, Kind::of(theirs).filter(|_| op == stamp), Some(kind)));
+        }
+        Ok((theirs as u32 as usize).min(ARRIVAL_BYTES))
     }
 }
 
@@ -266,9 +283,8 @@ pub type Part = Box<dyn Fn(&mut [u8]) + Send + Sync>;
 impl Engine {
     /// Start what `lines` describes (`start_arrival`): its request.
     pub fn start_lines(&mut self, lines: &Lines) -> super::request::ReqId {
-        let mut mine = [0u8; ARRIVAL_BYTES];
-        (lines.part)(&mut mine[..lines.bytes]);
-        self.start_arrival(lines.group.clone(), lines.stamp, lines.kind, &mine[..lines.bytes], (lines.take)())
+        let (group, part) = (lines.group.clone(), |to: &mut [u8]| (lines.part)(to));
+        self.start_arrival(group, lines.stamp, (lines.kind, lines.bytes), part, (lines.take)())
     }
 }
 
@@ -332,8 +348,9 @@ impl Arrival {
 
 impl Engine {
     /// Start collective `kind` of `group` (`by_arrivals`), operation
-    /// `stamp`, with this rank's part `mine` (at most a line's bytes), on
-    /// the arrival lines without waiting: its request, complete once
+    /// `stamp`, with this rank's part of `bytes` (at most a line's) as
+    /// `part` writes it, on the arrival lines without waiting: its
+    /// request, complete once
     /// every rank's part is there and `take` has taken them all. Its part
     /// is posted now if this rank's earlier collectives on the lines are
     /// all taken, else by the progress that takes them (in the order they
@@ -342,19 +359,19 @@ impl Engine {
         &mut self,
         group: Group,
         stamp: u64,
-        kind: Kind,
-        mine: &[u8],
+        (kind, bytes): (Kind, usize),
+        part: impl FnOnce(&mut [u8]),
         take: Option<Take>,
     ) -> super::request::ReqId {
-        let mut part = [0u8; ARRIVAL_BYTES];
-        part[..mine.len()].copy_from_slice(mine);
+        let mut mine = [0u8; ARRIVAL_BYTES];
+        part(&mut mine[..bytes]);
         let a = Arrival {
             n: 0,
             stamp,
             kind,
             group,
-            mine: part,
-            len: mine.len(),
+            mine,
+            len: bytes,
             take,
             seen: 0,
             looks: 0,
@@ -425,15 +442,13 @@ impl Engine {
             let got = if r == self.rank {
                 &a.mine[..a.len]
             } else {
-                let (op, theirs) = self.seg.arrival_part(self.local_index(r), n, &mut part);
-                if op != a.stamp || Kind::of(theirs) != Some(a.kind) {
-                    self.seg.fail_arrival(n);
-                    self.give_up_mailboxes(a.stamp);
-                    let e = out_of_order(r, Kind::of(theirs).filter(|_| op == a.stamp), Some(a.kind));
-                    self.fail_arrival_request(a, e);
-                    return true;
+                match self.posted_part(r, n, a.stamp, a.kind, &mut part) {
+                    Ok(len) => &part[..len],
+                    Err(e) => {
+                        self.fail_arrival_request(a, e);
+                        return true;
+                    }
                 }
-                &part[..(theirs as u32 as usize).min(ARRIVAL_BYTES)]
             };
             if let Some(take) = a.take.as_mut() {
                 first = first.and(take(c, got));
@@ -451,20 +466,11 @@ impl Engine {
     /// messages: another collective), or a member gave the mailboxes up
     /// in it: the error, and the mailboxes given up.
     fn arrival_astray(&mut self, a: &Arrival, q: usize, r: usize) -> Option<MpiError> {
-        let (ctx, tag) = ((a.stamp >> 32) as u32, super::mailbox::user_tag(a.stamp as u32));
-        let elsewhere =
-            self.published_operation(q, a.stamp).map(Some).or_else(|| self.messages_of(ctx, tag).map(|_| None));
-        if let Some(there) = elsewhere {
+        if let Some(there) = self.went_astray(q, a.stamp) {
             self.give_up_mailboxes(a.stamp);
             return Some(went_elsewhere(r, a.kind, a.len, there, self.size));
         }
-        let spoilt = self.seg.spoilt();
-        (spoilt != 0 && spoilt == a.stamp & super::mailbox::OPERATION).then(|| {
-            MpiError::new(
-                ErrorClass::Other,
-                "a collective through shared memory was abandoned: another rank found its ranks out of step (collectives use point-to-point messages from now on)",
-            )
-        })
+        self.given_up_in(a.stamp)
     }
 
     fn fail_arrival_request(&mut self, a: &mut Arrival, e: MpiError) {
@@ -480,11 +486,11 @@ impl Engine {
     pub(super) fn settle_arrivals(&mut self) {
         let mut backoff = crate::runtime::backoff::Backoff::new();
         loop {
-            self.advance_arrivals();
+            // (progress advances them)
+            self.progress();
             if self.open_arrivals.is_empty() {
                 return;
             }
-            self.progress();
             self.idle(&mut backoff);
         }
     }

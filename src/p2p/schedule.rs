@@ -306,12 +306,7 @@ impl Engine {
             // a member that took the arrival lines found this operation
             // out of step there and gave the mailboxes up in it: no part
             // of its will come (a load of one word, rarely written)
-            let spoilt = self.seg.spoilt();
-            if spoilt != 0 && spoilt == stamp & super::mailbox::OPERATION {
-                let e = MpiError::new(
-                    crate::error::ErrorClass::Other,
-                    "a rank that took this collective on the shared-memory arrival lines found the ranks out of step (another collective, or parts of other sizes) and gave it up: the ranks of a communicator must call the same collectives in the same order, with matching counts",
-                );
+            if let Some(e) = self.given_up_in(stamp) {
                 self.give_up_steps(&mut s, e);
             }
         }

@@ -140,6 +140,20 @@ impl Engine {
         self.seg.ring_bells(0..self.seg.nranks);
     }
 
+    /// A member gave the mailboxes and lines up in operation `stamp`
+    /// (`give_up_mailboxes`): the error of a nonblocking collective of it
+    /// still waiting (on the lines, or for messages its members on the
+    /// lines will never send).
+    pub(super) fn given_up_in(&self, stamp: u64) -> Option<MpiError> {
+        let spoilt = self.seg.spoilt();
+        (spoilt != 0 && spoilt == stamp & OPERATION).then(|| {
+            MpiError::new(
+                ErrorClass::Other,
+                "another rank found the ranks of this collective out of step on the shared-memory path (another collective, or parts of other sizes) and gave it up: the ranks of a communicator must call the same collectives in the same order, with matching counts",
+            )
+        })
+    }
+
     /// Whether the collective `stamp` may use the mailboxes (and lines):
     /// they were not given up before it (`give_up_mailboxes`), or it is
     /// the operation they were given up in, or this rank's part of the

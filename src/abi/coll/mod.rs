@@ -411,17 +411,14 @@ fn arrival_path(
         return None;
     }
     c.colls = c.colls.wrapping_add(1);
-    let lines = crate::p2p::arrival::Lines {
-        group: c.group.clone(),
-        stamp,
-        kind,
-        bytes,
-        part: Box::new(part),
-        take: Box::new(take),
-    };
+    let group = c.group.clone();
     let id = match how {
-        How::Persistent(..) => engine.persistent(Template::Arrival(Arc::new(lines))),
-        _ => engine.start_lines(&lines),
+        How::Persistent(..) => {
+            let (part, take) = (Box::new(part), Box::new(take));
+            let lines = crate::p2p::arrival::Lines { group, stamp, kind, bytes, part, take };
+            engine.persistent(Template::Arrival(Arc::new(lines)))
+        }
+        _ => engine.start_arrival(group, stamp, (kind, bytes), part, take()),
     };
     // SAFETY: checked non-null; the caller passes a writable MPI_Request.
     unsafe { *out = handles::request_handle(id) };
