@@ -66,6 +66,7 @@ pub struct Tuning {
     shm_max: usize,
     shm_long_max: usize,
     single_copy_min: usize,
+    crowded_blocks: Option<Way>,
 }
 
 static TUNING: OnceLock<Tuning> = OnceLock::new();
@@ -132,6 +133,7 @@ pub fn init() -> MpiResult<()> {
         shm_max: tunables::size("OXMPI_SHM_COLL_MAX"),
         shm_long_max: tunables::size("OXMPI_SHM_COLL_LONG_MAX"),
         single_copy_min: tunables::size("OXMPI_SINGLE_COPY_MIN"),
+        crowded_blocks: pick("OXMPI_CROWDED_BLOCKS", &[("pieces", Way::Pieces), ("read", Way::Read)])?,
     };
     let _ = TUNING.set(t);
     // (not among the settings all ranks share: readers take either way)
@@ -168,6 +170,7 @@ static FALLBACK: Tuning = Tuning {
     shm_max: 0,
     shm_long_max: 0,
     single_copy_min: 0,
+    crowded_blocks: None,
 };
 
 /// Broadcast of `bytes` among `n` ranks. With single-copy transfers the
@@ -468,6 +471,14 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
         _ => t.single_copy_min,
     };
     auto && (crowd || message < most)
+}
+
+/// Whether a blocking Alltoall's long blocks among `n` ranks go the way
+/// every member takes alike per call (`p2p::agreed`): among more than two
+/// ranks on a crowded host; with the way OXMPI_CROWDED_BLOCKS forces, if
+/// any (a setting all ranks share).
+pub fn agreed_blocks(n: usize) -> Option<Option<Way>> {
+    (n > 2 && crowded()).then(|| get().crowded_blocks)
 }
 
 /// Whether a blocking Allgather's or Alltoall's blocks between two ranks

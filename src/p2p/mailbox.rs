@@ -707,15 +707,15 @@ struct Costs {
 /// A rank's estimates of its calls of one block size, by each way.
 #[derive(Clone, Copy, Default, PartialEq, Debug)]
 pub struct Report {
-    pieces: u64,
-    read: u64,
+    pub(super) pieces: u64,
+    pub(super) read: u64,
 }
 
 /// The header words a `Report` goes in (`Mailbox::note`).
 pub type Note = [u64; 2];
 
-const MIN_GAP: u32 = 8;
-const MAX_GAP: u32 = 256;
+pub(super) const MIN_GAP: u32 = 8;
+pub(super) const MAX_GAP: u32 = 256;
 
 /// A `Report`'s form in a publication's header: the block size's power
 /// of two (never 0 there: blocks of this kind are long) and the
@@ -724,19 +724,19 @@ const UNIT: u64 = 16;
 const FIELD: u64 = (1 << 29) - 1;
 
 impl Report {
-    fn encode(self, class: usize) -> Note {
+    pub(super) fn encode(self, class: usize) -> Note {
         [(class as u64) << 58 | (self.pieces / UNIT).min(FIELD), self.read / UNIT]
     }
 
     /// The size class and report header words hold (None: none).
-    fn decode(note: Note) -> Option<(usize, Report)> {
+    pub(super) fn decode(note: Note) -> Option<(usize, Report)> {
         let class = (note[0] >> 58) as usize;
         (class != 0).then(|| (class, Report { pieces: (note[0] & FIELD) * UNIT, read: note[1] * UNIT }))
     }
 }
 
 /// An estimate `old` given a new measure `ns`.
-fn estimate(old: u64, ns: u64) -> u64 {
+pub(super) fn estimate(old: u64, ns: u64) -> u64 {
     if old == 0 {
         ns.max(1)
     } else {
@@ -744,7 +744,7 @@ fn estimate(old: u64, ns: u64) -> u64 {
     }
 }
 
-fn class(bytes: usize) -> usize {
+pub(super) fn class(bytes: usize) -> usize {
     ((usize::BITS - bytes.leading_zeros()) as usize).clamp(1, 31)
 }
 
@@ -824,16 +824,22 @@ impl Engine {
     /// reader, world rank `reader` on this host; `forced`: that way where
     /// the reader may take it.
     pub fn long_way(&mut self, bytes: usize, reader: usize, forced: Option<Way>) -> Way {
-        if self.ways.reads.is_none() && self.single_copy {
-            let l = self.local_index(reader);
-            self.ways.reads = self.seg.probe(l, self.pids[reader]);
-        }
-        let reads = self.single_copy && self.ways.reads == Some(true);
+        let reads = self.may_be_read(reader);
         match forced {
             Some(Way::Read) if reads => Way::Read,
             Some(_) => Way::Pieces,
             None => self.ways.pick(bytes, reads),
         }
+    }
+
+    /// Whether world rank `reader` on this host may read this process's
+    /// memory (cross-memory copies on, and a read probed once).
+    pub(super) fn may_be_read(&mut self, reader: usize) -> bool {
+        if self.ways.reads.is_none() && self.single_copy {
+            let l = self.local_index(reader);
+            self.ways.reads = self.seg.probe(l, self.pids[reader]);
+        }
+        self.single_copy && self.ways.reads == Some(true)
     }
 
     /// What this rank's long blocks to one reader cost lately.

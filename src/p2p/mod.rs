@@ -3,6 +3,7 @@
 //! (`wire`). Here the sending side; the receiving side in `landing`,
 //! completion (test, wait) in `completion`.
 
+mod agreed;
 pub mod arrival;
 mod bsend;
 mod completion;
@@ -107,6 +108,9 @@ pub struct Engine {
     /// How this rank's long blocks went to one reader lately
     /// (`mailbox::Ways`).
     ways: mailbox::Ways,
+    /// How a crowded host's ranks' long blocks went lately, alike on
+    /// every member (`agreed`).
+    agreed: agreed::Agreed,
     /// Collectives of the whole world this rank has posted on its
     /// arrival lines (`arrival`).
     arrivals: u64,
@@ -212,6 +216,7 @@ impl Engine {
             bsend: bsend::Attached::default(),
             mailboxes: [Boxes::Short, Boxes::Long].map(|kind| mailbox::Tally::new(kind, size)),
             ways: mailbox::Ways::default(),
+            agreed: agreed::Agreed::default(),
             arrivals: 0,
             open_arrivals: VecDeque::new(),
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),

@@ -301,7 +301,58 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
         recvs[block(me)].copy_from_slice(&sends[block(me)]);
         return two_ways(e, m, stamp, (&sends[block(1 - me)], &mut recvs[block(1 - me)]), false);
     }
-    alltoall_cut(e, m, stamp, sends, block, recvs, block, Cut::new(b, 1), b)
+    if let Some(forced) = tuning::agreed_blocks(n) {
+        return alltoall_agreed(e, m, stamp, (sends, recvs), b, forced);
+    }
+    alltoall_cut(e, m, stamp, (sends, block), (recvs, block), Cut::new(b, 1), b, None)
+}
+
+/// `alltoall` of blocks of `b` bytes that go in pieces or are read in
+/// place, every member taking the way they agree on for this call
+/// (`p2p::agreed`; `forced`: OXMPI_CROWDED_BLOCKS). Read in place, each
+/// rank publishes its send buffer by reference, copies its block out of
+/// every other's and waits for every other to have read its own.
+fn alltoall_agreed(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    (sends, recvs): (&[u8], &mut [u8]),
+    b: usize,
+    forced: Option<Way>,
+) -> MpiResult<()> {
+    let start = std::time::Instant::now();
+    let (n, me, ctx) = (m.group.size(), m.me, (stamp >> 32) as u32);
+    let (way, note) = e.agreed_way(ctx, m.group, me, b, forced);
+    let block = |r: usize| r * b..(r + 1) * b;
+    let done = match way {
+        Way::Read => {
+            recvs[block(me)].copy_from_slice(&sends[block(me)]);
+            e.publish_by_reference(piece(stamp, 0), sends, note, m.others(me))?;
+            let mut failed = FirstError::default();
+            for r in (0..n).filter(|&r| r != me) {
+                let seen = e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, 0), me * b, &mut recvs[block(r)])?;
+                failed.keep(if seen.astray || !seen.by_reference || seen.stream != sends.len() {
+                    // another operation, another size, or pieces
+                    e.give_up_mailboxes(stamp);
+                    check_size(r, seen.stream / n, b).and(mismatch(r))
+                } else {
+                    e.agreed_heard(ctx, r, b, seen.note);
+                    Ok(())
+                });
+            }
+            // (given up, this fails unless every other has read it)
+            let read_here = e.await_reads(Boxes::Long);
+            failed.result().and(read_here)
+        }
+        Way::Pieces => {
+            let heard = &mut |e: &mut Engine, r: usize, note| e.agreed_heard(ctx, r, b, note);
+            alltoall_cut(e, m, stamp, (sends, block), (recvs, block), Cut::new(b, 1), b, Some((note, heard)))
+        }
+    };
+    if done.is_ok() {
+        e.agreed_took(ctx, b, way, start.elapsed().as_nanos() as u64);
+    }
+    done
 }
 
 /// Between two ranks, this rank's long block `mine` to the other and the
@@ -431,21 +482,26 @@ fn alltoall_whole(
     failed.result()
 }
 
+/// What hears a member's words in a collective's publications (the
+/// member, its words).
+type Heard<'a> = &'a mut dyn FnMut(&mut Engine, usize, Note);
+
 /// Block `out(r)` of `sends` to each other rank r, and r's block for
 /// this rank into `into(r)` of `recvs`, in pieces (this rank's own block
 /// is copied across first). The pieces' stamps count from 0; every
-/// member's stream has `stream` bytes.
+/// member's stream has `stream` bytes. `notes`: words for every piece's
+/// reader, and what hears each member's words (the member, from its
+/// first piece to this rank).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn alltoall_cut(
     e: &mut Engine,
     m: &Members,
     stamp: u64,
-    sends: &[u8],
-    out: impl Fn(usize) -> Range<usize>,
-    recvs: &mut [u8],
-    into: impl Fn(usize) -> Range<usize>,
+    (sends, out): (&[u8], impl Fn(usize) -> Range<usize>),
+    (recvs, into): (&mut [u8], impl Fn(usize) -> Range<usize>),
     cut: Cut,
     stream: usize,
+    mut notes: Option<(Note, Heard)>,
 ) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     recvs[into(me)].copy_from_slice(&sends[out(me)]);
@@ -457,7 +513,11 @@ pub(super) fn alltoall_cut(
         Step::Publish(t) => {
             let (i, p) = at(t);
             let to = (me + i) % n;
-            e.publish_piece(piece(stamp, t), &sends[cut.piece(out(to), p)], stream, t + 1 == items, [m.world(to)])
+            let (data, last) = (&sends[cut.piece(out(to), p)], t + 1 == items);
+            match &notes {
+                Some((note, _)) => e.publish_piece_noted(piece(stamp, t), data, (stream, last), *note, [m.world(to)]),
+                None => e.publish_piece(piece(stamp, t), data, stream, last, [m.world(to)]),
+            }
         }
         Step::Read(t) => {
             let (i, p) = at(t);
@@ -470,6 +530,9 @@ pub(super) fn alltoall_cut(
                 // whole, as its stream's last piece (`alltoall_whole`)
                 e.give_up_mailboxes(stamp);
                 return check_size(from, seen.stream / (n - 1), stream).and(mismatch(from));
+            }
+            if let Some((_, heard)) = notes.as_mut().filter(|_| p == 0 && !seen.astray) {
+                heard(e, from, seen.note);
             }
             in_step(e, stamp, from, (seen.stream, seen.len), want)
         }

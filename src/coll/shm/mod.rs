@@ -49,7 +49,7 @@ use crate::err;
 use crate::error::{ErrorClass, MpiError, MpiResult};
 use crate::op;
 use crate::p2p::arrival::{Kind, ARRIVAL_BYTES};
-use crate::p2p::mailbox::{Boxes, Seen, Way};
+use crate::p2p::mailbox::{Boxes, Note, Seen, Way};
 use crate::p2p::Engine;
 use std::ops::Range;
 

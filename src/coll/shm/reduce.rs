@@ -359,7 +359,7 @@ fn fold_segments(
     if n - 1 > AHEAD {
         let most = cut.size * cut.pieces;
         let mut got = Scratch::for_overwrite(most * n);
-        alltoall_cut(e, m, stamp, input, &part, &mut got, |r| r * most..r * most + mine.len(), cut, len)?;
+        alltoall_cut(e, m, stamp, (input, &part), (&mut got, |r| r * most..r * most + mine.len()), cut, len, None)?;
         let (first, rest) = got.split_at_mut(most);
         out.copy_from_slice(&first[..mine.len()]);
         for theirs in rest.chunks_mut(most) {

@@ -1,0 +1,237 @@
+//! The `Way` every rank of a crowded host takes, alike, for one
+//! communicator's long blocks of one size among more than two ranks
+//! (`coll::shm::blocks::alltoall`): in pieces through the mailboxes, or
+//! each writer's send buffer read in place by every reader.
+//!
+//! On a virtual machine whose host sometimes puts the two CPUs far apart
+//! (on dies that share no cache), every line that crosses between them
+//! becomes slow, and pieces, whose writer writes every block into lines
+//! its readers on the other CPU hold, lose four- to fivefold, where a
+//! reader that copies straight out of the writer's send buffer crosses
+//! only the lines the writer changed since (measured, 4 ranks on 2 CPUs,
+//! Alltoall of 64 KiB blocks in a loop: pieces 28-36 us while the CPUs
+//! share a cache, 145-180 while they do not; read in place 42-57 either
+//! way; Open MPI, which reads in place, 45-83).
+//!
+//! Between two ranks each reader takes either way, as the first piece
+//! says (`Ways`). Among more, a block's pieces go only to their reader, so
+//! all must take one way: every rank decides each call from the same
+//! words, the estimates every member reported in the communicator's last
+//! call of that block size (each publication's header carries its
+//! writer's, and every rank reads one of every other's; a rank counts its
+//! own as it reported it), and counts the calls between tries of the other
+//! way alike. Nothing is read in place before every member has reported,
+//! nor where any member may not read the others' memory.
+
+use super::mailbox::{class, estimate, Note, Report, Way, MAX_GAP, MIN_GAP};
+use super::Engine;
+use crate::comm::Group;
+use std::collections::HashMap;
+
+/// A report's words with the flag that its rank may read the others.
+const READS: u64 = 1 << 63;
+
+/// One communicator's calls of one block size (its class).
+#[derive(Default)]
+struct Calls {
+    /// The members' world ranks, which a reused context tells apart.
+    members: Vec<usize>,
+    /// Each member's report in the last call (None: not yet), and whether
+    /// it may read the others.
+    reports: Vec<Option<(Report, bool)>>,
+    /// This rank's estimates, as its calls measured them.
+    mine: Report,
+    /// Calls since the way not taken was last tried, and the calls to
+    /// make before it is tried again (as `Ways`).
+    since: u32,
+    gap: u32,
+    last: Option<Way>,
+}
+
+impl Calls {
+    /// The way the reports say, and whether every member may read.
+    fn best(&self) -> Option<(Way, bool)> {
+        let all: Option<Vec<(Report, bool)>> = self.reports.iter().copied().collect();
+        let all = all?;
+        let reads = all.iter().all(|&(_, r)| r);
+        let sum = |f: fn(&Report) -> u64| all.iter().map(|(r, _)| f(r)).try_fold(0u64, |s, v| (v != 0).then(|| s + v));
+        let (pieces, read) = (sum(|r| r.pieces), sum(|r| r.read));
+        let way = match (pieces, read) {
+            (p, Some(r)) if reads && p.is_none_or(|p| r < p) => Way::Read,
+            _ => Way::Pieces,
+        };
+        Some((way, reads))
+    }
+
+    /// This call's way: the best, or the other now and then.
+    fn choose(&mut self) -> Way {
+        let Some((best, reads)) = self.best() else { return Way::Pieces };
+        if !reads {
+            return Way::Pieces;
+        }
+        if self.last.is_some_and(|w| w != best) {
+            self.gap = MIN_GAP;
+        }
+        self.last = Some(best);
+        self.since += 1;
+        if self.since <= self.gap.max(MIN_GAP) {
+            return best;
+        }
+        self.since = 0;
+        self.gap = (self.gap.max(MIN_GAP) * 2).min(MAX_GAP);
+        match best {
+            Way::Pieces => Way::Read,
+            Way::Read => Way::Pieces,
+        }
+    }
+}
+
+/// Every communicator's calls, by context and block size class.
+#[derive(Default)]
+pub struct Agreed {
+    calls: HashMap<(u32, usize), Calls>,
+}
+
+impl Agreed {
+    /// The way for this call of communicator `ctx` (members `members` by
+    /// world rank, this rank the `me`th) of blocks of `bytes`, and the
+    /// words reporting this rank's estimates (`reads`: whether it may
+    /// read the others' memory) for the others to hear (`heard`).
+    pub fn pick(&mut self, ctx: u32, members: &[usize], me: usize, bytes: usize, reads: bool) -> (Way, Note) {
+        let c = self.calls.entry((ctx, class(bytes))).or_default();
+        if c.members != members {
+            // a context freed and taken again by other members
+            *c = Calls { members: members.to_vec(), reports: vec![None; members.len()], ..Calls::default() };
+        }
+        let way = c.choose();
+        c.reports[me] = Some((c.mine, reads));
+        let [a, b] = c.mine.encode(class(bytes));
+        (way, [a, b | if reads { READS } else { 0 }])
+    }
+
+    /// The `r`th member's report (`pick`'s words) in this call.
+    pub fn heard(&mut self, ctx: u32, r: usize, bytes: usize, note: Note) {
+        let Some(c) = self.calls.get_mut(&(ctx, class(bytes))) else { return };
+        let reads = note[1] & READS != 0;
+        let report = Report::decode([note[0], note[1] & !READS]).map(|(_, report)| report);
+        if let Some(slot) = c.reports.get_mut(r) {
+            *slot = report.map(|report| (report, reads));
+        }
+    }
+
+    /// Whether every member reported, in the last call, that it may read
+    /// the others.
+    fn all_read(&self, ctx: u32, bytes: usize) -> bool {
+        self.calls.get(&(ctx, class(bytes))).and_then(Calls::best).is_some_and(|(_, reads)| reads)
+    }
+
+    /// This rank's call of `bytes` blocks on `ctx`, every member going
+    /// `way`, took `ns`.
+    pub fn took(&mut self, ctx: u32, bytes: usize, way: Way, ns: u64) {
+        if let Some(c) = self.calls.get_mut(&(ctx, class(bytes))) {
+            match way {
+                Way::Pieces => c.mine.pieces = estimate(c.mine.pieces, ns),
+                Way::Read => c.mine.read = estimate(c.mine.read, ns),
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// The way (`Agreed`) for this call of blocks of `bytes` among the
+    /// members `group` (this rank the `me`th) of the communicator `ctx`,
+    /// and the words this rank reports in it; `forced`: that way where
+    /// every member may take it (OXMPI_CROWDED_BLOCKS, alike on every
+    /// rank).
+    pub fn agreed_way(&mut self, ctx: u32, group: &Group, me: usize, bytes: usize, forced: Option<Way>) -> (Way, Note) {
+        let members: Vec<usize> = (0..group.size()).map(|r| group.world_rank(r)).collect();
+        let reads = members.iter().all(|&w| w == self.rank || self.may_be_read(w));
+        let (way, note) = self.agreed.pick(ctx, &members, me, bytes, reads);
+        match forced {
+            // (every member reported that it may read)
+            Some(Way::Read) if self.agreed.all_read(ctx, bytes) => (Way::Read, note),
+            Some(_) => (Way::Pieces, note),
+            None => (way, note),
+        }
+    }
+
+    /// The `r`th member's words in this call (`agreed_way`).
+    pub fn agreed_heard(&mut self, ctx: u32, r: usize, bytes: usize, note: Note) {
+        self.agreed.heard(ctx, r, bytes, note);
+    }
+
+    /// This rank's call, every member going `way`, took `ns`.
+    pub fn agreed_took(&mut self, ctx: u32, bytes: usize, way: Way, ns: u64) {
+        self.agreed.took(ctx, bytes, way, ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `n` ranks' calls of one communicator, each way's calls taking
+    /// every rank `cost(way)`: the ways each rank takes, call by call.
+    fn calls(ranks: &mut [Agreed], count: usize, cost: impl Fn(Way) -> u64, reads: &[bool]) -> Vec<Vec<Way>> {
+        let members: Vec<usize> = (0..ranks.len()).collect();
+        let b = 64 << 10;
+        (0..count)
+            .map(|_| {
+                let picked: Vec<(Way, Note)> =
+                    ranks.iter_mut().enumerate().map(|(me, a)| a.pick(7, &members, me, b, reads[me])).collect();
+                for (me, a) in ranks.iter_mut().enumerate() {
+                    for (r, &(_, note)) in picked.iter().enumerate().filter(|&(r, _)| r != me) {
+                        a.heard(7, r, b, note);
+                    }
+                    a.took(7, b, picked[me].0, cost(picked[me].0));
+                }
+                picked.into_iter().map(|(w, _)| w).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_rank_takes_one_way_at_every_call_the_cheaper_and_the_other_now_and_then() {
+        let mut ranks: Vec<Agreed> = (0..4).map(|_| Agreed::default()).collect();
+        let all = [true; 4];
+        // pieces 30 us a call against a read's 50
+        let ways = calls(&mut ranks, 600, |w| if w == Way::Pieces { 30_000 } else { 50_000 }, &all);
+        assert!(ways.iter().all(|w| w.iter().all(|&x| x == w[0])), "one way at every call");
+        assert!(ways[..MIN_GAP as usize].iter().all(|w| w[0] == Way::Pieces), "pieces until a read is tried");
+        assert!(ways.iter().any(|w| w[0] == Way::Read), "the read is tried");
+        assert!(ways[300..].iter().filter(|w| w[0] == Way::Read).count() <= 2, "tries grow rare");
+        // a slow spell: pieces five times dearer; reads soon, tried
+        // pieces rarely
+        let ways = calls(&mut ranks, 400, |w| if w == Way::Pieces { 150_000 } else { 50_000 }, &all);
+        assert!(ways.iter().all(|w| w.iter().all(|&x| x == w[0])));
+        let first = ways.iter().position(|w| w[0] == Way::Read).unwrap();
+        assert!(first <= MAX_GAP as usize + 1);
+        assert!(ways[first + 20..].iter().filter(|w| w[0] == Way::Pieces).count() <= 3);
+        // and back
+        let ways = calls(&mut ranks, 400, |w| if w == Way::Pieces { 30_000 } else { 50_000 }, &all);
+        assert!(ways.iter().all(|w| w.iter().all(|&x| x == w[0])));
+        assert!(ways[300..].iter().filter(|w| w[0] == Way::Read).count() <= 2);
+    }
+
+    #[test]
+    fn no_read_where_one_member_may_not_read() {
+        let mut ranks: Vec<Agreed> = (0..3).map(|_| Agreed::default()).collect();
+        let ways = calls(&mut ranks, 300, |w| if w == Way::Pieces { 150_000 } else { 1_000 }, &[true, false, true]);
+        assert!(ways.iter().flatten().all(|&w| w == Way::Pieces));
+    }
+
+    #[test]
+    fn other_members_on_a_context_start_afresh() {
+        let mut a = Agreed::default();
+        let (b, reads) = (64 << 10, true);
+        for _ in 0..3 {
+            a.pick(9, &[0, 1, 2], 0, b, reads);
+            a.heard(9, 1, b, [1 << 58 | 5, 5]);
+            a.heard(9, 2, b, [1 << 58 | 5, 5]);
+        }
+        assert!(a.calls[&(9, class(b))].reports.iter().all(|r| r.is_some()));
+        a.pick(9, &[0, 1, 3], 0, b, reads);
+        let c = &a.calls[&(9, class(b))];
+        assert!(c.reports[1].is_none() && c.reports[2].is_none() && c.since == 0);
+    }
+}
