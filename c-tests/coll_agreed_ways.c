@@ -1,5 +1,6 @@
 /* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_CROWDED_BLOCKS=read;OXMPI_CROWDED_BLOCKS=pieces
- * Long blocking Alltoalls on three communicators at once, many times
+ * Long blocking Alltoalls and Allgathers (from a send buffer and in
+ * place) on three communicators at once, many times
  * in a row: the world, a duplicate of it (the same members, another
  * context) and all ranks but the last (fewer members), each making its
  * own number of calls, at two block sizes interleaved. Among three or
@@ -21,7 +22,7 @@ static unsigned char val(int from, int to, size_t i, int k, int comm)
     return (unsigned char)(from * 37 + to * 11 + i * 13 + k * 7 + comm * 101 + (i >> 11));
 }
 
-static const size_t sizes[] = {20000, 65536 + 8};
+static const size_t sizes[] = {20000, 65536 + 8, 300000};
 #define ROUNDS 70
 
 /* One Alltoall of blocks of `b` bytes on `comm` (tagged `tag` in the
@@ -47,6 +48,30 @@ static void alltoall(MPI_Comm comm, int tag, size_t b, int k)
     free(s), free(r);
 }
 
+/* One Allgather of blocks of `b` bytes on `comm` in round `k`, from a
+ * send buffer or (`in_place`) in place, checked. */
+static void allgather(MPI_Comm comm, int tag, size_t b, int k, int in_place)
+{
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    unsigned char *s = malloc(b), *r = malloc(b * n);
+    memset(r, 0xee, b * n);
+    unsigned char *mine = in_place ? r + me * b : s;
+    for (size_t i = 0; i < b; i++) mine[i] = val(me, n, i, k, tag);
+    int e = in_place ? MPI_Allgather(MPI_IN_PLACE, 0, MPI_BYTE, r, (int)b, MPI_BYTE, comm)
+                     : MPI_Allgather(s, (int)b, MPI_BYTE, r, (int)b, MPI_BYTE, comm);
+    memset(s, 0xa5, b);
+    CHECK(e == MPI_SUCCESS, "allgather %d of %zu bytes, round %d: error %d", tag, b, k, e);
+    for (int q = 0; q < n; q++)
+        for (size_t i = 0; i < b; i++)
+            if (r[q * b + i] != val(q, n, i, k, tag)) {
+                CHECK(0, "allgather %d of %zu bytes, round %d: byte %zu from rank %d wrong", tag, b, k, i, q);
+                break;
+            }
+    free(s), free(r);
+}
+
 int main(int argc, char **argv)
 {
     int size;
@@ -57,13 +82,15 @@ int main(int argc, char **argv)
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, size > 1 && rank == size - 1 ? MPI_UNDEFINED : 0, rank, &most);
     for (int k = 0; k < ROUNDS; k++) {
-        size_t b = sizes[k % 2];
+        size_t b = sizes[k % 3];
         alltoall(MPI_COMM_WORLD, 0, b, k);
         if (most != MPI_COMM_NULL) {
             alltoall(most, 1, b, k);
-            alltoall(most, 1, sizes[(k + 1) % 2], k);
+            alltoall(most, 1, sizes[(k + 1) % 3], k);
         }
         if (k % 3 == 0) alltoall(dup, 2, b, k);
+        allgather(MPI_COMM_WORLD, 4, b, k, k % 2);
+        if (most != MPI_COMM_NULL && k % 2 == 0) allgather(most, 5, b, k, 0);
     }
     if (most != MPI_COMM_NULL) MPI_Comm_free(&most);
     MPI_Comm_free(&dup);

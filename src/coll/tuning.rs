@@ -473,12 +473,13 @@ pub fn in_pieces(op: Pieces, n: usize, bytes: usize, item: usize) -> bool {
     auto && (crowd || message < most)
 }
 
-/// Whether a blocking Alltoall's long blocks among `n` ranks go the way
-/// every member takes alike per call (`p2p::agreed`): among more than two
-/// ranks on a crowded host; with the way OXMPI_CROWDED_BLOCKS forces, if
-/// any (a setting all ranks share).
-pub fn agreed_blocks(n: usize) -> Option<Option<Way>> {
-    (n > 2 && crowded()).then(|| get().crowded_blocks)
+/// Whether a blocking Alltoall's or Allgather's (`op`) blocks in pieces
+/// among `n` ranks go the way every member takes alike per call
+/// (`p2p::agreed`): among more than two ranks on a crowded host; with the
+/// way OXMPI_CROWDED_BLOCKS forces, if any (a setting all ranks share).
+pub fn agreed_blocks(op: Pieces, n: usize) -> Option<Option<Way>> {
+    let takes = matches!(op, Pieces::Alltoall | Pieces::Allgather);
+    (takes && n > 2 && crowded()).then(|| get().crowded_blocks)
 }
 
 /// Whether a blocking Allgather's or Alltoall's blocks between two ranks

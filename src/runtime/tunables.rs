@@ -62,7 +62,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_CROWDED_BLOCKS",
         default: "auto",
-        meaning: "how a blocking Alltoall's blocks among 3 or more ranks of a host with more ranks than cores go where they go through the shared mailboxes in pieces (blocks longer than a long slot shares among the others, up to OXMPI_SINGLE_COPY_MIN): auto has every rank take, alike, the way the communicator's last calls of that size took less time on all (pieces win while the CPUs pass cache lines quickly; each reader's cross-memory copy straight out of every writer's send buffer while they do not, as on a virtual machine whose host puts its CPUs on dies that share no cache); pieces and read take that way always (read needs OXMPI_SINGLE_COPY=1 and every rank able to read the others). All ranks must agree",
+        meaning: "how a blocking Alltoall's or Allgather's (and an Allgatherv's parts of one size) blocks among 3 or more ranks of a host with more ranks than cores go where they go through the shared mailboxes in pieces (an Alltoall's longer than a long slot shares among the others, up to OXMPI_SINGLE_COPY_MIN; an Allgather's longer than a short slot shares among all): auto has every rank take, alike, the way the communicator's last calls of that size took less time on all (pieces win while the CPUs pass cache lines quickly; each reader's cross-memory copy straight out of every writer's send buffer (an Allgather in place: its part of recvbuf) while they do not, as on a virtual machine whose host puts its CPUs on dies that share no cache); pieces and read take that way always (read needs OXMPI_SINGLE_COPY=1 and every rank able to read the others). All ranks must agree",
     },
     Tunable {
         name: "OXMPI_BIND",

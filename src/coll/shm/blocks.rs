@@ -53,7 +53,15 @@ pub fn allgatherv(
             };
             two_ways(e, m, stamp, (own.filter(|o| o.len() == mine.len()).unwrap_or(mine), theirs), false)
         }
-        Some(b) if !whole(b * m.group.size()) => allgather_cut(e, m, stamp, 0, all, at, Cut::new(b, 1), b),
+        Some(b) if !whole(b * m.group.size()) => match tuning::agreed_blocks(Pieces::Allgather, m.group.size()) {
+            Some(forced) => agreed(e, m, stamp, b, forced, |e, way, (note, heard)| match way {
+                // (from the send buffer, whose lines the writer has not
+                // just written, where there is one)
+                Way::Read => read_in_place(e, m, stamp, (own.filter(|o| o.len() == b), note, heard), 0, (all, at)),
+                Way::Pieces => allgather_cut(e, m, stamp, 0, all, at, Cut::new(b, 1), b, Some((note, heard))),
+            }),
+            None => allgather_cut(e, m, stamp, 0, all, at, Cut::new(b, 1), b, None),
+        },
         None if !whole((0..m.group.size()).map(|r| at(r).len()).sum()) => {
             allgather_whole(e, m, stamp, Boxes::Long, all, at)
         }
@@ -112,7 +120,8 @@ fn allgather_whole(
 
 /// Every rank's block `at(r)` of `all` to every other, in pieces (this
 /// rank's own block is in place); the pieces' stamps count from `first`;
-/// every member's stream has `stream` bytes.
+/// every member's stream has `stream` bytes. `notes`: words for the
+/// readers, and what hears each member's (from its first piece).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn allgather_cut(
     e: &mut Engine,
@@ -123,6 +132,7 @@ pub(super) fn allgather_cut(
     at: impl Fn(usize) -> Range<usize>,
     cut: Cut,
     stream: usize,
+    mut notes: Option<(Note, Heard)>,
 ) -> MpiResult<()> {
     let (n, me) = (m.group.size(), m.me);
     if n == 1 {
@@ -130,8 +140,13 @@ pub(super) fn allgather_cut(
     }
     pipeline(e, cut.pieces, |e, step| match step {
         Step::Publish(p) => {
-            let last = p + 1 == cut.pieces;
-            e.publish_piece(piece(stamp, first + p), &all[cut.piece(at(me), p)], stream, last, m.others(me))
+            let (data, last) = (&all[cut.piece(at(me), p)], p + 1 == cut.pieces);
+            match &notes {
+                Some((note, _)) => {
+                    e.publish_piece_noted(piece(stamp, first + p), data, (stream, last), *note, m.others(me))
+                }
+                None => e.publish_piece(piece(stamp, first + p), data, stream, last, m.others(me)),
+            }
         }
         Step::Read(p) => {
             for r in (0..n).filter(|&r| r != me) {
@@ -145,6 +160,9 @@ pub(super) fn allgather_cut(
                 } else {
                     e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, first + p), 0, out)?
                 };
+                if let Some((_, heard)) = notes.as_mut().filter(|_| p == 0 && !seen.astray) {
+                    heard(e, r, seen.note);
+                }
                 in_step(e, stamp, r, (seen.stream, seen.len), want)?;
             }
             Ok(())
@@ -301,17 +319,15 @@ pub fn alltoall(e: &mut Engine, m: &Members, stamp: u64, sends: &[u8], recvs: &m
         recvs[block(me)].copy_from_slice(&sends[block(me)]);
         return two_ways(e, m, stamp, (&sends[block(1 - me)], &mut recvs[block(1 - me)]), false);
     }
-    if let Some(forced) = tuning::agreed_blocks(n) {
+    if let Some(forced) = tuning::agreed_blocks(Pieces::Alltoall, n) {
         return alltoall_agreed(e, m, stamp, (sends, recvs), b, forced);
     }
     alltoall_cut(e, m, stamp, (sends, block), (recvs, block), Cut::new(b, 1), b, None)
 }
 
 /// `alltoall` of blocks of `b` bytes that go in pieces or are read in
-/// place, every member taking the way they agree on for this call
-/// (`p2p::agreed`; `forced`: OXMPI_CROWDED_BLOCKS). Read in place, each
-/// rank publishes its send buffer by reference, copies its block out of
-/// every other's and waits for every other to have read its own.
+/// place (from byte `me * b` of every other's send buffer), as the members
+/// agree (`agreed`).
 fn alltoall_agreed(
     e: &mut Engine,
     m: &Members,
@@ -320,39 +336,70 @@ fn alltoall_agreed(
     b: usize,
     forced: Option<Way>,
 ) -> MpiResult<()> {
-    let start = std::time::Instant::now();
-    let (n, me, ctx) = (m.group.size(), m.me, (stamp >> 32) as u32);
-    let (way, note) = e.agreed_way(ctx, m.group, me, b, forced);
     let block = |r: usize| r * b..(r + 1) * b;
-    let done = match way {
-        Way::Read => {
-            recvs[block(me)].copy_from_slice(&sends[block(me)]);
-            e.publish_by_reference(piece(stamp, 0), sends, note, m.others(me))?;
-            let mut failed = FirstError::default();
-            for r in (0..n).filter(|&r| r != me) {
-                let seen = e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, 0), me * b, &mut recvs[block(r)])?;
-                failed.keep(if seen.astray || !seen.by_reference || seen.stream != sends.len() {
-                    // another operation, another size, or pieces
-                    e.give_up_mailboxes(stamp);
-                    check_size(r, seen.stream / n, b).and(mismatch(r))
-                } else {
-                    e.agreed_heard(ctx, r, b, seen.note);
-                    Ok(())
-                });
-            }
-            // (given up, this fails unless every other has read it)
-            let read_here = e.await_reads(Boxes::Long);
-            failed.result().and(read_here)
-        }
+    recvs[block(m.me)].copy_from_slice(&sends[block(m.me)]);
+    agreed(e, m, stamp, b, forced, |e, way, (note, heard)| match way {
+        Way::Read => read_in_place(e, m, stamp, (Some(sends), note, heard), m.me * b, (recvs, block)),
         Way::Pieces => {
-            let heard = &mut |e: &mut Engine, r: usize, note| e.agreed_heard(ctx, r, b, note);
             alltoall_cut(e, m, stamp, (sends, block), (recvs, block), Cut::new(b, 1), b, Some((note, heard)))
         }
-    };
+    })
+}
+
+/// A call of blocks of `b` bytes on the communicator of `stamp` that
+/// go in pieces or are read in place, `go(way, words)`, the way every
+/// member takes alike (`p2p::agreed`; `forced`: OXMPI_CROWDED_BLOCKS),
+/// with the words this rank reports to the others and what hears
+/// theirs; timed for the next calls' choice.
+fn agreed(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    b: usize,
+    forced: Option<Way>,
+    go: impl FnOnce(&mut Engine, Way, (Note, Heard)) -> MpiResult<()>,
+) -> MpiResult<()> {
+    let start = std::time::Instant::now();
+    let ctx = (stamp >> 32) as u32;
+    let (way, note) = e.agreed_way(ctx, m.group, m.me, b, forced);
+    let done = go(e, way, (note, &mut |e: &mut Engine, r, note| e.agreed_heard(ctx, r, b, note)));
     if done.is_ok() {
         e.agreed_took(ctx, b, way, start.elapsed().as_nanos() as u64);
     }
     done
+}
+
+/// Every member's stream published by reference (this rank's is `mine`,
+/// or where None its part `into(me)` of `recvs`), and every other's read
+/// in place from byte `from` on into `into(r)` of `recvs`, each one's
+/// words (`note`) heard; then a wait for every other to have read this
+/// rank's (its data must stay as it is until then).
+fn read_in_place(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    (mine, note, heard): (Option<&[u8]>, Note, Heard),
+    from: usize,
+    (recvs, into): (&mut [u8], impl Fn(usize) -> Range<usize>),
+) -> MpiResult<()> {
+    let (n, me) = (m.group.size(), m.me);
+    let stream = mine.map_or(into(me).len(), <[u8]>::len);
+    e.publish_by_reference(piece(stamp, 0), mine.unwrap_or(&recvs[into(me)]), note, m.others(me))?;
+    let mut failed = FirstError::default();
+    for r in (0..n).filter(|&r| r != me) {
+        let seen = e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, 0), from, &mut recvs[into(r)])?;
+        failed.keep(if seen.astray || !seen.by_reference || seen.stream != stream {
+            // another operation, another size, or pieces
+            e.give_up_mailboxes(stamp);
+            check_size(r, seen.stream, stream).and(mismatch(r))
+        } else {
+            heard(e, r, seen.note);
+            Ok(())
+        });
+    }
+    // (given up, this fails unless every other has read it)
+    let read_here = e.await_reads(Boxes::Long);
+    failed.result().and(read_here)
 }
 
 /// Between two ranks, this rank's long block `mine` to the other and the

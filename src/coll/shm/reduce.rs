@@ -307,7 +307,7 @@ fn allreduce_cut(
             data[part(me)].copy_from_slice(&folded);
         }
     }
-    allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut, len)
+    allgather_cut(e, m, stamp, (n - 1) * cut.pieces, data, part, cut, len, None)
 }
 
 /// Reduce-scatter: segment `part(r)` of everyone's `input` folded in rank
