@@ -97,11 +97,19 @@ impl Agreed {
     /// world rank, this rank the `me`th) of blocks of `bytes`, and the
     /// words reporting this rank's estimates (`reads`: whether it may
     /// read the others' memory) for the others to hear (`heard`).
-    pub fn pick(&mut self, ctx: u32, members: &[usize], me: usize, bytes: usize, reads: bool) -> (Way, Note) {
+    pub fn pick(
+        &mut self,
+        ctx: u32,
+        members: impl ExactSizeIterator<Item = usize> + Clone,
+        me: usize,
+        bytes: usize,
+        reads: bool,
+    ) -> (Way, Note) {
         let c = self.calls.entry((ctx, class(bytes))).or_default();
-        if c.members != members {
+        if !c.members.iter().copied().eq(members.clone()) {
             // a context freed and taken again by other members
-            *c = Calls { members: members.to_vec(), reports: vec![None; members.len()], ..Calls::default() };
+            let n = members.len();
+            *c = Calls { members: members.collect(), reports: vec![None; n], ..Calls::default() };
         }
         let way = c.choose();
         c.reports[me] = Some((c.mine, reads));
@@ -144,9 +152,9 @@ impl Engine {
     /// every member may take it (OXMPI_CROWDED_BLOCKS, alike on every
     /// rank).
     pub fn agreed_way(&mut self, ctx: u32, group: &Group, me: usize, bytes: usize, forced: Option<Way>) -> (Way, Note) {
-        let members: Vec<usize> = (0..group.size()).map(|r| group.world_rank(r)).collect();
-        let reads = members.iter().all(|&w| w == self.rank || self.may_be_read(w));
-        let (way, note) = self.agreed.pick(ctx, &members, me, bytes, reads);
+        let members = (0..group.size()).map(|r| group.world_rank(r));
+        let reads = members.clone().all(|w| w == self.rank || self.may_be_read(w));
+        let (way, note) = self.agreed.pick(ctx, members, me, bytes, reads);
         match forced {
             // (every member reported that it may read)
             Some(Way::Read) if self.agreed.all_read(ctx, bytes) => (Way::Read, note),
@@ -177,8 +185,11 @@ mod tests {
         let b = 64 << 10;
         (0..count)
             .map(|_| {
-                let picked: Vec<(Way, Note)> =
-                    ranks.iter_mut().enumerate().map(|(me, a)| a.pick(7, &members, me, b, reads[me])).collect();
+                let picked: Vec<(Way, Note)> = ranks
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(me, a)| a.pick(7, members.iter().copied(), me, b, reads[me]))
+                    .collect();
                 for (me, a) in ranks.iter_mut().enumerate() {
                     for (r, &(_, note)) in picked.iter().enumerate().filter(|&(r, _)| r != me) {
                         a.heard(7, r, b, note);
@@ -225,12 +236,12 @@ mod tests {
         let mut a = Agreed::default();
         let (b, reads) = (64 << 10, true);
         for _ in 0..3 {
-            a.pick(9, &[0, 1, 2], 0, b, reads);
+            a.pick(9, [0, 1, 2].into_iter(), 0, b, reads);
             a.heard(9, 1, b, [1 << 58 | 5, 5]);
             a.heard(9, 2, b, [1 << 58 | 5, 5]);
         }
         assert!(a.calls[&(9, class(b))].reports.iter().all(|r| r.is_some()));
-        a.pick(9, &[0, 1, 3], 0, b, reads);
+        a.pick(9, [0, 1, 3].into_iter(), 0, b, reads);
         let c = &a.calls[&(9, class(b))];
         assert!(c.reports[1].is_none() && c.reports[2].is_none() && c.since == 0);
     }
