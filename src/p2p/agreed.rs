@@ -31,7 +31,14 @@ use std::collections::HashMap;
 /// A report's words with the flag that its rank may read the others.
 const READS: u64 = 1 << 63;
 
-/// One communicator's calls of one block size (its class).
+/// A member's report and whether it may read the others, from its words
+/// (`Agreed::pick`; None: none there).
+fn heard(note: Note) -> Option<(Report, bool)> {
+    let report = Report::decode([note[0], note[1] & !READS])?.1;
+    Some((report, note[1] & READS != 0))
+}
+
+/// One communicator's calls of one operation and block size (its class).
 #[derive(Default)]
 struct Calls {
     /// The members' world ranks, which a reused context tells apart.
@@ -86,57 +93,59 @@ impl Calls {
     }
 }
 
-/// Every communicator's calls, by context and block size class.
+/// Every communicator's calls, by context and operation, and block size
+/// class.
 #[derive(Default)]
 pub struct Agreed {
-    calls: HashMap<(u32, usize), Calls>,
+    calls: HashMap<(u64, usize), Calls>,
 }
 
 impl Agreed {
-    /// The way for this call of communicator `ctx` (members `members` by
+    /// The way for this call of operation `of` (`Engine::agreed_way`; members `members` by
     /// world rank, this rank the `me`th) of blocks of `bytes`, and the
     /// words reporting this rank's estimates (`reads`: whether it may
     /// read the others' memory) for the others to hear (`heard`).
     pub fn pick(
         &mut self,
-        ctx: u32,
+        of: u64,
         members: impl ExactSizeIterator<Item = usize> + Clone,
         me: usize,
         bytes: usize,
         reads: bool,
     ) -> (Way, Note) {
-        let c = self.calls.entry((ctx, class(bytes))).or_default();
+        let c = self.calls.entry((of, class(bytes))).or_default();
         if !c.members.iter().copied().eq(members.clone()) {
             // a context freed and taken again by other members
             let n = members.len();
             *c = Calls { members: members.collect(), reports: vec![None; n], ..Calls::default() };
         }
         let way = c.choose();
-        c.reports[me] = Some((c.mine, reads));
         let [a, b] = c.mine.encode(class(bytes));
-        (way, [a, b | if reads { READS } else { 0 }])
+        let note = [a, b | if reads { READS } else { 0 }];
+        // (as the others hear it, in the words' coarser units: weighed
+        // exact here, a sum could tip the other way than theirs)
+        c.reports[me] = heard(note);
+        (way, note)
     }
 
     /// The `r`th member's report (`pick`'s words) in this call.
-    pub fn heard(&mut self, ctx: u32, r: usize, bytes: usize, note: Note) {
-        let Some(c) = self.calls.get_mut(&(ctx, class(bytes))) else { return };
-        let reads = note[1] & READS != 0;
-        let report = Report::decode([note[0], note[1] & !READS]).map(|(_, report)| report);
+    pub fn heard(&mut self, of: u64, r: usize, bytes: usize, note: Note) {
+        let Some(c) = self.calls.get_mut(&(of, class(bytes))) else { return };
         if let Some(slot) = c.reports.get_mut(r) {
-            *slot = report.map(|report| (report, reads));
+            *slot = heard(note);
         }
     }
 
     /// Whether every member reported, in the last call, that it may read
     /// the others.
-    fn all_read(&self, ctx: u32, bytes: usize) -> bool {
-        self.calls.get(&(ctx, class(bytes))).and_then(Calls::best).is_some_and(|(_, reads)| reads)
+    fn all_read(&self, of: u64, bytes: usize) -> bool {
+        self.calls.get(&(of, class(bytes))).and_then(Calls::best).is_some_and(|(_, reads)| reads)
     }
 
-    /// This rank's call of `bytes` blocks on `ctx`, every member going
+    /// This rank's call `of` of `bytes` blocks, every member going
     /// `way`, took `ns`.
-    pub fn took(&mut self, ctx: u32, bytes: usize, way: Way, ns: u64) {
-        if let Some(c) = self.calls.get_mut(&(ctx, class(bytes))) {
+    pub fn took(&mut self, of: u64, bytes: usize, way: Way, ns: u64) {
+        if let Some(c) = self.calls.get_mut(&(of, class(bytes))) {
             match way {
                 Way::Pieces => c.mine.pieces = estimate(c.mine.pieces, ns),
                 Way::Read => c.mine.read = estimate(c.mine.read, ns),
@@ -147,30 +156,31 @@ impl Agreed {
 
 impl Engine {
     /// The way (`Agreed`) for this call of blocks of `bytes` among the
-    /// members `group` (this rank the `me`th) of the communicator `ctx`,
+    /// members `group` (this rank the `me`th), `of`: the communicator's
+    /// context and the operation (`Kind`),
     /// and the words this rank reports in it; `forced`: that way where
     /// every member may take it (OXMPI_CROWDED_BLOCKS, alike on every
     /// rank).
-    pub fn agreed_way(&mut self, ctx: u32, group: &Group, me: usize, bytes: usize, forced: Option<Way>) -> (Way, Note) {
+    pub fn agreed_way(&mut self, of: u64, group: &Group, me: usize, bytes: usize, forced: Option<Way>) -> (Way, Note) {
         let members = (0..group.size()).map(|r| group.world_rank(r));
         let reads = members.clone().all(|w| w == self.rank || self.may_be_read(w));
-        let (way, note) = self.agreed.pick(ctx, members, me, bytes, reads);
+        let (way, note) = self.agreed.pick(of, members, me, bytes, reads);
         match forced {
             // (every member reported that it may read)
-            Some(Way::Read) if self.agreed.all_read(ctx, bytes) => (Way::Read, note),
+            Some(Way::Read) if self.agreed.all_read(of, bytes) => (Way::Read, note),
             Some(_) => (Way::Pieces, note),
             None => (way, note),
         }
     }
 
     /// The `r`th member's words in this call (`agreed_way`).
-    pub fn agreed_heard(&mut self, ctx: u32, r: usize, bytes: usize, note: Note) {
-        self.agreed.heard(ctx, r, bytes, note);
+    pub fn agreed_heard(&mut self, of: u64, r: usize, bytes: usize, note: Note) {
+        self.agreed.heard(of, r, bytes, note);
     }
 
     /// This rank's call, every member going `way`, took `ns`.
-    pub fn agreed_took(&mut self, ctx: u32, bytes: usize, way: Way, ns: u64) {
-        self.agreed.took(ctx, bytes, way, ns);
+    pub fn agreed_took(&mut self, of: u64, bytes: usize, way: Way, ns: u64) {
+        self.agreed.took(of, bytes, way, ns);
     }
 }
 
@@ -181,10 +191,20 @@ mod tests {
     /// `n` ranks' calls of one communicator, each way's calls taking
     /// every rank `cost(way)`: the ways each rank takes, call by call.
     fn calls(ranks: &mut [Agreed], count: usize, cost: impl Fn(Way) -> u64, reads: &[bool]) -> Vec<Vec<Way>> {
+        calls_by(ranks, count, |w, _, _| cost(w), reads)
+    }
+
+    /// `calls` where each rank's call `i` takes `cost(way, rank, i)`.
+    fn calls_by(
+        ranks: &mut [Agreed],
+        count: usize,
+        cost: impl Fn(Way, usize, usize) -> u64,
+        reads: &[bool],
+    ) -> Vec<Vec<Way>> {
         let members: Vec<usize> = (0..ranks.len()).collect();
         let b = 64 << 10;
         (0..count)
-            .map(|_| {
+            .map(|i| {
                 let picked: Vec<(Way, Note)> = ranks
                     .iter_mut()
                     .enumerate()
@@ -194,7 +214,7 @@ mod tests {
                     for (r, &(_, note)) in picked.iter().enumerate().filter(|&(r, _)| r != me) {
                         a.heard(7, r, b, note);
                     }
-                    a.took(7, b, picked[me].0, cost(picked[me].0));
+                    a.took(7, b, picked[me].0, cost(picked[me].0, me, i));
                 }
                 picked.into_iter().map(|(w, _)| w).collect()
             })
@@ -222,6 +242,19 @@ mod tests {
         let ways = calls(&mut ranks, 400, |w| if w == Way::Pieces { 30_000 } else { 50_000 }, &all);
         assert!(ways.iter().all(|w| w.iter().all(|&x| x == w[0])));
         assert!(ways[300..].iter().filter(|w| w[0] == Way::Read).count() <= 2);
+    }
+
+    #[test]
+    fn ranks_agree_where_the_ways_cost_nearly_alike() {
+        // estimates a few nanoseconds apart, unlike on every rank and
+        // call: each rank must weigh its own as the others heard it
+        let mut ranks: Vec<Agreed> = (0..4).map(|_| Agreed::default()).collect();
+        let cost = |w: Way, r: usize, i: usize| {
+            let jitter = ((r * 7 + i * 13 + if w == Way::Pieces { 0 } else { 5 }) % 31) as u64;
+            50_000 + jitter
+        };
+        let ways = calls_by(&mut ranks, 3000, cost, &[true; 4]);
+        assert!(ways.iter().all(|w| w.iter().all(|&x| x == w[0])), "one way at every call");
     }
 
     #[test]

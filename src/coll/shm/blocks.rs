@@ -54,7 +54,7 @@ pub fn allgatherv(
             two_ways(e, m, stamp, (own.filter(|o| o.len() == mine.len()).unwrap_or(mine), theirs), false)
         }
         Some(b) if !whole(b * m.group.size()) => match tuning::agreed_blocks(Pieces::Allgather, m.group.size()) {
-            Some(forced) => agreed(e, m, stamp, b, forced, |e, way, (note, heard)| match way {
+            Some(forced) => agreed(e, m, (stamp, Kind::Allgather), b, forced, |e, way, (note, heard)| match way {
                 // (from the send buffer, whose lines the writer has not
                 // just written, where there is one)
                 Way::Read => read_in_place(e, m, stamp, (own.filter(|o| o.len() == b), note, heard), 0, (all, at)),
@@ -338,7 +338,7 @@ fn alltoall_agreed(
 ) -> MpiResult<()> {
     let block = |r: usize| r * b..(r + 1) * b;
     recvs[block(m.me)].copy_from_slice(&sends[block(m.me)]);
-    agreed(e, m, stamp, b, forced, |e, way, (note, heard)| match way {
+    agreed(e, m, (stamp, Kind::Alltoall), b, forced, |e, way, (note, heard)| match way {
         Way::Read => read_in_place(e, m, stamp, (Some(sends), note, heard), m.me * b, (recvs, block)),
         Way::Pieces => {
             alltoall_cut(e, m, stamp, (sends, block), (recvs, block), Cut::new(b, 1), b, Some((note, heard)))
@@ -346,25 +346,26 @@ fn alltoall_agreed(
     })
 }
 
-/// A call of blocks of `b` bytes on the communicator of `stamp` that
-/// go in pieces or are read in place, `go(way, words)`, the way every
+/// A call of collective `kind`, operation `stamp`, of blocks of `b` bytes
+/// that go in pieces or are read in place, `go(way, words)`, the way every
 /// member takes alike (`p2p::agreed`; `forced`: OXMPI_CROWDED_BLOCKS),
 /// with the words this rank reports to the others and what hears
 /// theirs; timed for the next calls' choice.
 fn agreed(
     e: &mut Engine,
     m: &Members,
-    stamp: u64,
+    (stamp, kind): (u64, Kind),
     b: usize,
     forced: Option<Way>,
     go: impl FnOnce(&mut Engine, Way, (Note, Heard)) -> MpiResult<()>,
 ) -> MpiResult<()> {
     let start = std::time::Instant::now();
-    let ctx = (stamp >> 32) as u32;
-    let (way, note) = e.agreed_way(ctx, m.group, m.me, b, forced);
-    let done = go(e, way, (note, &mut |e: &mut Engine, r, note| e.agreed_heard(ctx, r, b, note)));
+    // (the communicator's context, and the operation)
+    let of = (stamp >> 32) << 8 | kind as u64;
+    let (way, note) = e.agreed_way(of, m.group, m.me, b, forced);
+    let done = go(e, way, (note, &mut |e: &mut Engine, r, note| e.agreed_heard(of, r, b, note)));
     if done.is_ok() {
-        e.agreed_took(ctx, b, way, start.elapsed().as_nanos() as u64);
+        e.agreed_took(of, b, way, start.elapsed().as_nanos() as u64);
     }
     done
 }
