@@ -23,7 +23,7 @@
 //! way alike. Nothing is read in place before every member has reported,
 //! nor where any member may not read the others' memory.
 
-use super::mailbox::{class, estimate, Note, Report, Way, MAX_GAP, MIN_GAP};
+use super::mailbox::{class, estimate, Note, Report, Tries, Way};
 use super::Engine;
 use crate::comm::Group;
 use std::collections::HashMap;
@@ -48,11 +48,8 @@ struct Calls {
     reports: Vec<Option<(Report, bool)>>,
     /// This rank's estimates, as its calls measured them.
     mine: Report,
-    /// Calls since the way not taken was last tried, and the calls to
-    /// make before it is tried again (as `Ways`).
-    since: u32,
-    gap: u32,
-    last: Option<Way>,
+    /// When the way not taken is tried again.
+    tries: Tries,
 }
 
 impl Calls {
@@ -76,20 +73,7 @@ impl Calls {
         if !reads {
             return Way::Pieces;
         }
-        if self.last.is_some_and(|w| w != best) {
-            self.gap = MIN_GAP;
-        }
-        self.last = Some(best);
-        self.since += 1;
-        if self.since <= self.gap.max(MIN_GAP) {
-            return best;
-        }
-        self.since = 0;
-        self.gap = (self.gap.max(MIN_GAP) * 2).min(MAX_GAP);
-        match best {
-            Way::Pieces => Way::Read,
-            Way::Read => Way::Pieces,
-        }
+        self.tries.way(best)
     }
 }
 
@@ -186,6 +170,7 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
+    use super::super::mailbox::{MAX_GAP, MIN_GAP};
     use super::*;
 
     /// `n` ranks' calls of one communicator, each way's calls taking
@@ -276,6 +261,6 @@ mod tests {
         assert!(a.calls[&(9, class(b))].reports.iter().all(|r| r.is_some()));
         a.pick(9, [0, 1, 3].into_iter(), 0, b, reads);
         let c = &a.calls[&(9, class(b))];
-        assert!(c.reports[1].is_none() && c.reports[2].is_none() && c.since == 0);
+        assert!(c.reports[1].is_none() && c.reports[2].is_none());
     }
 }

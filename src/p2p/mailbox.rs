@@ -697,11 +697,39 @@ struct Costs {
     /// This rank's, and the other's as last reported.
     mine: Report,
     theirs: Report,
-    /// The way taken last, the calls since the way not taken was last
-    /// tried, and the calls to make before it is tried again.
+    tries: Tries,
+}
+
+/// When the way not taken is tried again: the best way last called for,
+/// the calls since the other was last tried, and the calls to make
+/// before it is tried again (`Ways`, and `p2p::agreed` alike).
+#[derive(Clone, Copy, Default)]
+pub(super) struct Tries {
     last: Option<Way>,
     since: u32,
     gap: u32,
+}
+
+impl Tries {
+    /// This call's way where `best` is the cheaper: `best`, or the other
+    /// once the gap is past (the gap doubles at each try, up to
+    /// `MAX_GAP`, and starts again where the best way changes).
+    pub(super) fn way(&mut self, best: Way) -> Way {
+        if self.last.is_some_and(|w| w != best) {
+            self.gap = MIN_GAP;
+        }
+        self.last = Some(best);
+        self.since += 1;
+        if self.since <= self.gap.max(MIN_GAP) {
+            return best;
+        }
+        self.since = 0;
+        self.gap = (self.gap.max(MIN_GAP) * 2).min(MAX_GAP);
+        match best {
+            Way::Pieces => Way::Read,
+            Way::Read => Way::Pieces,
+        }
+    }
 }
 
 /// A rank's estimates of its calls of one block size, by each way.
@@ -775,23 +803,7 @@ impl Ways {
             return Way::Pieces;
         }
         let best = c.best();
-        if c.last.is_some_and(|w| w != best) {
-            c.gap = MIN_GAP;
-        }
-        c.since += 1;
-        let way = if c.since > c.gap.max(MIN_GAP) {
-            c.since = 0;
-            c.gap = (c.gap.max(MIN_GAP) * 2).min(MAX_GAP);
-            if best == Way::Pieces {
-                Way::Read
-            } else {
-                Way::Pieces
-            }
-        } else {
-            best
-        };
-        c.last = Some(best);
-        way
+        c.tries.way(best)
     }
 
     /// This rank's call keyed `bytes`, both ranks' blocks going `way`,

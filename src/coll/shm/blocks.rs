@@ -141,12 +141,7 @@ pub(super) fn allgather_cut(
     pipeline(e, cut.pieces, |e, step| match step {
         Step::Publish(p) => {
             let (data, last) = (&all[cut.piece(at(me), p)], p + 1 == cut.pieces);
-            match &notes {
-                Some((note, _)) => {
-                    e.publish_piece_noted(piece(stamp, first + p), data, (stream, last), *note, m.others(me))
-                }
-                None => e.publish_piece(piece(stamp, first + p), data, stream, last, m.others(me)),
-            }
+            e.publish_piece_noted(piece(stamp, first + p), data, (stream, last), words(&notes), m.others(me))
         }
         Step::Read(p) => {
             for r in (0..n).filter(|&r| r != me) {
@@ -534,6 +529,11 @@ fn alltoall_whole(
 /// member, its words).
 type Heard<'a> = &'a mut dyn FnMut(&mut Engine, usize, Note);
 
+/// The words a `_cut` collective's pieces carry (none: zeros).
+fn words(notes: &Option<(Note, Heard)>) -> Note {
+    notes.as_ref().map_or([0; 2], |(note, _)| *note)
+}
+
 /// Block `out(r)` of `sends` to each other rank r, and r's block for
 /// this rank into `into(r)` of `recvs`, in pieces (this rank's own block
 /// is copied across first). The pieces' stamps count from 0; every
@@ -562,10 +562,7 @@ pub(super) fn alltoall_cut(
             let (i, p) = at(t);
             let to = (me + i) % n;
             let (data, last) = (&sends[cut.piece(out(to), p)], t + 1 == items);
-            match &notes {
-                Some((note, _)) => e.publish_piece_noted(piece(stamp, t), data, (stream, last), *note, [m.world(to)]),
-                None => e.publish_piece(piece(stamp, t), data, stream, last, [m.world(to)]),
-            }
+            e.publish_piece_noted(piece(stamp, t), data, (stream, last), words(&notes), [m.world(to)])
         }
         Step::Read(t) => {
             let (i, p) = at(t);
