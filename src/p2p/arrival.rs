@@ -152,7 +152,15 @@ impl Engine {
     /// give-up lets through).
     pub fn meets_failed_arrival(&self) -> bool {
         let failed = self.seg.failed_arrival();
-        failed != 0 && failed == self.arrivals + 1
+        failed != 0 && failed == self.next_arrival()
+    }
+
+    /// The number this rank's next collective on the arrival lines posts
+    /// its part as: after those posted and every open nonblocking one not
+    /// yet posted (each waits for the one before it to be taken).
+    fn next_arrival(&self) -> u64 {
+        let unposted = |&id: &super::request::ReqId| matches!(self.requests.get(id), Some(super::request::Request::Arrival(Some(a))) if a.n == 0);
+        self.arrivals + 1 + self.open_arrivals.iter().filter(|id| unposted(id)).count() as u64
     }
 
     /// This rank's part `mine` of collective `kind`, operation `stamp` (as
