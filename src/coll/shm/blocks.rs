@@ -155,6 +155,11 @@ pub(super) fn allgather_cut(
                 } else {
                     e.read_mailbox(Boxes::Long, m.world(r), piece(stamp, first + p), 0, out)?
                 };
+                if seen.by_reference && !seen.astray {
+                    // read in place (its part, `p2p::agreed`)
+                    e.give_up_mailboxes(stamp);
+                    return check_size(r, seen.stream, stream).and(diverged(r));
+                }
                 if let Some((_, heard)) = notes.as_mut().filter(|_| p == 0 && !seen.astray) {
                     heard(e, r, seen.note);
                 }
@@ -387,7 +392,12 @@ fn read_in_place(
         failed.keep(if seen.astray || !seen.by_reference || seen.stream != stream {
             // another operation, another size, or pieces
             e.give_up_mailboxes(stamp);
-            check_size(r, seen.stream, stream).and(mismatch(r))
+            if seen.astray || seen.by_reference {
+                check_size(r, seen.stream, stream).and(mismatch(r))
+            } else {
+                // each of its blocks a stream of its own
+                check_size(r, seen.stream, into(r).len()).and(diverged(r))
+            }
         } else {
             heard(e, r, seen.note);
             Ok(())
@@ -570,6 +580,11 @@ pub(super) fn alltoall_cut(
             let into = &mut recvs[cut.piece(into(from), p)];
             let want = (stream, into.len());
             let seen = e.read_mailbox(Boxes::Long, m.world(from), piece(stamp, t), 0, into)?;
+            if seen.by_reference && !seen.astray {
+                // read in place (its whole send buffer, `p2p::agreed`)
+                e.give_up_mailboxes(stamp);
+                return check_size(from, seen.stream / n, stream).and(diverged(from));
+            }
             if !seen.astray && seen.last != (t + 1 == items) {
                 // a rank whose blocks fit one long publication sends them
                 // whole, as its stream's last piece (`alltoall_whole`)

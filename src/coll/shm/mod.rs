@@ -155,6 +155,14 @@ fn mismatch(from: usize) -> MpiResult<()> {
     err!(Type, "rank {from}'s pieces of this collective do not line up with this rank's: its datatype differs")
 }
 
+/// Rank `from` took a collective's blocks the other way (`p2p::agreed`:
+/// read in place where this rank's went in pieces, or the reverse),
+/// though their sizes agree: the members' choice, which is theirs alike
+/// by construction, was not (a fault in oxmpi, not in the program).
+fn diverged(from: usize) -> MpiResult<()> {
+    err!(Intern, "rank {from} took this collective's blocks the other way (read in place or in pieces) than this rank, though their sizes agree: the ranks' shared choice of the way diverged, a fault in oxmpi")
+}
+
 /// How blocks are cut into pieces for the long mailbox: `size` bytes
 /// each, whole items, `pieces` per block (the last shorter, or empty for
 /// a shorter block), the same on every rank.
