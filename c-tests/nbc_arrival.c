@@ -6,7 +6,9 @@
  * of one only once it has every part of its collective on the lines
  * before, so several started at once are posted by the progress of later
  * calls. Rounds drawn alike on every rank, on MPI_COMM_WORLD, a
- * duplicate and a reversed split of it (one count for all three):
+ * duplicate and a reversed split of it (the nonblocking ones of the two
+ * others go as messages; the blocking ones of all three on the lines,
+ * with one count of their own):
  *  - a late rank (each in turn, 20 ms late, then in the rounds 1 ms)
  *    starts its Ibarrier: no other rank's completes before that (by
  *    CLOCK_MONOTONIC, which ranks on one machine share); completed by

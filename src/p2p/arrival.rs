@@ -1,6 +1,7 @@
 //! Short collectives of the whole world on one host by arrival lines:
-//! each rank has two lines of its own in the segment
-//! (`Segment::post_arrival`); for its n-th such collective it writes its
+//! each rank has two lines of its own in the segment for its blocking
+//! ones (`Segment::post_arrival`, `LineSet::Blocking`); for its n-th such
+//! collective it writes its
 //! part, the operation and the part's shape on line n % 2 and n last, and
 //! every rank takes each other's part from there once that rank's line
 //! shows n. A barrier is one with no part; an allreduce, allgather or
@@ -15,12 +16,13 @@
 //! `core_barrier`) does, where a publication in the short mailboxes costs
 //! a slot's header, a count of publications and a read mark.
 //!
-//! It serves every communicator whose group is the whole world, in any
-//! order (MPI_COMM_WORLD, its duplicates, and the splits, Cartesian
-//! communicators and creations that keep every rank), with one count:
-//! each of these collectives needs every rank's part before any rank's
-//! ends, so a program whose collectives on two of them do not come in one
-//! order on every rank deadlocks by the standard, and in a correct one the
+//! It serves the blocking collectives of every communicator whose group
+//! is the whole world, in any order (MPI_COMM_WORLD, its duplicates, and
+//! the splits, Cartesian communicators and creations that keep every
+//! rank), with one count: each of these collectives needs every rank's
+//! part before any rank's ends, so a program whose blocking collectives
+//! on two of them do not come in one order on every rank deadlocks by the
+//! standard, and in a correct one the
 //! n-th of every rank is the same operation. A part is taken in the
 //! communicator's rank order, whatever the world ranks behind it. A rank
 //! that called another collective is noticed from either side: the
@@ -28,20 +30,27 @@
 //! operation is in its mailboxes or comes as messages (and a rank waiting
 //! in the mailboxes finds the operation on the arrival lines).
 //!
-//! A nonblocking barrier of such a communicator goes there too, behind a
-//! request (`Arrival`, `Engine::start_arrival`): its part is posted as it
-//! starts, or, while this rank's collective on the lines before it still
-//! lacks parts, by the progress that takes them (a blocking one on the
-//! lines waits for them first, `settle_arrivals`), and it completes once
-//! every part is there. A rank that took the operation as messages (a
-//! nonblocking collective of another kind) is noticed now and then while
-//! it waits; it gives the mailboxes up in the operation, which that
-//! rank's schedule notices in turn (`Schedule::named`).
+//! The nonblocking and persistent ones of MPI_COMM_WORLD itself go on two
+//! lines more, counted on their own (`LineSet::Started`), behind a request
+//! (`Arrival`, `Engine::start_arrival`). A rank starts one without
+//! waiting for anyone, so ranks may start it before or after a
+//! collective of another communicator, in a correct program (MPI 4.0
+//! §6.12 orders collectives per communicator): one count for both would
+//! pair different operations. Those of other communicators go as
+//! messages, for the same reason between two of them. Its part is
+//! posted as it starts, or, while this rank's collective on those lines
+//! before it still lacks parts, by the progress that takes them, and it
+//! completes once every part is there. A rank that took the operation as
+//! messages (a nonblocking collective of another kind) is noticed now and
+//! then while it waits; it gives the mailboxes up in the operation, which
+//! that rank's schedule notices in turn (`Schedule::named`). A rank that
+//! posted the operation on its other set of lines (a blocking collective
+//! where the others started one, or the reverse) is noticed too.
 
 use super::Engine;
 use crate::comm::Group;
 use crate::error::{ErrorClass, MpiError, MpiResult};
-pub use crate::transport::shm::ARRIVAL_BYTES;
+pub use crate::transport::shm::{LineSet, ARRIVAL_BYTES};
 
 /// The most ranks whose collectives go on the arrival lines: each rank
 /// reads every other's line (as the mailboxes' short allreduces and
@@ -143,29 +152,23 @@ impl Engine {
         bytes <= ARRIVAL_BYTES && self.size <= MOST_RANKS && group.size() == self.size
     }
 
-    /// Whether this rank's next collective on the arrival lines is one in
-    /// which a rank found another's part on its line to be of another
-    /// collective (the mailboxes and lines given up since): it still goes
-    /// on the lines, so that this rank too finds out, where as messages it
-    /// would wait for parts that never come (when the ranks that found out
-    /// were in another communicator's collective, whose operation the
-    /// give-up lets through).
-    pub fn meets_failed_arrival(&self) -> bool {
-        let failed = self.seg.failed_arrival();
-        failed != 0 && failed == self.next_arrival()
+    /// Whether this rank's next collective on the arrival lines of set
+    /// `set` is one in which a rank found another's part on its line to be
+    /// of another collective (the mailboxes and lines given up since): it
+    /// still goes on the lines, so that this rank too finds out, where as
+    /// messages it would wait for parts that never come (when the ranks
+    /// that found out were in another communicator's collective, whose
+    /// operation the give-up lets through). (A started one is found to
+    /// differ only once every part of it is there, this rank's too: no
+    /// later one meets it.)
+    pub fn meets_failed_arrival(&self, set: LineSet) -> bool {
+        self.seg.failed_arrival() == Some((set, self.arrivals[set as usize] + 1))
     }
 
-    /// The number this rank's next collective on the arrival lines posts
-    /// its part as: after those posted and every open nonblocking one not
-    /// yet posted (each waits for the one before it to be taken).
-    fn next_arrival(&self) -> u64 {
-        let unposted = |&id: &super::request::ReqId| matches!(self.requests.get(id), Some(super::request::Request::Arrival(Some(a))) if a.n == 0);
-        self.arrivals + 1 + self.open_arrivals.iter().filter(|id| unposted(id)).count() as u64
-    }
-
-    /// This rank's part `mine` of collective `kind`, operation `stamp` (as
-    /// a short collective's, `coll::shm::stamp`) of a communicator of
-    /// `group` (`by_arrivals`), posted on its arrival line; then every
+    /// This rank's part `mine` of blocking collective `kind`, operation
+    /// `stamp` (as a short collective's, `coll::shm::stamp`) of a
+    /// communicator of `group` (`by_arrivals`), posted on its arrival line
+    /// (`LineSet::Blocking`); then every
     /// rank's part, in the communicator's rank order, to `take(rank in the
     /// communicator, part)` (this rank's is `mine`). The first error of
     /// `take` is the result, once every part is taken; a rank in another
@@ -188,16 +191,14 @@ impl Engine {
     /// alltoallv's publications in its mailboxes) comes after the part
     /// for the others.
     pub fn post_part(&mut self, stamp: u64, kind: Kind, mine: &[u8]) {
-        if !self.open_arrivals.is_empty() {
-            self.settle_arrivals();
-        }
-        self.post_line(stamp, kind, mine);
+        self.post_line(LineSet::Blocking, stamp, kind, mine);
     }
 
-    /// `post_part`, this rank's earlier parts all taken.
-    fn post_line(&mut self, stamp: u64, kind: Kind, mine: &[u8]) {
-        self.arrivals += 1;
-        self.seg.post_arrival(self.arrivals, stamp, shape(kind, mine.len()), mine);
+    /// This rank's next part of set `set`, its earlier parts there all
+    /// taken.
+    fn post_line(&mut self, set: LineSet, stamp: u64, kind: Kind, mine: &[u8]) {
+        self.arrivals[set as usize] += 1;
+        self.seg.post_arrival(set, self.arrivals[set as usize], stamp, shape(kind, mine.len()), mine);
         let local = self.seg.me;
         self.seg.ring_bells((0..self.seg.nranks).filter(|&q| q != local));
     }
@@ -212,7 +213,7 @@ impl Engine {
         mine: &[u8],
         mut take: impl FnMut(usize, &[u8]) -> MpiResult<()>,
     ) -> MpiResult<()> {
-        let n = self.arrivals;
+        let (set, n) = (LineSet::Blocking, self.arrivals[LineSet::Blocking as usize]);
         let mut first: MpiResult<()> = Ok(());
         let mut part = [0u8; ARRIVAL_BYTES];
         for (c, r) in (0..group.size()).map(|c| (c, group.world_rank(c))) {
@@ -221,45 +222,61 @@ impl Engine {
                 continue;
             }
             let q = self.local_index(r);
-            if self.seg.arrival_n(q, n) < n {
+            if self.seg.arrival_n(q, set, n) < n {
                 let what = || format!("world rank {r} to post its part of collective {n} of the world ({stamp:#x})");
-                let astray = |e: &Engine| e.went_astray(q, stamp);
-                let elsewhere = self.wait_parked(&what, |seg| seg.arrival_n(q, n) >= n, astray, q, stamp)?;
-                if let Some(there) = elsewhere {
+                let astray = |e: &Engine| e.went_astray((q, r), set, stamp, kind, mine.len());
+                let elsewhere = self.wait_parked(&what, |seg| seg.arrival_n(q, set, n) >= n, astray, q, stamp)?;
+                if let Some(error) = elsewhere {
                     self.give_up_mailboxes(stamp);
-                    return Err(went_elsewhere(r, kind, mine.len(), there, self.size));
+                    return Err(error);
                 }
             }
-            let len = self.posted_part(r, n, stamp, kind, &mut part)?;
+            let len = self.posted_part(r, (set, n), stamp, kind, &mut part)?;
             first = first.and(take(c, &part[..len]));
         }
         first
     }
 
-    /// Whether local rank `q`, whose part of operation `stamp` is not on
-    /// its line, took part in it another way (another collective): Some(the
-    /// bytes of its part in its mailboxes, or None: as messages).
-    fn went_astray(&self, q: usize, stamp: u64) -> Option<Option<usize>> {
+    /// Whether local rank `q` (world rank `r`), whose part of operation
+    /// `stamp` is not on its line of set `set`, took part in it another way
+    /// (another collective than this rank's `kind` of `bytes`): in its
+    /// mailboxes, as messages, or on its other set of lines. Some(the
+    /// error) then.
+    fn went_astray(
+        &self,
+        (q, r): (usize, usize),
+        set: LineSet,
+        stamp: u64,
+        kind: Kind,
+        bytes: usize,
+    ) -> Option<MpiError> {
         let (ctx, tag) = ((stamp >> 32) as u32, super::mailbox::user_tag(stamp as u32));
-        self.published_operation(q, stamp).map(Some).or_else(|| self.messages_of(ctx, tag).map(|_| None))
+        let there = self.published_operation(q, stamp).map(Some).or_else(|| self.messages_of(ctx, tag).map(|_| None));
+        if let Some(there) = there {
+            return Some(went_elsewhere(r, kind, bytes, there, self.size));
+        }
+        // (on this set, a part of the operation numbered later is a
+        // persistent one's next start, which was there before)
+        let shape = self.seg.posted_arrival(q, stamp, self.arrivals, &[set.other()])?;
+        Some(out_of_order(r, Kind::of(shape), Some(kind)))
     }
 
-    /// World rank `r`'s `n`th part, on its line, into `part`: its bytes,
-    /// or (the part of another operation or collective) the error, the
-    /// lines and mailboxes given up.
+    /// World rank `r`'s `n`th part of set `set`, on its line, into
+    /// `part`: its bytes, or (the part of another operation or collective)
+    /// the error, the lines and mailboxes given up.
     fn posted_part(
         &self,
         r: usize,
-        n: u64,
+        (set, n): (LineSet, u64),
         stamp: u64,
         kind: Kind,
         part: &mut [u8; ARRIVAL_BYTES],
     ) -> MpiResult<usize> {
-        let (op, theirs) = self.seg.arrival_part(self.local_index(r), n, part);
+        let (op, theirs) = self.seg.arrival_part(self.local_index(r), set, n, part);
         if op != stamp || Kind::of(theirs) != Some(kind) {
             // (every rank that posted its nth part went this way; one
             // not yet there meets it, `meets_failed_arrival`)
-            self.seg.fail_arrival(n);
+            self.seg.fail_arrival(set, n);
             self.give_up_mailboxes(stamp);
             return Err(out_of_order(r, Kind::of(theirs).filter(|_| op == stamp), Some(kind)));
         }
@@ -296,13 +313,14 @@ impl Engine {
     }
 }
 
-/// A nonblocking collective on the arrival lines (`Engine::start_arrival`).
-/// Its part goes on this rank's line once every part of this rank's
-/// arrival before it is taken (the line it goes on held the one before
+/// A nonblocking or persistent collective of MPI_COMM_WORLD on the
+/// arrival lines of `LineSet::Started` (`Engine::start_arrival`). Its part
+/// goes on this rank's line once every part of this rank's collective
+/// before it there is taken (the line it goes on held the one before
 /// that, which every reader is then done with, as for `arrive`); the
 /// request completes once every part is there and taken.
 pub struct Arrival {
-    /// Its number among this rank's arrivals (0: not posted yet).
+    /// Its number among this rank's started arrivals (0: not posted yet).
     n: u64,
     stamp: u64,
     kind: Kind,
@@ -329,7 +347,7 @@ impl Arrival {
     /// What it waits for, for the SIGUSR2 dump.
     pub fn describe(&self) -> String {
         let posted = match self.n {
-            0 => "not posted yet: this rank's collective on the lines before it lacks parts".to_string(),
+            0 => "not posted yet: this rank's nonblocking collective on the lines before it lacks parts".to_string(),
             n => format!(
                 "posted as this rank's collective {n} on the lines, {} of {} parts there",
                 self.seen,
@@ -355,14 +373,14 @@ impl Arrival {
 }
 
 impl Engine {
-    /// Start collective `kind` of `group` (`by_arrivals`), operation
-    /// `stamp`, with this rank's part of `bytes` (at most a line's) as
-    /// `part` writes it, on the arrival lines without waiting: its
-    /// request, complete once
-    /// every rank's part is there and `take` has taken them all. Its part
-    /// is posted now if this rank's earlier collectives on the lines are
+    /// Start collective `kind` of MPI_COMM_WORLD (`group`, `by_arrivals`),
+    /// operation `stamp`, with this rank's part of `bytes` (at most a
+    /// line's) as `part` writes it, on the arrival lines of
+    /// `LineSet::Started` without waiting: its request, complete once every
+    /// rank's part is there and `take` has taken them all. Its part is
+    /// posted now if this rank's earlier collectives on those lines are
     /// all taken, else by the progress that takes them (in the order they
-    /// were started; a blocking one waits for them, `settle_arrivals`).
+    /// were started).
     pub fn start_arrival(
         &mut self,
         group: Group,
@@ -420,16 +438,17 @@ impl Engine {
     /// One look at `a`, the first open nonblocking collective on the
     /// lines: whether it is complete.
     fn advance_arrival(&mut self, a: &mut Arrival) -> bool {
+        let set = LineSet::Started;
         if a.n == 0 {
-            self.post_line(a.stamp, a.kind, &a.mine[..a.len]);
-            a.n = self.arrivals;
+            self.post_line(set, a.stamp, a.kind, &a.mine[..a.len]);
+            a.n = self.arrivals[set as usize];
         }
         let n = a.n;
         while a.seen < a.group.size() {
             let r = a.group.world_rank(a.seen);
             if r != self.rank {
                 let q = self.local_index(r);
-                if self.seg.arrival_n(q, n) < n {
+                if self.seg.arrival_n(q, set, n) < n {
                     a.looks = a.looks.wrapping_add(1);
                     if a.looks.is_multiple_of(super::waits::ASTRAY_EVERY) {
                         if let Some(e) = self.arrival_astray(a, q, r) {
@@ -450,7 +469,7 @@ impl Engine {
             let got = if r == self.rank {
                 &a.mine[..a.len]
             } else {
-                match self.posted_part(r, n, a.stamp, a.kind, &mut part) {
+                match self.posted_part(r, (set, n), a.stamp, a.kind, &mut part) {
                     Ok(len) => &part[..len],
                     Err(e) => {
                         self.fail_arrival_request(a, e);
@@ -470,13 +489,13 @@ impl Engine {
     }
 
     /// World rank `r` (local `q`), whose part of `a` is not on its line,
-    /// took part in its operation another way (the mailboxes or
-    /// messages: another collective), or a member gave the mailboxes up
-    /// in it: the error, and the mailboxes given up.
+    /// took part in its operation another way (the mailboxes, messages or
+    /// the other lines: another collective), or a member gave the
+    /// mailboxes up in it: the error, and the mailboxes given up.
     fn arrival_astray(&mut self, a: &Arrival, q: usize, r: usize) -> Option<MpiError> {
-        if let Some(there) = self.went_astray(q, a.stamp) {
+        if let Some(error) = self.went_astray((q, r), LineSet::Started, a.stamp, a.kind, a.len) {
             self.give_up_mailboxes(a.stamp);
-            return Some(went_elsewhere(r, a.kind, a.len, there, self.size));
+            return Some(error);
         }
         self.given_up_in(a.stamp)
     }
@@ -487,19 +506,5 @@ impl Engine {
             a.error = Some(e);
         }
         a.done = true;
-    }
-
-    /// Wait until this rank's nonblocking collectives on the arrival
-    /// lines are all complete: a blocking one posts its part after them.
-    pub(super) fn settle_arrivals(&mut self) {
-        let mut backoff = crate::runtime::backoff::Backoff::new();
-        loop {
-            // (progress advances them)
-            self.progress();
-            if self.open_arrivals.is_empty() {
-                return;
-            }
-            self.idle(&mut backoff);
-        }
     }
 }

@@ -25,7 +25,7 @@ use super::Engine;
 use crate::err;
 use crate::error::MpiResult;
 pub use crate::transport::shm::Boxes;
-use crate::transport::shm::{Segment, BY_REFERENCE, LAST};
+use crate::transport::shm::{LineSet, Segment, BY_REFERENCE, LAST};
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -605,7 +605,9 @@ impl Engine {
                     })
                 })
                 .or_else(|| e.messages_of(ctx, tag).map(Elsewhere::Messages))
-                .or_else(|| seg.posted_arrival(from, stamp & OPERATION, e.arrivals).map(Elsewhere::Arrival))
+                .or_else(|| {
+                    seg.posted_arrival(from, stamp & OPERATION, e.arrivals, &LineSet::BOTH).map(Elsewhere::Arrival)
+                })
         };
         // a short collective's reader (or a long one's, `read_whole`) has
         // published its own part: on a host with more ranks than cores (at

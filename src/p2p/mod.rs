@@ -112,10 +112,10 @@ pub struct Engine {
     /// every member (`agreed`).
     agreed: agreed::Agreed,
     /// Collectives of the whole world this rank has posted on its
-    /// arrival lines (`arrival`).
-    arrivals: u64,
-    /// Nonblocking collectives on the arrival lines not yet complete, in
-    /// the order they were started (`arrival::Arrival`).
+    /// arrival lines (`arrival`), of each set (`arrival::LineSet`).
+    arrivals: [u64; 2],
+    /// Nonblocking and persistent collectives on the arrival lines not yet
+    /// complete, in the order they were started (`arrival::Arrival`).
     open_arrivals: VecDeque<ReqId>,
     /// When a waiting rank last checked that its peers on this host live.
     last_roll_call: std::cell::Cell<std::time::Instant>,
@@ -217,7 +217,7 @@ impl Engine {
             mailboxes: [Boxes::Short, Boxes::Long].map(|kind| mailbox::Tally::new(kind, size)),
             ways: mailbox::Ways::default(),
             agreed: agreed::Agreed::default(),
-            arrivals: 0,
+            arrivals: [0; 2],
             open_arrivals: VecDeque::new(),
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
             early_to: Default::default(),

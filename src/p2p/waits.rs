@@ -154,14 +154,14 @@ impl Engine {
         })
     }
 
-    /// Whether the collective `stamp` may use the mailboxes (and lines):
-    /// they were not given up before it (`give_up_mailboxes`), or it is
-    /// the operation they were given up in, or this rank's part of the
-    /// collective on the arrival lines in which they were
-    /// (`meets_failed_arrival`).
-    pub fn mailboxes_usable(&self, stamp: u64) -> bool {
+    /// Whether the collective `stamp` may use the mailboxes (and lines of
+    /// set `lines`, where it would go on them): they were not given up
+    /// before it (`give_up_mailboxes`), or it is the operation they were
+    /// given up in, or this rank's part of the collective on those arrival
+    /// lines in which they were (`meets_failed_arrival`).
+    pub fn mailboxes_usable(&self, stamp: u64, lines: super::arrival::LineSet) -> bool {
         let spoilt = self.seg.spoilt();
-        spoilt == 0 || spoilt == stamp & OPERATION || self.meets_failed_arrival()
+        spoilt == 0 || spoilt == stamp & OPERATION || self.meets_failed_arrival(lines)
     }
 
     /// A blocking collective going as point-to-point messages, whose

@@ -403,11 +403,12 @@ fn arrival_path(
         }
     }
     let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
-    if c.remote.is_some() || !engine.by_arrivals(&c.group, bytes) || !engine.all_local(&c.group) {
+    let world = c.ctx_coll == crate::comm::WORLD_CTX_COLL;
+    if !world || !engine.by_arrivals(&c.group, bytes) || !engine.all_local(&c.group) {
         return None;
     }
     let stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
-    if !engine.mailboxes_usable(stamp) {
+    if !engine.mailboxes_usable(stamp, crate::p2p::arrival::LineSet::Started) {
         return None;
     }
     c.colls = c.colls.wrapping_add(1);
@@ -437,7 +438,7 @@ fn mailboxes(
         return None;
     }
     let stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
-    if !engine.all_local(&c.group) || !engine.mailboxes_usable(stamp) {
+    if !engine.all_local(&c.group) || !engine.mailboxes_usable(stamp, crate::p2p::arrival::LineSet::Blocking) {
         // the operation number goes to the point-to-point path
         return None;
     }

@@ -1,5 +1,7 @@
-//! The arrival lines: two per rank, on which the short collectives of the
-//! whole world post each rank's part (`p2p::arrival`).
+//! The arrival lines: two sets of two per rank, on which the short
+//! collectives of the whole world post each rank's part
+//! (`p2p::arrival`): one set for the blocking ones, the other for the
+//! nonblocking and persistent ones of MPI_COMM_WORLD.
 
 use super::{arrivals_at, Segment, LINE};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -7,9 +9,37 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The bytes a collective's part may have to go on an arrival line.
 pub const ARRIVAL_BYTES: usize = 40;
 
-/// One of a rank's two arrival lines (`Segment::post_arrival`): its part
-/// of a short collective of the whole world (`p2p::arrival`), its `n`th,
-/// on line `n % 2`.
+/// A rank's arrival lines for one sequence of collectives, each counted
+/// on its own (`p2p::arrival`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LineSet {
+    /// The blocking collectives of every communicator of the whole world:
+    /// their order across communicators is the same on every rank in a
+    /// correct program (each needs every rank).
+    Blocking = 0,
+    /// The nonblocking and persistent ones of MPI_COMM_WORLD, which
+    /// start in one order on every rank, whatever the collectives of other
+    /// communicators around them.
+    Started = 1,
+}
+
+impl LineSet {
+    pub const BOTH: [LineSet; 2] = [LineSet::Blocking, LineSet::Started];
+
+    pub fn other(self) -> LineSet {
+        match self {
+            LineSet::Blocking => LineSet::Started,
+            LineSet::Started => LineSet::Blocking,
+        }
+    }
+}
+
+/// Lines a rank has: two for each of `LineSet`.
+pub const LINES_PER_RANK: usize = 4;
+
+/// One of a rank's arrival lines (`Segment::post_arrival`): its part of
+/// a short collective of the whole world (`p2p::arrival`), its `n`th of
+/// its set, on that set's line `n % 2`.
 #[repr(C, align(64))]
 struct Arrival {
     /// n, stored last (Release): the rest is the `n`th collective's.
@@ -25,22 +55,23 @@ struct Arrival {
 const _: () = assert!(std::mem::size_of::<Arrival>() == LINE);
 
 impl Segment {
-    /// Local rank `rank`'s arrival line for its `n`th part.
-    fn arrival(&self, rank: usize, n: u64) -> &Arrival {
+    /// Local rank `rank`'s arrival line of set `set` for its `n`th part.
+    fn arrival(&self, rank: usize, set: LineSet, n: u64) -> &Arrival {
         assert!(rank < self.nranks);
-        // SAFETY: the header page(s) hold two lines per rank after the
-        // rows of read marks (`layout`), zero-filled by ftruncate.
-        unsafe { &*(self.base.add(arrivals_at(self.nranks) + (2 * rank + (n % 2) as usize) * LINE) as *const Arrival) }
+        let line = LINES_PER_RANK * rank + 2 * set as usize + (n % 2) as usize;
+        // SAFETY: the header page(s) hold `LINES_PER_RANK` lines per rank
+        // after the rows of read marks (`layout`), zero-filled by ftruncate.
+        unsafe { &*(self.base.add(arrivals_at(self.nranks) + line * LINE) as *const Arrival) }
     }
 
     /// This rank's part `data` (at most `ARRIVAL_BYTES`) of its `n`th short
-    /// collective of the whole world, operation `op`, of shape `shape`, on
-    /// its arrival line `n % 2`. The caller knows every reader of its part
-    /// of collective n - 2, which went on that line, is done with it.
-    /// Release: what this rank did before happens before what a rank that
-    /// sees `n` (`arrival_n`) does after.
-    pub fn post_arrival(&self, n: u64, op: u64, shape: u64, data: &[u8]) {
-        let a = self.arrival(self.me, n);
+    /// collective of set `set`, operation `op`, of shape `shape`, on that
+    /// set's arrival line `n % 2`. The caller knows every reader of its
+    /// part of collective n - 2 of the set, which went on that line, is
+    /// done with it. Release: what this rank did before happens before
+    /// what a rank that sees `n` (`arrival_n`) does after.
+    pub fn post_arrival(&self, set: LineSet, n: u64, op: u64, shape: u64, data: &[u8]) {
+        let a = self.arrival(self.me, set, n);
         for (w, chunk) in a.words.iter().zip(data.chunks(8)) {
             let mut word = [0u8; 8];
             word[..chunk.len()].copy_from_slice(chunk);
@@ -51,16 +82,18 @@ impl Segment {
         a.n.store(n, Ordering::Release);
     }
 
-    /// The number on local rank `q`'s arrival line for its `n`th
-    /// collective: `n` once it posted it, `n - 2` (or 0) before.
-    pub fn arrival_n(&self, q: usize, n: u64) -> u64 {
-        self.arrival(q, n).n.load(Ordering::Acquire)
+    /// The number on local rank `q`'s arrival line of set `set` for its
+    /// `n`th collective there: `n` once it posted it, `n - 2` (or 0)
+    /// before.
+    pub fn arrival_n(&self, q: usize, set: LineSet, n: u64) -> u64 {
+        self.arrival(q, set, n).n.load(Ordering::Acquire)
     }
 
-    /// Local rank `q`'s `n`th part (`arrival_n` said it is there): its
-    /// operation, its shape, and its first `out.len()` bytes into `out`.
-    pub fn arrival_part(&self, q: usize, n: u64, out: &mut [u8]) -> (u64, u64) {
-        let a = self.arrival(q, n);
+    /// Local rank `q`'s `n`th part of set `set` (`arrival_n` said it is
+    /// there): its operation, its shape, and its first `out.len()` bytes
+    /// into `out`.
+    pub fn arrival_part(&self, q: usize, set: LineSet, n: u64, out: &mut [u8]) -> (u64, u64) {
+        let a = self.arrival(q, set, n);
         for (w, chunk) in a.words.iter().zip(out.chunks_mut(8)) {
             chunk.copy_from_slice(&w.load(Ordering::Relaxed).to_ne_bytes()[..chunk.len()]);
         }
@@ -68,15 +101,15 @@ impl Segment {
     }
 
     /// The shape of local rank `q`'s part of operation `op` if it posted
-    /// it on either arrival line as a collective after the caller's
-    /// `after`th: an earlier one, which the caller took part in too, was
-    /// of another communicator that had the same context id (ids come back
-    /// when communicators are freed, and a new one counts its operations
-    /// from 1 again).
-    pub fn posted_arrival(&self, q: usize, op: u64, after: u64) -> Option<u64> {
-        (0..2).find_map(|n| {
-            let a = self.arrival(q, n);
-            (a.n.load(Ordering::Acquire) > after && a.op.load(Ordering::Relaxed) == op)
+    /// it on its arrival lines of one of `sets` as a collective after the
+    /// caller's `after[set]`th of that set: an earlier one, which the
+    /// caller took part in too, was of another communicator that had the
+    /// same context id (ids come back when communicators are freed, and a
+    /// new one counts its operations from 1 again).
+    pub fn posted_arrival(&self, q: usize, op: u64, after: [u64; 2], sets: &[LineSet]) -> Option<u64> {
+        sets.iter().flat_map(|&set| (0..2).map(move |n| (set, n))).find_map(|(set, n)| {
+            let a = self.arrival(q, set, n);
+            (a.n.load(Ordering::Acquire) > after[set as usize] && a.op.load(Ordering::Relaxed) == op)
                 .then(|| a.shape.load(Ordering::Relaxed))
         })
     }
@@ -91,27 +124,48 @@ mod tests {
     fn arrival_parts_alternate_between_two_lines_each_seen_by_peers_with_its_count() {
         let all = ranks("arrivals", 3);
         let mut out = [0u8; ARRIVAL_BYTES];
-        assert_eq!(all[1].arrival_n(0, 1), 0, "nothing posted yet");
-        all[0].post_arrival(1, 0x11, 7, b"first part");
-        all[0].post_arrival(2, 0x12, 3, b"two");
+        assert_eq!(all[1].arrival_n(0, LineSet::Blocking, 1), 0, "nothing posted yet");
+        all[0].post_arrival(LineSet::Blocking, 1, 0x11, 7, b"first part");
+        all[0].post_arrival(LineSet::Blocking, 2, 0x12, 3, b"two");
         // rank 1 still reads part 1 while part 2 is on the other line
-        assert_eq!(all[1].arrival_n(0, 1), 1);
-        assert_eq!(all[2].arrival_n(0, 2), 2);
-        assert_eq!(all[1].arrival_part(0, 1, &mut out[..10]), (0x11, 7));
+        assert_eq!(all[1].arrival_n(0, LineSet::Blocking, 1), 1);
+        assert_eq!(all[2].arrival_n(0, LineSet::Blocking, 2), 2);
+        assert_eq!(all[1].arrival_part(0, LineSet::Blocking, 1, &mut out[..10]), (0x11, 7));
         assert_eq!(&out[..10], b"first part");
-        assert_eq!(all[2].arrival_part(0, 2, &mut out[..3]), (0x12, 3));
+        assert_eq!(all[2].arrival_part(0, LineSet::Blocking, 2, &mut out[..3]), (0x12, 3));
         assert_eq!(&out[..3], b"two");
         // part 3 replaces part 1; a full line's bytes come back whole
         let full: Vec<u8> = (0..ARRIVAL_BYTES as u8).collect();
-        all[0].post_arrival(3, 0x13, 40, &full);
-        assert_eq!(all[2].arrival_n(0, 3), 3);
-        assert_eq!(all[2].arrival_n(0, 4), 2, "line 0 still holds part 2");
-        all[2].arrival_part(0, 3, &mut out);
+        all[0].post_arrival(LineSet::Blocking, 3, 0x13, 40, &full);
+        assert_eq!(all[2].arrival_n(0, LineSet::Blocking, 3), 3);
+        assert_eq!(all[2].arrival_n(0, LineSet::Blocking, 4), 2, "line 0 still holds part 2");
+        all[2].arrival_part(0, LineSet::Blocking, 3, &mut out);
         assert_eq!(&out[..], &full[..]);
         // a waiting rank finds where an operation went
-        assert_eq!(all[1].posted_arrival(0, 0x13, 0), Some(40));
-        assert_eq!(all[1].posted_arrival(0, 0x13, 3), None, "one the caller took part in");
-        assert_eq!(all[1].posted_arrival(0, 0x11, 0), None, "overwritten");
-        assert_eq!(all[1].posted_arrival(2, 0x13, 0), None, "rank 2 posted nothing");
+        assert_eq!(all[1].posted_arrival(0, 0x13, [0, 0], &LineSet::BOTH), Some(40));
+        assert_eq!(all[1].posted_arrival(0, 0x13, [3, 0], &LineSet::BOTH), None, "one the caller took part in");
+        assert_eq!(all[1].posted_arrival(0, 0x11, [0, 0], &LineSet::BOTH), None, "overwritten");
+        assert_eq!(all[1].posted_arrival(2, 0x13, [0, 0], &LineSet::BOTH), None, "rank 2 posted nothing");
+    }
+
+    #[test]
+    fn the_two_sets_of_lines_count_apart() {
+        let all = ranks("arrival-sets", 2);
+        let mut out = [0u8; ARRIVAL_BYTES];
+        all[0].post_arrival(LineSet::Blocking, 1, 0x21, 2, b"b1");
+        all[0].post_arrival(LineSet::Started, 1, 0x31, 2, b"s1");
+        all[0].post_arrival(LineSet::Started, 2, 0x32, 2, b"s2");
+        assert_eq!(all[1].arrival_n(0, LineSet::Blocking, 1), 1);
+        assert_eq!(all[1].arrival_n(0, LineSet::Blocking, 2), 0, "blocking part 2 not posted");
+        assert_eq!(all[1].arrival_part(0, LineSet::Blocking, 1, &mut out[..2]), (0x21, 2));
+        assert_eq!(&out[..2], b"b1");
+        assert_eq!(all[1].arrival_part(0, LineSet::Started, 1, &mut out[..2]), (0x31, 2));
+        assert_eq!(&out[..2], b"s1");
+        assert_eq!(all[1].arrival_n(0, LineSet::Started, 2), 2);
+        // an operation is found on either set, after the caller's count there
+        assert_eq!(all[1].posted_arrival(0, 0x32, [0, 0], &LineSet::BOTH), Some(2));
+        assert_eq!(all[1].posted_arrival(0, 0x32, [0, 0], &[LineSet::Blocking]), None, "not on that set");
+        assert_eq!(all[1].posted_arrival(0, 0x32, [5, 2], &LineSet::BOTH), None);
+        assert_eq!(all[1].posted_arrival(0, 0x21, [0, 5], &LineSet::BOTH), Some(2));
     }
 }

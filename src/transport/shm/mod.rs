@@ -19,7 +19,7 @@ mod cma;
 mod doorbell;
 pub mod ring;
 
-pub use arrival::ARRIVAL_BYTES;
+pub use arrival::{LineSet, ARRIVAL_BYTES};
 pub use cma::{read_remote, read_remote_into, write_remote};
 pub use doorbell::Doorbell;
 
@@ -50,7 +50,8 @@ struct SegHeader {
     /// one that makes it `nranks` removes the name (`attach`).
     attached: AtomicU64,
     /// The number of the collective on the arrival lines in which a rank
-    /// found another in another collective (`p2p::arrival`), or 0.
+    /// found another in another collective (`p2p::arrival`), its set
+    /// (`arrival::LineSet`) in the top bit, or 0.
     failed_arrival: AtomicU64,
 }
 
@@ -287,14 +288,14 @@ fn read_rows_at(nranks: usize) -> usize {
     LINE + 3 * nranks * LINE
 }
 
-/// Where the arrival lines start: after the rows of read marks, two lines
-/// per rank.
+/// Where the arrival lines start: after the rows of read marks,
+/// `arrival::LINES_PER_RANK` lines per rank.
 fn arrivals_at(nranks: usize) -> usize {
     read_rows_at(nranks) + nranks * read_row_lines(nranks) * LINE
 }
 
 fn layout(nranks: usize, g: &Geometry) -> (usize, usize) {
-    let header = (arrivals_at(nranks) + nranks * 2 * LINE).div_ceil(PAGE) * PAGE;
+    let header = (arrivals_at(nranks) + nranks * arrival::LINES_PER_RANK * LINE).div_ceil(PAGE) * PAGE;
     let ring = Ring::bytes_needed(g.nslots, g.payload).div_ceil(LINE) * LINE;
     (header, ring)
 }
@@ -418,16 +419,19 @@ impl Segment {
         let _ = self.header().spoilt.compare_exchange(0, stamp, Ordering::AcqRel, Ordering::Acquire);
     }
 
-    /// Note that the ranks' `n`th collectives on the arrival lines differ
-    /// (the first one noted stays).
-    pub fn fail_arrival(&self, n: u64) {
-        let _ = self.header().failed_arrival.compare_exchange(0, n, Ordering::AcqRel, Ordering::Acquire);
+    /// Note that the ranks' `n`th collectives on the arrival lines of
+    /// set `set` differ (the first one noted stays).
+    pub fn fail_arrival(&self, set: LineSet, n: u64) {
+        let word = n | (set as u64) << 63;
+        let _ = self.header().failed_arrival.compare_exchange(0, word, Ordering::AcqRel, Ordering::Acquire);
     }
 
     /// The collective on the arrival lines found to differ between
-    /// ranks (`fail_arrival`), or 0.
-    pub fn failed_arrival(&self) -> u64 {
-        self.header().failed_arrival.load(Ordering::Acquire)
+    /// ranks (`fail_arrival`): its set and number, if any.
+    pub fn failed_arrival(&self) -> Option<(LineSet, u64)> {
+        let word = self.header().failed_arrival.load(Ordering::Acquire);
+        let set = if word >> 63 == 0 { LineSet::Blocking } else { LineSet::Started };
+        (word != 0).then_some((set, word & !(1 << 63)))
     }
 
     fn header(&self) -> &SegHeader {

@@ -1,0 +1,119 @@
+/* oxmpi-test: ranks=1,2,3,4,9
+ * The standard orders collectives per communicator only (MPI 4.0 §6.12:
+ * "All processes must call collective operations (blocking and
+ * nonblocking) in the same order per communicator"); a nonblocking one
+ * starts without waiting for anyone, so ranks may start it before or
+ * after a collective on another communicator and the program is correct.
+ * Here the even ranks start theirs first and the odd ranks after, on
+ * MPI_COMM_WORLD and two duplicates of it (all three whole-world, short
+ * collectives, where the arrival lines take blocking ones):
+ *  1. MPI_Ibarrier on one duplicate against a blocking MPI_Allreduce on
+ *     the other;
+ *  2. MPI_Iallreduce on MPI_COMM_WORLD against MPI_Barrier on a
+ *     duplicate;
+ *  3. MPI_Iallreduce on one duplicate and MPI_Iallgather on the other,
+ *     both open at once, in opposite orders;
+ *  4. MPI_Ialltoall on MPI_COMM_WORLD and MPI_Iallreduce on a duplicate,
+ *     in opposite orders;
+ *  5. a persistent MPI_Allreduce_init on one duplicate, started, against
+ *     a blocking MPI_Allgather on MPI_COMM_WORLD;
+ *  6. MPI_Ibarrier on MPI_COMM_WORLD, then MPI_Ibarrier on a duplicate
+ *     on the even ranks, the other order on the odd, then a blocking
+ *     MPI_Allreduce on the other duplicate before the waits.
+ * Each case runs 50 times in a row, every result checked; MPICH passes it.
+ */
+#include "common.h"
+
+enum { TIMES = 50 };
+
+static int rank, size;
+
+/* The sum of every rank's rank + k */
+static int sum_of(int k)
+{
+    return size * (size - 1) / 2 + size * k;
+}
+
+/* a then b on the even ranks, b then a on the odd */
+#define IN_TURN(a, b)                                                                                                  \
+    do {                                                                                                               \
+        if (rank % 2 == 0) {                                                                                           \
+            a;                                                                                                         \
+            b;                                                                                                         \
+        } else {                                                                                                       \
+            b;                                                                                                         \
+            a;                                                                                                         \
+        }                                                                                                              \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm one, two;
+    MPI_Comm_dup(MPI_COMM_WORLD, &one);
+    MPI_Comm_dup(MPI_COMM_WORLD, &two);
+    int *all = malloc(sizeof(int) * size), *out = malloc(sizeof(int) * size), *back = malloc(sizeof(int) * size);
+    for (int t = 0; t < TIMES; t++) {
+        MPI_Request q[2];
+        MPI_Status st[2];
+        int x = rank + t, y = -1, z = -1, mine = rank;
+
+        /* 1 */
+        IN_TURN(CHECK(MPI_Ibarrier(one, &q[0]) == MPI_SUCCESS, "case 1: Ibarrier"),
+                CHECK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, two) == MPI_SUCCESS, "case 1: Allreduce"));
+        CHECK(MPI_Wait(&q[0], MPI_STATUS_IGNORE) == MPI_SUCCESS, "case 1: wait");
+        CHECK(y == sum_of(t), "case 1, time %d: allreduce %d, not %d", t, y, sum_of(t));
+
+        /* 2 */
+        y = -1;
+        IN_TURN(CHECK(MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q[0]) == MPI_SUCCESS, "case 2"),
+                CHECK(MPI_Barrier(one) == MPI_SUCCESS, "case 2: Barrier"));
+        CHECK(MPI_Wait(&q[0], MPI_STATUS_IGNORE) == MPI_SUCCESS, "case 2: wait");
+        CHECK(y == sum_of(t), "case 2, time %d: iallreduce %d, not %d", t, y, sum_of(t));
+
+        /* 3 */
+        y = -1;
+        for (int r = 0; r < size; r++) all[r] = -1;
+        IN_TURN(CHECK(MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_MAX, one, &q[0]) == MPI_SUCCESS, "case 3: Iallreduce"),
+                CHECK(MPI_Iallgather(&mine, 1, MPI_INT, all, 1, MPI_INT, two, &q[1]) == MPI_SUCCESS, "case 3"));
+        CHECK(MPI_Waitall(2, q, st) == MPI_SUCCESS, "case 3: waitall");
+        CHECK(y == size - 1 + t, "case 3, time %d: max %d, not %d", t, y, size - 1 + t);
+        for (int r = 0; r < size; r++) CHECK(all[r] == r, "case 3, time %d: allgather[%d] = %d", t, r, all[r]);
+
+        /* 4 */
+        y = -1;
+        for (int r = 0; r < size; r++) out[r] = 1000 * rank + r + t, back[r] = -1;
+        IN_TURN(CHECK(MPI_Ialltoall(out, 1, MPI_INT, back, 1, MPI_INT, MPI_COMM_WORLD, &q[0]) == MPI_SUCCESS, "case 4"),
+                CHECK(MPI_Iallreduce(&x, &y, 1, MPI_INT, MPI_SUM, two, &q[1]) == MPI_SUCCESS, "case 4: Iallreduce"));
+        CHECK(MPI_Waitall(2, q, st) == MPI_SUCCESS, "case 4: waitall");
+        CHECK(y == sum_of(t), "case 4, time %d: iallreduce %d", t, y);
+        for (int r = 0; r < size; r++)
+            CHECK(back[r] == 1000 * r + rank + t, "case 4, time %d: alltoall from %d = %d", t, r, back[r]);
+
+        /* 5 */
+        MPI_Request p;
+        y = -1;
+        for (int r = 0; r < size; r++) all[r] = -1;
+        CHECK(MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, one, MPI_INFO_NULL, &p) == MPI_SUCCESS, "case 5: init");
+        IN_TURN(CHECK(MPI_Start(&p) == MPI_SUCCESS, "case 5: start"),
+                CHECK(MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD) == MPI_SUCCESS, "case 5"));
+        CHECK(MPI_Wait(&p, MPI_STATUS_IGNORE) == MPI_SUCCESS, "case 5: wait");
+        CHECK(y == sum_of(t), "case 5, time %d: persistent allreduce %d", t, y);
+        for (int r = 0; r < size; r++) CHECK(all[r] == r, "case 5, time %d: allgather[%d] = %d", t, r, all[r]);
+        MPI_Request_free(&p);
+
+        /* 6 */
+        z = -1;
+        IN_TURN(CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &q[0]) == MPI_SUCCESS, "case 6: Ibarrier world"),
+                CHECK(MPI_Ibarrier(one, &q[1]) == MPI_SUCCESS, "case 6: Ibarrier one"));
+        CHECK(MPI_Allreduce(&x, &z, 1, MPI_INT, MPI_SUM, two) == MPI_SUCCESS, "case 6: Allreduce");
+        CHECK(MPI_Waitall(2, q, st) == MPI_SUCCESS, "case 6: waitall");
+        CHECK(z == sum_of(t), "case 6, time %d: allreduce %d", t, z);
+    }
+    MPI_Comm_free(&one);
+    MPI_Comm_free(&two);
+    free(all), free(out), free(back);
+    return finish();
+}
