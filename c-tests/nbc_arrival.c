@@ -1,7 +1,7 @@
 /* oxmpi-test: ranks=1,2,3,4,9
  * Nonblocking and persistent barriers, short allreduces (predefined
- * types and operators), allgathers and alltoalls of the whole world,
- * which go on the ranks'
+ * types and operators), allgathers and alltoalls of the whole world;
+ * the nonblocking ones of MPI_COMM_WORLD go on the ranks'
  * arrival lines (up to 8 ranks; at 9 as messages): a rank posts its part
  * of one only once it has every part of its collective on the lines
  * before, so several started at once are posted by the progress of later

@@ -30,14 +30,16 @@
 //! operation is in its mailboxes or comes as messages (and a rank waiting
 //! in the mailboxes finds the operation on the arrival lines).
 //!
-//! The nonblocking and persistent ones of MPI_COMM_WORLD itself go on two
-//! lines more, counted on their own (`LineSet::Started`), behind a request
+//! The nonblocking ones of MPI_COMM_WORLD itself go on two lines more,
+//! counted on their own (`LineSet::Started`), behind a request
 //! (`Arrival`, `Engine::start_arrival`). A rank starts one without
 //! waiting for anyone, so ranks may start it before or after a
 //! collective of another communicator, in a correct program (MPI 4.0
 //! §6.12 orders collectives per communicator): one count for both would
 //! pair different operations. Those of other communicators go as
-//! messages, for the same reason between two of them. Its part is
+//! messages, for the same reason between two of them, and so do the
+//! persistent ones, which ranks may even start in different orders
+//! (§6.13). Its part is
 //! posted as it starts, or, while this rank's collective on those lines
 //! before it still lacks parts, by the progress that takes them, and it
 //! completes once every part is there. A rank that took the operation as
@@ -255,8 +257,7 @@ impl Engine {
         if let Some(there) = there {
             return Some(went_elsewhere(r, kind, bytes, there, self.size));
         }
-        // (on this set, a part of the operation numbered later is a
-        // persistent one's next start, which was there before)
+        // (on this set, it would be there already)
         let shape = self.seg.posted_arrival(q, stamp, self.arrivals, &[set.other()])?;
         Some(out_of_order(r, Kind::of(shape), Some(kind)))
     }
@@ -288,33 +289,8 @@ impl Engine {
 /// `Engine::arrive`'s `take` does (rank in the communicator, part).
 pub type Take = Box<dyn FnMut(usize, &[u8]) -> MpiResult<()> + Send>;
 
-/// What starts a nonblocking collective on the arrival lines, once or
-/// (a persistent one, `request::Template::Arrival`) at every start: this
-/// rank's part as its buffer holds it then, and what takes the parts.
-pub struct Lines {
-    pub group: Group,
-    pub stamp: u64,
-    pub kind: Kind,
-    /// The part's bytes, and what writes them.
-    pub bytes: usize,
-    pub part: Part,
-    pub take: Box<dyn Fn() -> Option<Take> + Send + Sync>,
-}
-
-/// What writes a rank's part of a collective on the arrival lines from
-/// its buffer (`Lines`).
-pub type Part = Box<dyn Fn(&mut [u8]) + Send + Sync>;
-
-impl Engine {
-    /// Start what `lines` describes (`start_arrival`): its request.
-    pub fn start_lines(&mut self, lines: &Lines) -> super::request::ReqId {
-        let (group, part) = (lines.group.clone(), |to: &mut [u8]| (lines.part)(to));
-        self.start_arrival(group, lines.stamp, (lines.kind, lines.bytes), part, (lines.take)())
-    }
-}
-
-/// A nonblocking or persistent collective of MPI_COMM_WORLD on the
-/// arrival lines of `LineSet::Started` (`Engine::start_arrival`). Its part
+/// A nonblocking collective of MPI_COMM_WORLD on the arrival lines of
+/// `LineSet::Started` (`Engine::start_arrival`). Its part
 /// goes on this rank's line once every part of this rank's collective
 /// before it there is taken (the line it goes on held the one before
 /// that, which every reader is then done with, as for `arrive`); the
@@ -354,11 +330,7 @@ impl Arrival {
                 self.group.size()
             ),
         };
-        format!(
-            "{} of operation {:#x} on the arrival lines, nonblocking or persistent: {posted}",
-            self.kind.name(),
-            self.stamp
-        )
+        format!("{} of operation {:#x} on the arrival lines, nonblocking: {posted}", self.kind.name(), self.stamp)
     }
 
     pub fn status(&self) -> super::request::Status {

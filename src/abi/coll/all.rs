@@ -230,8 +230,7 @@ fn blocks_on_lines(
     let part = move |to: &mut [u8]| {
         if !to.is_empty() {
             // SAFETY: the buffer holds `count` items of `ty` (checked, not
-            // null where there are any), as it does at every start of a
-            // persistent one.
+            // null where there are any).
             unsafe { pack::pack(&ty, count, from as *const u8, to) }
         }
     };

@@ -375,32 +375,26 @@ fn mailbox_path(
     mailboxes(c, engine, run)
 }
 
-/// A nonblocking or persistent collective (`how`: a request to fill) of
-/// a communicator of the whole world on one host whose part, of `bytes`,
-/// fits an arrival line (`Engine::by_arrivals`), as its blocking form
-/// goes: on the arrival lines (`Engine::start_arrival`), its part as
-/// `part` writes it when it starts, its parts taken by what `take` makes.
-/// Some(its result) where it goes there, decided alike on every member;
-/// it takes the communicator's next collective number like any other.
+/// A nonblocking collective (`how`: a request to fill) of MPI_COMM_WORLD
+/// on one host whose part, of `bytes`, fits an arrival line
+/// (`Engine::by_arrivals`), as its blocking form goes: on the arrival
+/// lines (`Engine::start_arrival`), its part as `part` writes it, its
+/// parts taken by what `take` makes. Some(its result) where it goes
+/// there, decided alike on every member; it takes the communicator's next
+/// collective number like any other. Not a persistent one: MPI 4.0 §6.13
+/// lets ranks start those in any order, where the lines pair parts in the
+/// order they are posted (as messages, each is its own tag).
 fn arrival_path(
     st: &mut State,
     comm: c_int,
     how: How,
     (kind, bytes): (crate::p2p::arrival::Kind, usize),
-    part: impl Fn(&mut [u8]) + Send + Sync + 'static,
-    take: impl Fn() -> Option<crate::p2p::arrival::Take> + Send + Sync + 'static,
+    part: impl FnOnce(&mut [u8]),
+    take: impl FnOnce() -> Option<crate::p2p::arrival::Take>,
 ) -> Option<MpiResult<()>> {
-    let out = match how {
-        How::Now => return None,
-        How::Request(out) | How::Persistent(out, _) => out,
-    };
+    let How::Request(out) = how else { return None };
     if out.is_null() || !shm::fits(bytes, None) || coll::tuning::check_collectives() {
         return None;
-    }
-    if let How::Persistent(_, info) = how {
-        if let Err(e) = super::info::pairs(info) {
-            return Some(Err(e));
-        }
     }
     let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
     let world = c.ctx_coll == crate::comm::WORLD_CTX_COLL;
@@ -412,15 +406,7 @@ fn arrival_path(
         return None;
     }
     c.colls = c.colls.wrapping_add(1);
-    let group = c.group.clone();
-    let id = match how {
-        How::Persistent(..) => {
-            let (part, take) = (Box::new(part), Box::new(take));
-            let lines = crate::p2p::arrival::Lines { group, stamp, kind, bytes, part, take };
-            engine.persistent(Template::Arrival(Arc::new(lines)))
-        }
-        _ => engine.start_arrival(group, stamp, (kind, bytes), part, take()),
-    };
+    let id = engine.start_arrival(c.group.clone(), stamp, (kind, bytes), part, take());
     // SAFETY: checked non-null; the caller passes a writable MPI_Request.
     unsafe { *out = handles::request_handle(id) };
     Some(Ok(()))

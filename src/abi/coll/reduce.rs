@@ -244,8 +244,7 @@ fn all_reduction(
             let part = move |to: &mut [u8]| {
                 if !to.is_empty() {
                     // SAFETY: the user's buffer holds `count` contiguous
-                    // items (checked above: not null where there are any),
-                    // as it does at every start of a persistent one.
+                    // items (checked above: not null where there are any).
                     unsafe { std::ptr::copy_nonoverlapping(src as *const u8, to.as_mut_ptr(), to.len()) }
                 }
             };

@@ -1,7 +1,7 @@
 //! The arrival lines: two sets of two per rank, on which the short
 //! collectives of the whole world post each rank's part
 //! (`p2p::arrival`): one set for the blocking ones, the other for the
-//! nonblocking and persistent ones of MPI_COMM_WORLD.
+//! nonblocking ones of MPI_COMM_WORLD.
 
 use super::{arrivals_at, Segment, LINE};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,7 +17,7 @@ pub enum LineSet {
     /// their order across communicators is the same on every rank in a
     /// correct program (each needs every rank).
     Blocking = 0,
-    /// The nonblocking and persistent ones of MPI_COMM_WORLD, which
+    /// The nonblocking ones of MPI_COMM_WORLD, which
     /// start in one order on every rank, whatever the collectives of other
     /// communicators around them.
     Started = 1,
