@@ -25,7 +25,10 @@
  *     with an MPI_Ibarrier of MPI_COMM_WORLD first on the even ranks and
  *     last on the odd: once initialized, persistent collectives "can be
  *     started in any order and the order can be different at different
- *     processes" (MPI 4.0 §6.13).
+ *     processes" (MPI 4.0 §6.13);
+ *  8. ten persistent MPI_Allreduce_init of MPI_COMM_WORLD (more than
+ *     get arrival lines of their own: the rest go as messages), started
+ *     first to last on the even ranks and last to first on the odd.
  * Each case runs 50 times in a row, every result checked; MPICH passes it.
  */
 #include "common.h"
@@ -65,6 +68,11 @@ int main(int argc, char **argv)
     MPI_Request kept[3];
     MPI_Allreduce_init(&kept_in, &kept_out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &kept[0]);
     MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &kept[1]);
+    enum { MANY = 10 };
+    int many_in[MANY], many_out[MANY];
+    MPI_Request many[MANY];
+    for (int k = 0; k < MANY; k++)
+        MPI_Allreduce_init(&many_in[k], &many_out[k], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &many[k]);
     for (int t = 0; t < TIMES; t++) {
         MPI_Request q[2];
         MPI_Status st[2];
@@ -136,7 +144,17 @@ int main(int argc, char **argv)
         }
         CHECK(MPI_Waitall(3, kept, sts) == MPI_SUCCESS, "case 7: waitall");
         CHECK(kept_out == sum_of(t), "case 7, time %d: persistent allreduce %d", t, kept_out);
+
+        /* 8 */
+        for (int k = 0; k < MANY; k++) many_in[k] = rank + t + k, many_out[k] = -1;
+        for (int k = 0; k < MANY; k++)
+            CHECK(MPI_Start(&many[rank % 2 == 0 ? k : MANY - 1 - k]) == MPI_SUCCESS, "case 8: start");
+        MPI_Status many_st[MANY];
+        CHECK(MPI_Waitall(MANY, many, many_st) == MPI_SUCCESS, "case 8: waitall");
+        for (int k = 0; k < MANY; k++)
+            CHECK(many_out[k] == sum_of(t + k), "case 8, time %d: persistent allreduce %d: %d", t, k, many_out[k]);
     }
+    for (int k = 0; k < MANY; k++) MPI_Request_free(&many[k]);
     MPI_Request_free(&kept[0]);
     MPI_Request_free(&kept[1]);
     MPI_Comm_free(&one);

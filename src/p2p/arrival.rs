@@ -37,9 +37,11 @@
 //! collective of another communicator, in a correct program (MPI 4.0
 //! §6.12 orders collectives per communicator): one count for both would
 //! pair different operations. Those of other communicators go as
-//! messages, for the same reason between two of them, and so do the
-//! persistent ones, which ranks may even start in different orders
-//! (§6.13). Its part is
+//! messages, for the same reason between two of them. Ranks may even
+//! start persistent ones in different orders (§6.13), but each one's
+//! starts come one after another: the first `KEPT` persistent ones of
+//! MPI_COMM_WORLD get two lines each (`LineSet::Kept`), on which its
+//! n-th start is the n-th part, the others go as messages. Its part is
 //! posted as it starts, or, while this rank's collective on those lines
 //! before it still lacks parts, by the progress that takes them, and it
 //! completes once every part is there. A rank that took the operation as
@@ -52,7 +54,7 @@
 use super::Engine;
 use crate::comm::Group;
 use crate::error::{ErrorClass, MpiError, MpiResult};
-pub use crate::transport::shm::{LineSet, ARRIVAL_BYTES};
+pub use crate::transport::shm::{LineSet, ARRIVAL_BYTES, KEPT};
 
 /// The most ranks whose collectives go on the arrival lines: each rank
 /// reads every other's line (as the mailboxes' short allreduces and
@@ -164,7 +166,7 @@ impl Engine {
     /// differ only once every part of it is there, this rank's too: no
     /// later one meets it.)
     pub fn meets_failed_arrival(&self, set: LineSet) -> bool {
-        self.seg.failed_arrival() == Some((set, self.arrivals[set as usize] + 1))
+        self.seg.failed_arrival() == Some((set, self.arrivals[set.index()] + 1))
     }
 
     /// This rank's part `mine` of blocking collective `kind`, operation
@@ -199,8 +201,8 @@ impl Engine {
     /// This rank's next part of set `set`, its earlier parts there all
     /// taken.
     fn post_line(&mut self, set: LineSet, stamp: u64, kind: Kind, mine: &[u8]) {
-        self.arrivals[set as usize] += 1;
-        self.seg.post_arrival(set, self.arrivals[set as usize], stamp, shape(kind, mine.len()), mine);
+        self.arrivals[set.index()] += 1;
+        self.seg.post_arrival(set, self.arrivals[set.index()], stamp, shape(kind, mine.len()), mine);
         let local = self.seg.me;
         self.seg.ring_bells((0..self.seg.nranks).filter(|&q| q != local));
     }
@@ -215,7 +217,7 @@ impl Engine {
         mine: &[u8],
         mut take: impl FnMut(usize, &[u8]) -> MpiResult<()>,
     ) -> MpiResult<()> {
-        let (set, n) = (LineSet::Blocking, self.arrivals[LineSet::Blocking as usize]);
+        let (set, n) = (LineSet::Blocking, self.arrivals[LineSet::Blocking.index()]);
         let mut first: MpiResult<()> = Ok(());
         let mut part = [0u8; ARRIVAL_BYTES];
         for (c, r) in (0..group.size()).map(|c| (c, group.world_rank(c))) {
@@ -258,7 +260,7 @@ impl Engine {
             return Some(went_elsewhere(r, kind, bytes, there, self.size));
         }
         // (on this set, it would be there already)
-        let shape = self.seg.posted_arrival(q, stamp, self.arrivals, &[set.other()])?;
+        let shape = self.seg.posted_arrival(q, stamp, &self.arrivals, set.others())?;
         Some(out_of_order(r, Kind::of(shape), Some(kind)))
     }
 
@@ -289,14 +291,56 @@ impl Engine {
 /// `Engine::arrive`'s `take` does (rank in the communicator, part).
 pub type Take = Box<dyn FnMut(usize, &[u8]) -> MpiResult<()> + Send>;
 
+/// What starts a persistent collective on its arrival lines
+/// (`LineSet::Kept`, `request::Template::Arrival`) at every start: this
+/// rank's part as its buffer holds it then, and what takes the parts.
+pub struct Lines {
+    pub set: LineSet,
+    pub group: Group,
+    pub stamp: u64,
+    pub kind: Kind,
+    /// The part's bytes, and what writes them.
+    pub bytes: usize,
+    pub part: Part,
+    pub take: Box<dyn Fn() -> Option<Take> + Send + Sync>,
+}
+
+/// What writes a rank's part of a collective on the arrival lines from
+/// its buffer (`Lines`).
+pub type Part = Box<dyn Fn(&mut [u8]) + Send + Sync>;
+
+impl Engine {
+    /// Start what `lines` describes (`start_arrival`): its request.
+    pub fn start_lines(&mut self, lines: &Lines) -> super::request::ReqId {
+        let (group, part) = (lines.group.clone(), |to: &mut [u8]| (lines.part)(to));
+        self.start_arrival((lines.set, group), lines.stamp, (lines.kind, lines.bytes), part, (lines.take)())
+    }
+
+    /// Lines of its own for a persistent collective of MPI_COMM_WORLD
+    /// made now, if any are left (every rank makes its persistent ones in
+    /// one order, so all give a collective the same lines).
+    pub fn kept_lines(&mut self) -> Option<LineSet> {
+        let k = self.kept_lines;
+        (k < KEPT).then(|| {
+            self.kept_lines += 1;
+            LineSet::Kept(k as u8)
+        })
+    }
+}
+
 /// A nonblocking collective of MPI_COMM_WORLD on the arrival lines of
-/// `LineSet::Started` (`Engine::start_arrival`). Its part
-/// goes on this rank's line once every part of this rank's collective
-/// before it there is taken (the line it goes on held the one before
-/// that, which every reader is then done with, as for `arrive`); the
-/// request completes once every part is there and taken.
+/// `LineSet::Started`, or a start of a persistent one on its own lines
+/// (`LineSet::Kept`) (`Engine::start_arrival`). Its part goes on this
+/// rank's line once every part of this rank's collective before it on
+/// those lines is taken (the line it goes on held the one before that,
+/// which every reader is then done with, as for `arrive`; a persistent
+/// one's start before it is complete, so it goes at once); the request
+/// completes once every part is there and taken.
 pub struct Arrival {
-    /// Its number among this rank's started arrivals (0: not posted yet).
+    /// Its lines.
+    set: LineSet,
+    /// Its number among this rank's collectives on them (0: not posted
+    /// yet).
     n: u64,
     stamp: u64,
     kind: Kind,
@@ -355,7 +399,7 @@ impl Engine {
     /// were started).
     pub fn start_arrival(
         &mut self,
-        group: Group,
+        (set, group): (LineSet, Group),
         stamp: u64,
         (kind, bytes): (Kind, usize),
         part: impl FnOnce(&mut [u8]),
@@ -364,6 +408,7 @@ impl Engine {
         let mut mine = [0u8; ARRIVAL_BYTES];
         part(&mut mine[..bytes]);
         let a = Arrival {
+            set,
             n: 0,
             stamp,
             kind,
@@ -378,42 +423,56 @@ impl Engine {
             done: false,
         };
         let id = self.requests.insert(super::request::Request::Arrival(Some(Box::new(a))));
-        self.open_arrivals.push_back(id);
+        match set {
+            LineSet::Kept(_) => self.open_kept.push(id),
+            _ => self.open_arrivals.push_back(id),
+        }
         self.advance_arrivals();
         id
     }
 
-    /// Move the open nonblocking collectives on the arrival lines on, in
-    /// order: post the first one's part if not yet, take its parts once
-    /// all are there, then the next one's.
+    /// Move the open collectives on the arrival lines on: the nonblocking
+    /// ones in order (post the first one's part if not yet, take its parts
+    /// once all are there, then the next one's), each persistent one's
+    /// start on its own.
     pub(super) fn advance_arrivals(&mut self) {
         while let Some(&id) = self.open_arrivals.front() {
-            let a = match self.requests.get_mut(id) {
-                Some(super::request::Request::Arrival(a)) => a.take(),
-                _ => None,
-            };
-            let Some(mut a) = a else {
-                self.open_arrivals.pop_front();
-                continue;
-            };
-            let done = self.advance_arrival(&mut a);
-            if let Some(super::request::Request::Arrival(slot)) = self.requests.get_mut(id) {
-                *slot = Some(a);
-            }
-            if !done {
-                return;
+            if self.advance_request(id) == Some(false) {
+                break;
             }
             self.open_arrivals.pop_front();
         }
+        let mut i = 0;
+        while i < self.open_kept.len() {
+            if self.advance_request(self.open_kept[i]) == Some(false) {
+                i += 1;
+            } else {
+                self.open_kept.swap_remove(i);
+            }
+        }
     }
 
-    /// One look at `a`, the first open nonblocking collective on the
-    /// lines: whether it is complete.
+    /// One look at the open collective on the lines of request `id`:
+    /// whether it is complete (None: the request is gone).
+    fn advance_request(&mut self, id: super::request::ReqId) -> Option<bool> {
+        let mut a = match self.requests.get_mut(id) {
+            Some(super::request::Request::Arrival(a)) => a.take()?,
+            _ => return None,
+        };
+        let done = self.advance_arrival(&mut a);
+        if let Some(super::request::Request::Arrival(slot)) = self.requests.get_mut(id) {
+            *slot = Some(a);
+        }
+        Some(done)
+    }
+
+    /// One look at `a`, the first open collective on its lines: whether
+    /// it is complete.
     fn advance_arrival(&mut self, a: &mut Arrival) -> bool {
-        let set = LineSet::Started;
+        let set = a.set;
         if a.n == 0 {
             self.post_line(set, a.stamp, a.kind, &a.mine[..a.len]);
-            a.n = self.arrivals[set as usize];
+            a.n = self.arrivals[set.index()];
         }
         let n = a.n;
         while a.seen < a.group.size() {
@@ -465,7 +524,7 @@ impl Engine {
     /// the other lines: another collective), or a member gave the
     /// mailboxes up in it: the error, and the mailboxes given up.
     fn arrival_astray(&mut self, a: &Arrival, q: usize, r: usize) -> Option<MpiError> {
-        if let Some(error) = self.went_astray((q, r), LineSet::Started, a.stamp, a.kind, a.len) {
+        if let Some(error) = self.went_astray((q, r), a.set, a.stamp, a.kind, a.len) {
             self.give_up_mailboxes(a.stamp);
             return Some(error);
         }

@@ -606,7 +606,7 @@ impl Engine {
                 })
                 .or_else(|| e.messages_of(ctx, tag).map(Elsewhere::Messages))
                 .or_else(|| {
-                    seg.posted_arrival(from, stamp & OPERATION, e.arrivals, &LineSet::BOTH).map(Elsewhere::Arrival)
+                    seg.posted_arrival(from, stamp & OPERATION, &e.arrivals, LineSet::all()).map(Elsewhere::Arrival)
                 })
         };
         // a short collective's reader (or a long one's, `read_whole`) has

@@ -113,10 +113,16 @@ pub struct Engine {
     agreed: agreed::Agreed,
     /// Collectives of the whole world this rank has posted on its
     /// arrival lines (`arrival`), of each set (`arrival::LineSet`).
-    arrivals: [u64; 2],
-    /// Nonblocking and persistent collectives on the arrival lines not yet
-    /// complete, in the order they were started (`arrival::Arrival`).
+    arrivals: [u64; crate::transport::shm::SETS],
+    /// Nonblocking collectives on the arrival lines not yet complete, in
+    /// the order they were started (`arrival::Arrival`).
     open_arrivals: VecDeque<ReqId>,
+    /// Started persistent collectives on lines of their own not yet
+    /// complete (`arrival::LineSet::Kept`), in no order.
+    open_kept: Vec<ReqId>,
+    /// Persistent collectives of MPI_COMM_WORLD given lines of their own
+    /// so far (`arrival::KEPT` at most).
+    kept_lines: usize,
     /// When a waiting rank last checked that its peers on this host live.
     last_roll_call: std::cell::Cell<std::time::Instant>,
     /// Early data (`FrameKind::Early`) by (source, sender request): where it
@@ -217,7 +223,9 @@ impl Engine {
             mailboxes: [Boxes::Short, Boxes::Long].map(|kind| mailbox::Tally::new(kind, size)),
             ways: mailbox::Ways::default(),
             agreed: agreed::Agreed::default(),
-            arrivals: [0; 2],
+            arrivals: [0; crate::transport::shm::SETS],
+            open_kept: Vec::new(),
+            kept_lines: 0,
             open_arrivals: VecDeque::new(),
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
             early_to: Default::default(),

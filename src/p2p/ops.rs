@@ -223,6 +223,7 @@ impl Engine {
                 let s = start.lock().unwrap_or_else(|p| p.into_inner()).activation()?;
                 self.start_boxed(s)?
             }
+            Template::Arrival(lines) => self.start_lines(&lines),
         })
     }
 

@@ -173,6 +173,9 @@ pub enum Template {
     NullRecv,
     /// A persistent collective (see `Starter`).
     Coll(std::sync::Arc<std::sync::Mutex<Starter>>),
+    /// A persistent collective on arrival lines of its own: each start
+    /// posts the part it makes then (`arrival::Lines`).
+    Arrival(std::sync::Arc<super::arrival::Lines>),
 }
 
 impl From<super::SendArgs> for Template {

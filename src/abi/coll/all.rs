@@ -230,7 +230,8 @@ fn blocks_on_lines(
     let part = move |to: &mut [u8]| {
         if !to.is_empty() {
             // SAFETY: the buffer holds `count` items of `ty` (checked, not
-            // null where there are any).
+            // null where there are any), as it does at every start of a
+            // persistent one.
             unsafe { pack::pack(&ty, count, from as *const u8, to) }
         }
     };

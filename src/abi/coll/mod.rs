@@ -375,26 +375,34 @@ fn mailbox_path(
     mailboxes(c, engine, run)
 }
 
-/// A nonblocking collective (`how`: a request to fill) of MPI_COMM_WORLD
-/// on one host whose part, of `bytes`, fits an arrival line
-/// (`Engine::by_arrivals`), as its blocking form goes: on the arrival
-/// lines (`Engine::start_arrival`), its part as `part` writes it, its
-/// parts taken by what `take` makes. Some(its result) where it goes
-/// there, decided alike on every member; it takes the communicator's next
-/// collective number like any other. Not a persistent one: MPI 4.0 §6.13
-/// lets ranks start those in any order, where the lines pair parts in the
-/// order they are posted (as messages, each is its own tag).
+/// A nonblocking or persistent collective (`how`: a request to fill) of
+/// MPI_COMM_WORLD on one host whose part, of `bytes`, fits an arrival
+/// line (`Engine::by_arrivals`), as its blocking form goes: on the arrival
+/// lines (`Engine::start_arrival`), its part as `part` writes it when it
+/// starts, its parts taken by what `take` makes. A persistent one, which
+/// ranks may start in any order (MPI 4.0 §6.13), only on lines of its own
+/// (`Engine::kept_lines`). Some(its result) where it goes there, decided
+/// alike on every member; it takes the communicator's next collective
+/// number like any other.
 fn arrival_path(
     st: &mut State,
     comm: c_int,
     how: How,
     (kind, bytes): (crate::p2p::arrival::Kind, usize),
-    part: impl FnOnce(&mut [u8]),
-    take: impl FnOnce() -> Option<crate::p2p::arrival::Take>,
+    part: impl Fn(&mut [u8]) + Send + Sync + 'static,
+    take: impl Fn() -> Option<crate::p2p::arrival::Take> + Send + Sync + 'static,
 ) -> Option<MpiResult<()>> {
-    let How::Request(out) = how else { return None };
+    let out = match how {
+        How::Now => return None,
+        How::Request(out) | How::Persistent(out, _) => out,
+    };
     if out.is_null() || !shm::fits(bytes, None) || coll::tuning::check_collectives() {
         return None;
+    }
+    if let How::Persistent(_, info) = how {
+        if let Err(e) = super::info::pairs(info) {
+            return Some(Err(e));
+        }
     }
     let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
     let world = c.ctx_coll == crate::comm::WORLD_CTX_COLL;
@@ -405,8 +413,20 @@ fn arrival_path(
     if !engine.mailboxes_usable(stamp, crate::p2p::arrival::LineSet::Started) {
         return None;
     }
-    c.colls = c.colls.wrapping_add(1);
-    let id = engine.start_arrival(c.group.clone(), stamp, (kind, bytes), part, take());
+    let id = match how {
+        How::Persistent(..) => {
+            let set = engine.kept_lines()?;
+            c.colls = c.colls.wrapping_add(1);
+            let (group, part, take) = (c.group.clone(), Box::new(part), Box::new(take));
+            let lines = crate::p2p::arrival::Lines { set, group, stamp, kind, bytes, part, take };
+            engine.persistent(Template::Arrival(Arc::new(lines)))
+        }
+        _ => {
+            c.colls = c.colls.wrapping_add(1);
+            let set = crate::p2p::arrival::LineSet::Started;
+            engine.start_arrival((set, c.group.clone()), stamp, (kind, bytes), part, take())
+        }
+    };
     // SAFETY: checked non-null; the caller passes a writable MPI_Request.
     unsafe { *out = handles::request_handle(id) };
     Some(Ok(()))

@@ -244,7 +244,8 @@ fn all_reduction(
             let part = move |to: &mut [u8]| {
                 if !to.is_empty() {
                     // SAFETY: the user's buffer holds `count` contiguous
-                    // items (checked above: not null where there are any).
+                    // items (checked above: not null where there are any),
+                    // as it does at every start of a persistent one.
                     unsafe { std::ptr::copy_nonoverlapping(src as *const u8, to.as_mut_ptr(), to.len()) }
                 }
             };

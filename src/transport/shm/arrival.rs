@@ -1,7 +1,8 @@
-//! The arrival lines: two sets of two per rank, on which the short
+//! The arrival lines: sets of two per rank, on which the short
 //! collectives of the whole world post each rank's part
-//! (`p2p::arrival`): one set for the blocking ones, the other for the
-//! nonblocking ones of MPI_COMM_WORLD.
+//! (`p2p::arrival`): one set for the blocking ones, one for the
+//! nonblocking ones of MPI_COMM_WORLD, and one for each of its first
+//! persistent ones (`LineSet`).
 
 use super::{arrivals_at, Segment, LINE};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -16,26 +17,56 @@ pub enum LineSet {
     /// The blocking collectives of every communicator of the whole world:
     /// their order across communicators is the same on every rank in a
     /// correct program (each needs every rank).
-    Blocking = 0,
-    /// The nonblocking ones of MPI_COMM_WORLD, which
-    /// start in one order on every rank, whatever the collectives of other
-    /// communicators around them.
-    Started = 1,
+    Blocking,
+    /// The nonblocking ones of MPI_COMM_WORLD, which start in one order
+    /// on every rank, whatever the collectives of other communicators
+    /// around them.
+    Started,
+    /// The `k`th persistent one of MPI_COMM_WORLD (k < `KEPT`), each start
+    /// of which is the next on its own lines: ranks may start persistent
+    /// collectives in any order (MPI 4.0 §6.13), but each one's starts
+    /// come one after another.
+    Kept(u8),
 }
 
-impl LineSet {
-    pub const BOTH: [LineSet; 2] = [LineSet::Blocking, LineSet::Started];
+/// The persistent collectives of MPI_COMM_WORLD that get lines of their
+/// own, the first ones made (the others go as messages).
+pub const KEPT: usize = 6;
 
-    pub fn other(self) -> LineSet {
+/// The sets of lines there are.
+pub const SETS: usize = 2 + KEPT;
+
+impl LineSet {
+    /// Its place among the `SETS`.
+    pub fn index(self) -> usize {
         match self {
-            LineSet::Blocking => LineSet::Started,
-            LineSet::Started => LineSet::Blocking,
+            LineSet::Blocking => 0,
+            LineSet::Started => 1,
+            LineSet::Kept(k) => 2 + k as usize,
         }
+    }
+
+    fn of(index: usize) -> LineSet {
+        match index {
+            0 => LineSet::Blocking,
+            1 => LineSet::Started,
+            k => LineSet::Kept((k - 2) as u8),
+        }
+    }
+
+    /// Every set.
+    pub fn all() -> impl Iterator<Item = LineSet> {
+        (0..SETS).map(LineSet::of)
+    }
+
+    /// Every set but this one.
+    pub fn others(self) -> impl Iterator<Item = LineSet> {
+        LineSet::all().filter(move |&s| s != self)
     }
 }
 
 /// Lines a rank has: two for each of `LineSet`.
-pub const LINES_PER_RANK: usize = 4;
+pub const LINES_PER_RANK: usize = 2 * SETS;
 
 /// One of a rank's arrival lines (`Segment::post_arrival`): its part of
 /// a short collective of the whole world (`p2p::arrival`), its `n`th of
@@ -58,7 +89,7 @@ impl Segment {
     /// Local rank `rank`'s arrival line of set `set` for its `n`th part.
     fn arrival(&self, rank: usize, set: LineSet, n: u64) -> &Arrival {
         assert!(rank < self.nranks);
-        let line = LINES_PER_RANK * rank + 2 * set as usize + (n % 2) as usize;
+        let line = LINES_PER_RANK * rank + 2 * set.index() + (n % 2) as usize;
         // SAFETY: the header page(s) hold `LINES_PER_RANK` lines per rank
         // after the rows of read marks (`layout`), zero-filled by ftruncate.
         unsafe { &*(self.base.add(arrivals_at(self.nranks) + line * LINE) as *const Arrival) }
@@ -106,12 +137,32 @@ impl Segment {
     /// caller took part in too, was of another communicator that had the
     /// same context id (ids come back when communicators are freed, and a
     /// new one counts its operations from 1 again).
-    pub fn posted_arrival(&self, q: usize, op: u64, after: [u64; 2], sets: &[LineSet]) -> Option<u64> {
-        sets.iter().flat_map(|&set| (0..2).map(move |n| (set, n))).find_map(|(set, n)| {
+    pub fn posted_arrival(
+        &self,
+        q: usize,
+        op: u64,
+        after: &[u64; SETS],
+        sets: impl Iterator<Item = LineSet>,
+    ) -> Option<u64> {
+        sets.flat_map(|set| (0..2).map(move |n| (set, n))).find_map(|(set, n)| {
             let a = self.arrival(q, set, n);
-            (a.n.load(Ordering::Acquire) > after[set as usize] && a.op.load(Ordering::Relaxed) == op)
+            (a.n.load(Ordering::Acquire) > after[set.index()] && a.op.load(Ordering::Relaxed) == op)
                 .then(|| a.shape.load(Ordering::Relaxed))
         })
+    }
+
+    /// Note that the ranks' `n`th collectives on the arrival lines of
+    /// set `set` differ (the first one noted stays).
+    pub fn fail_arrival(&self, set: LineSet, n: u64) {
+        let word = n | (set.index() as u64) << 56;
+        let _ = self.header().failed_arrival.compare_exchange(0, word, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// The collective on the arrival lines found to differ between
+    /// ranks (`fail_arrival`): its set and number, if any.
+    pub fn failed_arrival(&self) -> Option<(LineSet, u64)> {
+        let word = self.header().failed_arrival.load(Ordering::Acquire);
+        (word != 0).then(|| (LineSet::of((word >> 56) as usize), word & ((1 << 56) - 1)))
     }
 }
 
@@ -119,6 +170,15 @@ impl Segment {
 mod tests {
     use super::*;
     use crate::transport::shm::tests::ranks;
+
+    /// Counts after which to look: `blocking` and `started` of the first
+    /// two sets.
+    fn after(blocking: u64, started: u64) -> [u64; SETS] {
+        let mut a = [0; SETS];
+        a[0] = blocking;
+        a[1] = started;
+        a
+    }
 
     #[test]
     fn arrival_parts_alternate_between_two_lines_each_seen_by_peers_with_its_count() {
@@ -142,10 +202,10 @@ mod tests {
         all[2].arrival_part(0, LineSet::Blocking, 3, &mut out);
         assert_eq!(&out[..], &full[..]);
         // a waiting rank finds where an operation went
-        assert_eq!(all[1].posted_arrival(0, 0x13, [0, 0], &LineSet::BOTH), Some(40));
-        assert_eq!(all[1].posted_arrival(0, 0x13, [3, 0], &LineSet::BOTH), None, "one the caller took part in");
-        assert_eq!(all[1].posted_arrival(0, 0x11, [0, 0], &LineSet::BOTH), None, "overwritten");
-        assert_eq!(all[1].posted_arrival(2, 0x13, [0, 0], &LineSet::BOTH), None, "rank 2 posted nothing");
+        assert_eq!(all[1].posted_arrival(0, 0x13, &[0; SETS], LineSet::all()), Some(40));
+        assert_eq!(all[1].posted_arrival(0, 0x13, &after(3, 0), LineSet::all()), None, "one the caller took part in");
+        assert_eq!(all[1].posted_arrival(0, 0x11, &[0; SETS], LineSet::all()), None, "overwritten");
+        assert_eq!(all[1].posted_arrival(2, 0x13, &[0; SETS], LineSet::all()), None, "rank 2 posted nothing");
     }
 
     #[test]
@@ -163,9 +223,27 @@ mod tests {
         assert_eq!(&out[..2], b"s1");
         assert_eq!(all[1].arrival_n(0, LineSet::Started, 2), 2);
         // an operation is found on either set, after the caller's count there
-        assert_eq!(all[1].posted_arrival(0, 0x32, [0, 0], &LineSet::BOTH), Some(2));
-        assert_eq!(all[1].posted_arrival(0, 0x32, [0, 0], &[LineSet::Blocking]), None, "not on that set");
-        assert_eq!(all[1].posted_arrival(0, 0x32, [5, 2], &LineSet::BOTH), None);
-        assert_eq!(all[1].posted_arrival(0, 0x21, [0, 5], &LineSet::BOTH), Some(2));
+        assert_eq!(all[1].posted_arrival(0, 0x32, &[0; SETS], LineSet::all()), Some(2));
+        assert_eq!(
+            all[1].posted_arrival(0, 0x32, &[0; SETS], [LineSet::Blocking].into_iter()),
+            None,
+            "not on that set"
+        );
+        assert_eq!(all[1].posted_arrival(0, 0x32, &after(5, 2), LineSet::all()), None);
+        assert_eq!(all[1].posted_arrival(0, 0x21, &after(0, 5), LineSet::all()), Some(2));
+        // each persistent collective's lines count its starts
+        all[0].post_arrival(LineSet::Kept(0), 1, 0x41, 1, b"k");
+        all[0].post_arrival(LineSet::Kept(KEPT as u8 - 1), 1, 0x42, 1, b"l");
+        assert_eq!(all[1].arrival_part(0, LineSet::Kept(0), 1, &mut out[..1]), (0x41, 1));
+        assert_eq!(all[1].arrival_part(0, LineSet::Kept(KEPT as u8 - 1), 1, &mut out[..1]), (0x42, 1));
+        assert_eq!(&out[..1], b"l");
+        assert_eq!(all[1].arrival_n(0, LineSet::Started, 2), 2, "untouched by the kept ones");
+        assert_eq!(all[1].posted_arrival(0, 0x42, &[0; SETS], LineSet::Kept(0).others()), Some(1));
+        assert_eq!(all[1].posted_arrival(0, 0x42, &[0; SETS], LineSet::Kept(KEPT as u8 - 1).others()), None);
+        // a failed collective keeps its set
+        assert_eq!(all[1].failed_arrival(), None);
+        all[0].fail_arrival(LineSet::Kept(3), 7);
+        all[1].fail_arrival(LineSet::Blocking, 9);
+        assert_eq!(all[1].failed_arrival(), Some((LineSet::Kept(3), 7)), "the first one noted stays");
     }
 }

@@ -19,7 +19,7 @@ mod cma;
 mod doorbell;
 pub mod ring;
 
-pub use arrival::{LineSet, ARRIVAL_BYTES};
+pub use arrival::{LineSet, ARRIVAL_BYTES, KEPT, SETS};
 pub use cma::{read_remote, read_remote_into, write_remote};
 pub use doorbell::Doorbell;
 
@@ -50,8 +50,8 @@ struct SegHeader {
     /// one that makes it `nranks` removes the name (`attach`).
     attached: AtomicU64,
     /// The number of the collective on the arrival lines in which a rank
-    /// found another in another collective (`p2p::arrival`), its set
-    /// (`arrival::LineSet`) in the top bit, or 0.
+    /// found another in another collective (`p2p::arrival`), its set's
+    /// index (`arrival::LineSet`) in the top byte, or 0.
     failed_arrival: AtomicU64,
 }
 
@@ -417,21 +417,6 @@ impl Segment {
     /// stays).
     pub fn spoil(&self, stamp: u64) {
         let _ = self.header().spoilt.compare_exchange(0, stamp, Ordering::AcqRel, Ordering::Acquire);
-    }
-
-    /// Note that the ranks' `n`th collectives on the arrival lines of
-    /// set `set` differ (the first one noted stays).
-    pub fn fail_arrival(&self, set: LineSet, n: u64) {
-        let word = n | (set as u64) << 63;
-        let _ = self.header().failed_arrival.compare_exchange(0, word, Ordering::AcqRel, Ordering::Acquire);
-    }
-
-    /// The collective on the arrival lines found to differ between
-    /// ranks (`fail_arrival`): its set and number, if any.
-    pub fn failed_arrival(&self) -> Option<(LineSet, u64)> {
-        let word = self.header().failed_arrival.load(Ordering::Acquire);
-        let set = if word >> 63 == 0 { LineSet::Blocking } else { LineSet::Started };
-        (word != 0).then_some((set, word & !(1 << 63)))
     }
 
     fn header(&self) -> &SegHeader {
