@@ -391,12 +391,12 @@ impl Arrival {
 impl Engine {
     /// Start collective `kind` of MPI_COMM_WORLD (`group`, `by_arrivals`),
     /// operation `stamp`, with this rank's part of `bytes` (at most a
-    /// line's) as `part` writes it, on the arrival lines of
-    /// `LineSet::Started` without waiting: its request, complete once every
-    /// rank's part is there and `take` has taken them all. Its part is
-    /// posted now if this rank's earlier collectives on those lines are
-    /// all taken, else by the progress that takes them (in the order they
-    /// were started).
+    /// line's) as `part` writes it, on the arrival lines of `set`
+    /// (`LineSet::Started`, or a persistent one's `LineSet::Kept`) without
+    /// waiting: its request, complete once every rank's part is there and
+    /// `take` has taken them all. Its part is posted now if this rank's
+    /// earlier collectives on those lines are all taken, else by the
+    /// progress that takes them (in the order they were started).
     pub fn start_arrival(
         &mut self,
         (set, group): (LineSet, Group),
