@@ -413,19 +413,20 @@ fn arrival_path(
     if !engine.mailboxes_usable(stamp, crate::p2p::arrival::LineSet::Started) {
         return None;
     }
+    let set = match how {
+        // (none left: as messages, which take the operation number)
+        How::Persistent(..) => engine.kept_lines()?,
+        _ => crate::p2p::arrival::LineSet::Started,
+    };
+    c.colls = c.colls.wrapping_add(1);
+    let group = c.group.clone();
     let id = match how {
         How::Persistent(..) => {
-            let set = engine.kept_lines()?;
-            c.colls = c.colls.wrapping_add(1);
-            let (group, part, take) = (c.group.clone(), Box::new(part), Box::new(take));
+            let (part, take) = (Box::new(part), Box::new(take));
             let lines = crate::p2p::arrival::Lines { set, group, stamp, kind, bytes, part, take };
             engine.persistent(Template::Arrival(Arc::new(lines)))
         }
-        _ => {
-            c.colls = c.colls.wrapping_add(1);
-            let set = crate::p2p::arrival::LineSet::Started;
-            engine.start_arrival((set, c.group.clone()), stamp, (kind, bytes), part, take())
-        }
+        _ => engine.start_arrival((set, group), stamp, (kind, bytes), part, take()),
     };
     // SAFETY: checked non-null; the caller passes a writable MPI_Request.
     unsafe { *out = handles::request_handle(id) };
