@@ -28,7 +28,16 @@
  *     processes" (MPI 4.0 §6.13);
  *  8. ten persistent MPI_Allreduce_init of MPI_COMM_WORLD (more than
  *     get arrival lines of their own: the rest go as messages), started
- *     first to last on the even ranks and last to first on the odd.
+ *     first to last on the even ranks and last to first on the odd;
+ *  9. six more duplicates, made anew each time (more than get arrival
+ *     lines of their own for nonblocking collectives: the rest go as
+ *     messages), an MPI_Iallreduce on each started first to last on the
+ *     even ranks and last to first on the odd, with a blocking
+ *     MPI_Allreduce on another duplicate halfway;
+ * 10. an MPI_Iallreduce on a new duplicate, which is freed while it is
+ *     still open, then one on a duplicate made after (it gets the freed
+ *     one's context id, and its lines), against an MPI_Ibarrier of
+ *     MPI_COMM_WORLD in opposite orders.
  * Each case runs 50 times in a row, every result checked; MPICH passes it.
  */
 #include "common.h"
@@ -153,6 +162,44 @@ int main(int argc, char **argv)
         CHECK(MPI_Waitall(MANY, many, many_st) == MPI_SUCCESS, "case 8: waitall");
         for (int k = 0; k < MANY; k++)
             CHECK(many_out[k] == sum_of(t + k), "case 8, time %d: persistent allreduce %d: %d", t, k, many_out[k]);
+
+        /* 9 */
+        MPI_Comm six[6];
+        MPI_Request six_q[6];
+        int six_out[6];
+        for (int k = 0; k < 6; k++) MPI_Comm_dup(MPI_COMM_WORLD, &six[k]);
+        for (int i = 0; i < 6; i++) {
+            int k = rank % 2 == 0 ? i : 5 - i, v = rank + t + k;
+            if (i == 3)
+                CHECK(MPI_Allreduce(&x, &z, 1, MPI_INT, MPI_SUM, one) == MPI_SUCCESS, "case 9: Allreduce");
+            /* an Iallreduce's send buffer may not change until it completes */
+            six_out[k] = v;
+            CHECK(MPI_Iallreduce(MPI_IN_PLACE, &six_out[k], 1, MPI_INT, MPI_SUM, six[k], &six_q[k]) == MPI_SUCCESS,
+                  "case 9: Iallreduce %d", k);
+        }
+        MPI_Status six_st[6];
+        CHECK(MPI_Waitall(6, six_q, six_st) == MPI_SUCCESS, "case 9: waitall");
+        CHECK(z == sum_of(t), "case 9, time %d: allreduce %d", t, z);
+        for (int k = 0; k < 6; k++) {
+            CHECK(six_out[k] == sum_of(t + k), "case 9, time %d: iallreduce on dup %d: %d", t, k, six_out[k]);
+            MPI_Comm_free(&six[k]);
+        }
+
+        /* 10 */
+        MPI_Comm gone, next;
+        int early = -1, late = -1;
+        MPI_Comm_dup(MPI_COMM_WORLD, &gone);
+        CHECK(MPI_Iallreduce(&x, &early, 1, MPI_INT, MPI_SUM, gone, &q[0]) == MPI_SUCCESS, "case 10: Iallreduce");
+        MPI_Comm_free(&gone);
+        MPI_Comm_dup(MPI_COMM_WORLD, &next);
+        MPI_Request more[2];
+        IN_TURN(CHECK(MPI_Iallreduce(&mine, &late, 1, MPI_INT, MPI_MAX, next, &more[0]) == MPI_SUCCESS, "case 10"),
+                CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &more[1]) == MPI_SUCCESS, "case 10: Ibarrier"));
+        CHECK(MPI_Waitall(2, more, st) == MPI_SUCCESS, "case 10: waitall");
+        CHECK(MPI_Wait(&q[0], MPI_STATUS_IGNORE) == MPI_SUCCESS, "case 10: wait on the freed one's");
+        CHECK(early == sum_of(t), "case 10, time %d: iallreduce on the freed duplicate %d", t, early);
+        CHECK(late == size - 1, "case 10, time %d: max %d, not %d", t, late, size - 1);
+        MPI_Comm_free(&next);
     }
     for (int k = 0; k < MANY; k++) MPI_Request_free(&many[k]);
     MPI_Request_free(&kept[0]);

@@ -30,26 +30,35 @@
 //! operation is in its mailboxes or comes as messages (and a rank waiting
 //! in the mailboxes finds the operation on the arrival lines).
 //!
-//! The nonblocking ones of MPI_COMM_WORLD itself go on two lines more,
-//! counted on their own (`LineSet::Started`), behind a request
-//! (`Arrival`, `Engine::start_arrival`). A rank starts one without
-//! waiting for anyone, so ranks may start it before or after a
-//! collective of another communicator, in a correct program (MPI 4.0
-//! §6.12 orders collectives per communicator): one count for both would
-//! pair different operations. Those of other communicators go as
-//! messages, for the same reason between two of them. Ranks may even
-//! start persistent ones in different orders (§6.13), but each one's
+//! The nonblocking ones of a whole-world communicator go on two lines
+//! more, counted on their own, behind a request (`Arrival`,
+//! `Engine::start_arrival`). A rank starts one without waiting for
+//! anyone, so ranks may start it before or after a collective of another
+//! communicator, in a correct program (MPI 4.0 §6.12 orders collectives
+//! per communicator): one count for both would pair different
+//! operations. So each of the first such communicators has lines of its
+//! own (`LineSet::Started`, by context id: MPI_COMM_WORLD's, then ids 2
+//! to `STARTED`); those of other communicators go as messages. A context
+//! id is agreed free on every member (the id of a whole-world
+//! communicator on every rank), so the lines have one holder at a time
+//! everywhere, and each rank started every collective of the holder
+//! before it, which it freed, before it took part in making the next: the
+//! lines' count runs on across holders, alike on every rank. Ranks may
+//! even start persistent ones in different orders (§6.13), but each one's
 //! starts come one after another: the first `KEPT` persistent ones of
 //! MPI_COMM_WORLD get two lines each (`LineSet::Kept`), on which its
-//! n-th start is the n-th part, the others go as messages. Its part is
-//! posted as it starts, or, while this rank's collective on those lines
-//! before it still lacks parts, by the progress that takes them, and it
+//! n-th start is the n-th part, the others go as messages. Each set's
+//! open collectives move on in the order they started, the sets apart
+//! (ranks may start collectives of two sets in different orders). A
+//! part is posted as it starts, or, while this rank's collective on
+//! those lines before it still lacks parts, by the progress that takes them, and it
 //! completes once every part is there. A rank that took the operation as
 //! messages (a nonblocking collective of another kind) is noticed now and
 //! then while it waits; it gives the mailboxes up in the operation, which
 //! that rank's schedule notices in turn (`Schedule::named`). A rank that
-//! posted the operation on its other set of lines (a blocking collective
-//! where the others started one, or the reverse) is noticed too.
+//! posted the operation on another set of its lines (a blocking
+//! collective where the others started one, or the reverse) is noticed
+//! too.
 
 use super::Engine;
 use crate::comm::Group;
@@ -328,8 +337,8 @@ impl Engine {
     }
 }
 
-/// A nonblocking collective of MPI_COMM_WORLD on the arrival lines of
-/// `LineSet::Started`, or a start of a persistent one on its own lines
+/// A nonblocking collective of a whole-world communicator on its
+/// arrival lines (`LineSet::Started`), or a start of a persistent one on its own lines
 /// (`LineSet::Kept`) (`Engine::start_arrival`). Its part goes on this
 /// rank's line once every part of this rank's collective before it on
 /// those lines is taken (the line it goes on held the one before that,
@@ -389,11 +398,11 @@ impl Arrival {
 }
 
 impl Engine {
-    /// Start collective `kind` of MPI_COMM_WORLD (`group`, `by_arrivals`),
-    /// operation `stamp`, with this rank's part of `bytes` (at most a
-    /// line's) as `part` writes it, on the arrival lines of `set`
-    /// (`LineSet::Started`, or a persistent one's `LineSet::Kept`) without
-    /// waiting: its request, complete once every rank's part is there and
+    /// Start collective `kind` of a whole-world communicator (`group`,
+    /// `by_arrivals`), operation `stamp`, with this rank's part of `bytes`
+    /// (at most a line's) as `part` writes it, on the arrival lines of
+    /// `set` (the communicator's `LineSet::Started`, or a persistent one's
+    /// `LineSet::Kept`) without waiting: its request, complete once every rank's part is there and
     /// `take` has taken them all. Its part is posted now if this rank's
     /// earlier collectives on those lines are all taken, else by the
     /// progress that takes them (in the order they were started).
@@ -423,32 +432,28 @@ impl Engine {
             done: false,
         };
         let id = self.requests.insert(super::request::Request::Arrival(Some(Box::new(a))));
-        match set {
-            LineSet::Kept(_) => self.open_kept.push(id),
-            _ => self.open_arrivals.push_back(id),
-        }
+        self.open_arrivals.push_back((set, id));
         self.advance_arrivals();
         id
     }
 
-    /// Move the open collectives on the arrival lines on: the nonblocking
-    /// ones in order (post the first one's part if not yet, take its parts
-    /// once all are there, then the next one's), each persistent one's
-    /// start on its own.
+    /// Move the open collectives on the arrival lines on, each set's in
+    /// the order they were started (post the first one's part if not yet,
+    /// take its parts once all are there, then the next one's), the sets
+    /// apart: ranks may start collectives of two sets in different orders.
     pub(super) fn advance_arrivals(&mut self) {
-        while let Some(&id) = self.open_arrivals.front() {
-            if self.advance_request(id) == Some(false) {
-                break;
-            }
-            self.open_arrivals.pop_front();
-        }
+        // the sets whose first open collective still lacks parts, a bit each
+        const _: () = assert!(crate::transport::shm::SETS <= 32);
+        let mut waiting = 0u32;
         let mut i = 0;
-        while i < self.open_kept.len() {
-            if self.advance_request(self.open_kept[i]) == Some(false) {
-                i += 1;
-            } else {
-                self.open_kept.swap_remove(i);
+        while let Some(&(set, id)) = self.open_arrivals.get(i) {
+            let bit = 1 << set.index();
+            if waiting & bit == 0 && self.advance_request(id) != Some(false) {
+                self.open_arrivals.remove(i);
+                continue;
             }
+            waiting |= bit;
+            i += 1;
         }
     }
 

@@ -114,12 +114,11 @@ pub struct Engine {
     /// Collectives of the whole world this rank has posted on its
     /// arrival lines (`arrival`), of each set (`arrival::LineSet`).
     arrivals: [u64; crate::transport::shm::SETS],
-    /// Nonblocking collectives on the arrival lines not yet complete, in
-    /// the order they were started (`arrival::Arrival`).
-    open_arrivals: VecDeque<ReqId>,
-    /// Started persistent collectives on lines of their own not yet
-    /// complete (`arrival::LineSet::Kept`), in no order.
-    open_kept: Vec<ReqId>,
+    /// Nonblocking collectives and started persistent ones on the arrival
+    /// lines not yet complete, with their lines, in the order they were
+    /// started (`arrival::Arrival`): each set's in its own order, the sets
+    /// apart.
+    open_arrivals: VecDeque<(crate::transport::shm::LineSet, ReqId)>,
     /// Persistent collectives of MPI_COMM_WORLD given lines of their own
     /// so far (`arrival::KEPT` at most).
     kept_lines: usize,
@@ -224,7 +223,6 @@ impl Engine {
             ways: mailbox::Ways::default(),
             agreed: agreed::Agreed::default(),
             arrivals: [0; crate::transport::shm::SETS],
-            open_kept: Vec::new(),
             kept_lines: 0,
             open_arrivals: VecDeque::new(),
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),

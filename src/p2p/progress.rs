@@ -57,7 +57,7 @@ impl Engine {
         if !self.schedules.is_empty() {
             self.advance_schedules();
         }
-        if !self.open_arrivals.is_empty() || !self.open_kept.is_empty() {
+        if !self.open_arrivals.is_empty() {
             self.advance_arrivals();
         }
         if !self.orphans.is_empty() {

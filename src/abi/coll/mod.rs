@@ -23,6 +23,7 @@ use crate::datatype::{pack, TypeInfo, TypeRef};
 use crate::err;
 use crate::error::MpiResult;
 use crate::op::Op;
+use crate::p2p::arrival::LineSet;
 use crate::p2p::request::{Starter, Template};
 use crate::runtime::State;
 use std::os::raw::{c_int, c_void};
@@ -375,13 +376,14 @@ fn mailbox_path(
     mailboxes(c, engine, run)
 }
 
-/// A nonblocking or persistent collective (`how`: a request to fill) of
-/// MPI_COMM_WORLD on one host whose part, of `bytes`, fits an arrival
-/// line (`Engine::by_arrivals`), as its blocking form goes: on the arrival
-/// lines (`Engine::start_arrival`), its part as `part` writes it when it
-/// starts, its parts taken by what `take` makes. A persistent one, which
-/// ranks may start in any order (MPI 4.0 §6.13), only on lines of its own
-/// (`Engine::kept_lines`). Some(its result) where it goes there, decided
+/// A nonblocking collective (`how`: a request to fill) of a whole-world
+/// communicator that has lines of its own (`LineSet::started`), or a
+/// persistent one of MPI_COMM_WORLD, on one host, whose part, of `bytes`,
+/// fits an arrival line (`Engine::by_arrivals`), as its blocking form
+/// goes: on the arrival lines (`Engine::start_arrival`), its part as
+/// `part` writes it when it starts, its parts taken by what `take` makes.
+/// A persistent one, which ranks may start in any order (MPI 4.0 §6.13),
+/// only on lines of its own (`Engine::kept_lines`). Some(its result) where it goes there, decided
 /// alike on every member; it takes the communicator's next collective
 /// number like any other.
 fn arrival_path(
@@ -405,18 +407,19 @@ fn arrival_path(
         }
     }
     let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
-    let world = c.ctx_coll == crate::comm::WORLD_CTX_COLL;
-    if !world || !engine.by_arrivals(&c.group, bytes) || !engine.all_local(&c.group) {
+    let started = LineSet::started(c.cid())?;
+    if !engine.by_arrivals(&c.group, bytes) || !engine.all_local(&c.group) {
         return None;
     }
     let stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
-    if !engine.mailboxes_usable(stamp, crate::p2p::arrival::LineSet::Started) {
+    if !engine.mailboxes_usable(stamp, started) {
         return None;
     }
     let set = match how {
         // (none left: as messages, which take the operation number)
-        How::Persistent(..) => engine.kept_lines()?,
-        _ => crate::p2p::arrival::LineSet::Started,
+        How::Persistent(..) if c.ctx_coll == crate::comm::WORLD_CTX_COLL => engine.kept_lines()?,
+        How::Persistent(..) => return None,
+        _ => started,
     };
     c.colls = c.colls.wrapping_add(1);
     let group = c.group.clone();
@@ -445,7 +448,7 @@ fn mailboxes(
         return None;
     }
     let stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
-    if !engine.all_local(&c.group) || !engine.mailboxes_usable(stamp, crate::p2p::arrival::LineSet::Blocking) {
+    if !engine.all_local(&c.group) || !engine.mailboxes_usable(stamp, LineSet::Blocking) {
         // the operation number goes to the point-to-point path
         return None;
     }

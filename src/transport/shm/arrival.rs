@@ -1,8 +1,9 @@
 //! The arrival lines: sets of two per rank, on which the short
 //! collectives of the whole world post each rank's part
 //! (`p2p::arrival`): one set for the blocking ones, one for the
-//! nonblocking ones of MPI_COMM_WORLD, and one for each of its first
-//! persistent ones (`LineSet`).
+//! nonblocking ones of each of the first whole-world communicators (by
+//! context id), and one for each of MPI_COMM_WORLD's first persistent
+//! ones (`LineSet`).
 
 use super::{arrivals_at, Segment, LINE};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -18,10 +19,15 @@ pub enum LineSet {
     /// their order across communicators is the same on every rank in a
     /// correct program (each needs every rank).
     Blocking,
-    /// The nonblocking ones of MPI_COMM_WORLD, which start in one order
-    /// on every rank, whatever the collectives of other communicators
-    /// around them.
-    Started,
+    /// The nonblocking ones of the whole-world communicator of context id
+    /// `started_cid(s)` (`s < STARTED`: MPI_COMM_WORLD, then the first
+    /// ids a duplicate or split can get), which start in one order on
+    /// every rank, whatever the collectives of other communicators around
+    /// them. Ids are agreed free on every member, so one holds such a
+    /// set's lines at a time on all ranks, and every collective started
+    /// on the one before it came before its making, on every rank: the
+    /// set's count runs on from one holder to the next.
+    Started(u8),
     /// The `k`th persistent one of MPI_COMM_WORLD (k < `KEPT`), each start
     /// of which is the next on its own lines: ranks may start persistent
     /// collectives in any order (MPI 4.0 §6.13), but each one's starts
@@ -29,28 +35,44 @@ pub enum LineSet {
     Kept(u8),
 }
 
+/// The whole-world communicators whose nonblocking collectives get lines
+/// of their own: MPI_COMM_WORLD and those of context ids 2 to `STARTED`
+/// (the others go as messages).
+pub const STARTED: usize = 4;
+
 /// The persistent collectives of MPI_COMM_WORLD that get lines of their
 /// own, the first ones made (the others go as messages).
 pub const KEPT: usize = 6;
 
 /// The sets of lines there are.
-pub const SETS: usize = 2 + KEPT;
+pub const SETS: usize = 1 + STARTED + KEPT;
 
 impl LineSet {
+    /// The lines for the nonblocking collectives of a whole-world
+    /// communicator of context id `cid`, if it gets any (id 1 is
+    /// MPI_COMM_SELF's).
+    pub fn started(cid: u32) -> Option<LineSet> {
+        match cid {
+            0 => Some(LineSet::Started(0)),
+            c if (2..=STARTED as u32).contains(&c) => Some(LineSet::Started((c - 1) as u8)),
+            _ => None,
+        }
+    }
+
     /// Its place among the `SETS`.
     pub fn index(self) -> usize {
         match self {
             LineSet::Blocking => 0,
-            LineSet::Started => 1,
-            LineSet::Kept(k) => 2 + k as usize,
+            LineSet::Started(s) => 1 + s as usize,
+            LineSet::Kept(k) => 1 + STARTED + k as usize,
         }
     }
 
     fn of(index: usize) -> LineSet {
         match index {
             0 => LineSet::Blocking,
-            1 => LineSet::Started,
-            k => LineSet::Kept((k - 2) as u8),
+            s if s <= STARTED => LineSet::Started((s - 1) as u8),
+            k => LineSet::Kept((k - 1 - STARTED) as u8),
         }
     }
 
@@ -209,19 +231,33 @@ mod tests {
     }
 
     #[test]
-    fn the_two_sets_of_lines_count_apart() {
+    fn every_set_has_a_place_of_its_own() {
+        let places: Vec<usize> = LineSet::all().map(LineSet::index).collect();
+        assert_eq!(places, (0..SETS).collect::<Vec<_>>());
+        assert!(LineSet::all().all(|s| LineSet::of(s.index()) == s));
+        // MPI_COMM_WORLD, then context ids 2 to STARTED (1 is MPI_COMM_SELF's)
+        assert_eq!(LineSet::started(0), Some(LineSet::Started(0)));
+        assert_eq!(LineSet::started(1), None);
+        assert_eq!(LineSet::started(2), Some(LineSet::Started(1)));
+        assert_eq!(LineSet::started(STARTED as u32), Some(LineSet::Started(STARTED as u8 - 1)));
+        assert_eq!(LineSet::started(STARTED as u32 + 1), None);
+        assert_eq!(LineSet::all().filter(|s| matches!(s, LineSet::Started(_))).count(), STARTED);
+    }
+
+    #[test]
+    fn the_sets_of_lines_count_apart() {
         let all = ranks("arrival-sets", 2);
         let mut out = [0u8; ARRIVAL_BYTES];
         all[0].post_arrival(LineSet::Blocking, 1, 0x21, 2, b"b1");
-        all[0].post_arrival(LineSet::Started, 1, 0x31, 2, b"s1");
-        all[0].post_arrival(LineSet::Started, 2, 0x32, 2, b"s2");
+        all[0].post_arrival(LineSet::Started(0), 1, 0x31, 2, b"s1");
+        all[0].post_arrival(LineSet::Started(0), 2, 0x32, 2, b"s2");
         assert_eq!(all[1].arrival_n(0, LineSet::Blocking, 1), 1);
         assert_eq!(all[1].arrival_n(0, LineSet::Blocking, 2), 0, "blocking part 2 not posted");
         assert_eq!(all[1].arrival_part(0, LineSet::Blocking, 1, &mut out[..2]), (0x21, 2));
         assert_eq!(&out[..2], b"b1");
-        assert_eq!(all[1].arrival_part(0, LineSet::Started, 1, &mut out[..2]), (0x31, 2));
+        assert_eq!(all[1].arrival_part(0, LineSet::Started(0), 1, &mut out[..2]), (0x31, 2));
         assert_eq!(&out[..2], b"s1");
-        assert_eq!(all[1].arrival_n(0, LineSet::Started, 2), 2);
+        assert_eq!(all[1].arrival_n(0, LineSet::Started(0), 2), 2);
         // an operation is found on either set, after the caller's count there
         assert_eq!(all[1].posted_arrival(0, 0x32, &[0; SETS], LineSet::all()), Some(2));
         assert_eq!(
@@ -237,11 +273,20 @@ mod tests {
         assert_eq!(all[1].arrival_part(0, LineSet::Kept(0), 1, &mut out[..1]), (0x41, 1));
         assert_eq!(all[1].arrival_part(0, LineSet::Kept(KEPT as u8 - 1), 1, &mut out[..1]), (0x42, 1));
         assert_eq!(&out[..1], b"l");
-        assert_eq!(all[1].arrival_n(0, LineSet::Started, 2), 2, "untouched by the kept ones");
+        assert_eq!(all[1].arrival_n(0, LineSet::Started(0), 2), 2, "untouched by the kept ones");
         assert_eq!(all[1].posted_arrival(0, 0x42, &[0; SETS], LineSet::Kept(0).others()), Some(1));
         assert_eq!(all[1].posted_arrival(0, 0x42, &[0; SETS], LineSet::Kept(KEPT as u8 - 1).others()), None);
+        // so do the lines of each whole-world communicator's nonblocking ones
+        let last = LineSet::started(STARTED as u32).unwrap();
+        all[0].post_arrival(last, 1, 0x51, 1, b"m");
+        assert_eq!(all[1].arrival_part(0, last, 1, &mut out[..1]), (0x51, 1));
+        assert_eq!(all[1].arrival_n(0, LineSet::Started(0), 2), 2, "untouched by another communicator's");
+        assert_eq!(all[1].posted_arrival(0, 0x51, &[0; SETS], LineSet::Started(0).others()), Some(1));
         // a failed collective keeps its set
         assert_eq!(all[1].failed_arrival(), None);
+        all[0].fail_arrival(last, 4);
+        assert_eq!(all[1].failed_arrival(), Some((last, 4)));
+        all[0].header().failed_arrival.store(0, Ordering::Release);
         all[0].fail_arrival(LineSet::Kept(3), 7);
         all[1].fail_arrival(LineSet::Blocking, 9);
         assert_eq!(all[1].failed_arrival(), Some((LineSet::Kept(3), 7)), "the first one noted stays");

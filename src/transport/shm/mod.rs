@@ -19,7 +19,7 @@ mod cma;
 mod doorbell;
 pub mod ring;
 
-pub use arrival::{LineSet, ARRIVAL_BYTES, KEPT, SETS};
+pub use arrival::{LineSet, ARRIVAL_BYTES, KEPT, SETS, STARTED};
 pub use cma::{read_remote, read_remote_into, write_remote};
 pub use doorbell::Doorbell;
 
