@@ -31,7 +31,8 @@ def main():
                 measure(best, every, rnd, impl, "nbc", n, quick)
     lines = [BEGIN, "## Nonblocking and persistent collectives\n", "\n",
              f"`python3 tools/bench_nbc.py --rounds {a.rounds}`: `c-tests/bench/nbc.c`, each call started and waited "
-             "at once (Ialltoall and Iallgather sizes are one rank's block; the persistent ones are MPI 4's "
+             "at once (Ialltoall and Iallgather sizes are one rank's block; `iallreduce dup` is on a duplicate "
+             "of `MPI_COMM_WORLD`, the rest on the world itself; the persistent ones are MPI 4's "
              "`MPI_Allreduce_init` and `MPI_Bcast_init`, then `MPI_Start` and `MPI_Wait`, which Debian's Open MPI "
              "lacks), interleaved round by round; microseconds, best of the rounds, ratios as above; "
              f"run on {library_rev()}'s library.\n"]
