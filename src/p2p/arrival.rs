@@ -51,8 +51,8 @@
 //! open collectives move on in the order they started, the sets apart
 //! (ranks may start collectives of two sets in different orders). A
 //! part is posted as it starts, or, while this rank's collective on
-//! those lines before it still lacks parts, by the progress that takes them, and it
-//! completes once every part is there. A rank that took the operation as
+//! those lines before it still lacks parts, by the progress that takes
+//! them, and it completes once every part is there. A rank that took the operation as
 //! messages (a nonblocking collective of another kind) is noticed now and
 //! then while it waits; it gives the mailboxes up in the operation, which
 //! that rank's schedule notices in turn (`Schedule::named`). A rank that
@@ -338,13 +338,13 @@ impl Engine {
 }
 
 /// A nonblocking collective of a whole-world communicator on its
-/// arrival lines (`LineSet::Started`), or a start of a persistent one on its own lines
-/// (`LineSet::Kept`) (`Engine::start_arrival`). Its part goes on this
-/// rank's line once every part of this rank's collective before it on
-/// those lines is taken (the line it goes on held the one before that,
-/// which every reader is then done with, as for `arrive`; a persistent
-/// one's start before it is complete, so it goes at once); the request
-/// completes once every part is there and taken.
+/// arrival lines (`LineSet::Started`), or a start of a persistent one on
+/// its own lines (`LineSet::Kept`) (`Engine::start_arrival`). Its part
+/// goes on this rank's line once every part of this rank's collective
+/// before it on those lines is taken (the line it goes on held the one
+/// before that, which every reader is then done with, as for `arrive`; a
+/// persistent one's start before it is complete, so it goes at once);
+/// the request completes once every part is there and taken.
 pub struct Arrival {
     /// Its lines.
     set: LineSet,
@@ -402,8 +402,8 @@ impl Engine {
     /// `by_arrivals`), operation `stamp`, with this rank's part of `bytes`
     /// (at most a line's) as `part` writes it, on the arrival lines of
     /// `set` (the communicator's `LineSet::Started`, or a persistent one's
-    /// `LineSet::Kept`) without waiting: its request, complete once every rank's part is there and
-    /// `take` has taken them all. Its part is posted now if this rank's
+    /// `LineSet::Kept`) without waiting: its request, complete once every
+    /// rank's part is there and `take` has taken them all. Its part is posted now if this rank's
     /// earlier collectives on those lines are all taken, else by the
     /// progress that takes them (in the order they were started).
     pub fn start_arrival(
