@@ -37,7 +37,11 @@
  * 10. an MPI_Iallreduce on a new duplicate, which is freed while it is
  *     still open, then one on a duplicate made after (it gets the freed
  *     one's context id, and its lines), against an MPI_Ibarrier of
- *     MPI_COMM_WORLD in opposite orders.
+ *     MPI_COMM_WORLD in opposite orders;
+ * 11. a persistent MPI_Allreduce_init and MPI_Barrier_init of a
+ *     duplicate, made once, started each time in opposite orders, with
+ *     an MPI_Ibarrier of that duplicate first on the even ranks and last
+ *     on the odd (as case 7 on MPI_COMM_WORLD).
  * Each case runs 50 times in a row, every result checked; MPICH passes it.
  */
 #include "common.h"
@@ -82,6 +86,10 @@ int main(int argc, char **argv)
     MPI_Request many[MANY];
     for (int k = 0; k < MANY; k++)
         MPI_Allreduce_init(&many_in[k], &many_out[k], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &many[k]);
+    int dkept_in = 0, dkept_out = -1;
+    MPI_Request dkept[3];
+    MPI_Allreduce_init(&dkept_in, &dkept_out, 1, MPI_INT, MPI_SUM, two, MPI_INFO_NULL, &dkept[0]);
+    MPI_Barrier_init(two, MPI_INFO_NULL, &dkept[1]);
     for (int t = 0; t < TIMES; t++) {
         MPI_Request q[2];
         MPI_Status st[2];
@@ -200,7 +208,24 @@ int main(int argc, char **argv)
         CHECK(early == sum_of(t), "case 10, time %d: iallreduce on the freed duplicate %d", t, early);
         CHECK(late == size - 1, "case 10, time %d: max %d, not %d", t, late, size - 1);
         MPI_Comm_free(&next);
+
+        /* 11 */
+        dkept_in = rank + t, dkept_out = -1;
+        if (rank % 2 == 0) {
+            CHECK(MPI_Ibarrier(two, &dkept[2]) == MPI_SUCCESS, "case 11: Ibarrier");
+            CHECK(MPI_Start(&dkept[0]) == MPI_SUCCESS, "case 11: start allreduce");
+            CHECK(MPI_Start(&dkept[1]) == MPI_SUCCESS, "case 11: start barrier");
+        } else {
+            CHECK(MPI_Start(&dkept[1]) == MPI_SUCCESS, "case 11: start barrier");
+            CHECK(MPI_Start(&dkept[0]) == MPI_SUCCESS, "case 11: start allreduce");
+            CHECK(MPI_Ibarrier(two, &dkept[2]) == MPI_SUCCESS, "case 11: Ibarrier");
+        }
+        MPI_Status dkept_st[3];
+        CHECK(MPI_Waitall(3, dkept, dkept_st) == MPI_SUCCESS, "case 11: waitall");
+        CHECK(dkept_out == sum_of(t), "case 11, time %d: persistent allreduce %d", t, dkept_out);
     }
+    MPI_Request_free(&dkept[0]);
+    MPI_Request_free(&dkept[1]);
     for (int k = 0; k < MANY; k++) MPI_Request_free(&many[k]);
     MPI_Request_free(&kept[0]);
     MPI_Request_free(&kept[1]);

@@ -45,9 +45,10 @@
 //! before it, which it freed, before it took part in making the next: the
 //! lines' count runs on across holders, alike on every rank. Ranks may
 //! even start persistent ones in different orders (§6.13), but each one's
-//! starts come one after another: the first `KEPT` persistent ones of
-//! MPI_COMM_WORLD get two lines each (`LineSet::Kept`), on which its
-//! n-th start is the n-th part, the others go as messages. Each set's
+//! starts come one after another: the first `KEPT` persistent ones made
+//! on the holders of each started set's lines get two lines each
+//! (`LineSet::Kept`), on which its n-th start is the n-th part, the
+//! others go as messages. Each set's
 //! open collectives move on in the order they started, the sets apart
 //! (ranks may start collectives of two sets in different orders). A
 //! part is posted as it starts, or, while this rank's collective on
@@ -325,14 +326,18 @@ impl Engine {
         self.start_arrival((lines.set, group), lines.stamp, (lines.kind, lines.bytes), part, (lines.take)())
     }
 
-    /// Lines of its own for a persistent collective of MPI_COMM_WORLD
-    /// made now, if any are left (every rank makes its persistent ones in
-    /// one order, so all give a collective the same lines).
-    pub fn kept_lines(&mut self) -> Option<LineSet> {
-        let k = self.kept_lines;
+    /// Lines of its own for a persistent collective made now on a
+    /// whole-world communicator whose nonblocking ones go on `started`
+    /// (`LineSet::Started`), if any are left (every rank makes a
+    /// communicator's persistent ones in one order, and the holders of
+    /// those lines come one after another alike everywhere, so all give a
+    /// collective the same lines).
+    pub fn kept_lines(&mut self, started: LineSet) -> Option<LineSet> {
+        let LineSet::Started(s) = started else { return None };
+        let k = self.kept_lines[s as usize];
         (k < KEPT).then(|| {
-            self.kept_lines += 1;
-            LineSet::Kept(k as u8)
+            self.kept_lines[s as usize] += 1;
+            LineSet::Kept(s, k as u8)
         })
     }
 }

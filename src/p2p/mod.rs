@@ -119,9 +119,10 @@ pub struct Engine {
     /// started (`arrival::Arrival`): each set's in its own order, the sets
     /// apart.
     open_arrivals: VecDeque<(crate::transport::shm::LineSet, ReqId)>,
-    /// Persistent collectives of MPI_COMM_WORLD given lines of their own
-    /// so far (`arrival::KEPT` at most).
-    kept_lines: usize,
+    /// Persistent collectives given lines of their own so far, on the
+    /// holders of each `arrival::LineSet::Started` set's lines
+    /// (`arrival::KEPT` at most each).
+    kept_lines: [usize; crate::transport::shm::STARTED],
     /// When a waiting rank last checked that its peers on this host live.
     last_roll_call: std::cell::Cell<std::time::Instant>,
     /// Early data (`FrameKind::Early`) by (source, sender request): where it
@@ -223,7 +224,7 @@ impl Engine {
             ways: mailbox::Ways::default(),
             agreed: agreed::Agreed::default(),
             arrivals: [0; crate::transport::shm::SETS],
-            kept_lines: 0,
+            kept_lines: [0; crate::transport::shm::STARTED],
             open_arrivals: VecDeque::new(),
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
             early_to: Default::default(),

@@ -376,16 +376,16 @@ fn mailbox_path(
     mailboxes(c, engine, run)
 }
 
-/// A nonblocking collective (`how`: a request to fill) of a whole-world
-/// communicator that has lines of its own (`LineSet::started`), or a
-/// persistent one of MPI_COMM_WORLD, on one host, whose part, of `bytes`,
-/// fits an arrival line (`Engine::by_arrivals`), as its blocking form
-/// goes: on the arrival lines (`Engine::start_arrival`), its part as
-/// `part` writes it when it starts, its parts taken by what `take` makes.
-/// A persistent one, which ranks may start in any order (MPI 4.0 §6.13),
-/// only on lines of its own (`Engine::kept_lines`). Some(its result) where it goes there, decided
-/// alike on every member; it takes the communicator's next collective
-/// number like any other.
+/// A nonblocking or persistent collective (`how`: a request to fill) of
+/// a whole-world communicator that has lines of its own
+/// (`LineSet::started`), on one host, whose part, of `bytes`, fits an
+/// arrival line (`Engine::by_arrivals`), as its blocking form goes: on
+/// the arrival lines (`Engine::start_arrival`), its part as `part`
+/// writes it when it starts, its parts taken by what `take` makes. A
+/// persistent one, which ranks may start in any order (MPI 4.0 §6.13),
+/// only on lines of its own (`Engine::kept_lines`). Some(its result)
+/// where it goes there, decided alike on every member; it takes the
+/// communicator's next collective number like any other.
 fn arrival_path(
     st: &mut State,
     comm: c_int,
@@ -417,8 +417,7 @@ fn arrival_path(
     }
     let set = match how {
         // (none left: as messages, which take the operation number)
-        How::Persistent(..) if c.ctx_coll == crate::comm::WORLD_CTX_COLL => engine.kept_lines()?,
-        How::Persistent(..) => return None,
+        How::Persistent(..) => engine.kept_lines(started)?,
         _ => started,
     };
     c.colls = c.colls.wrapping_add(1);

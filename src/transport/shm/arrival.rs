@@ -2,8 +2,8 @@
 //! collectives of the whole world post each rank's part
 //! (`p2p::arrival`): one set for the blocking ones, one for the
 //! nonblocking ones of each of the first whole-world communicators (by
-//! context id), and one for each of MPI_COMM_WORLD's first persistent
-//! ones (`LineSet`).
+//! context id), and one for each of the first persistent ones made on
+//! each of those (`LineSet`).
 
 use super::{arrivals_at, Segment, LINE};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,20 +19,24 @@ pub enum LineSet {
     /// their order across communicators is the same on every rank in a
     /// correct program (each needs every rank).
     Blocking,
-    /// The nonblocking ones of the whole-world communicator of context id
-    /// `started_cid(s)` (`s < STARTED`: MPI_COMM_WORLD, then the first
-    /// ids a duplicate or split can get), which start in one order on
-    /// every rank, whatever the collectives of other communicators around
+    /// The nonblocking ones of the `s`th whole-world communicator that
+    /// gets lines (`s < STARTED`, by context id, `LineSet::started`:
+    /// MPI_COMM_WORLD, then the first ids a duplicate or split can get),
+    /// which start in one order on every rank, whatever the collectives of other communicators around
     /// them. Ids are agreed free on every member, so one holds such a
     /// set's lines at a time on all ranks, and every collective started
     /// on the one before it came before its making, on every rank: the
     /// set's count runs on from one holder to the next.
     Started(u8),
-    /// The `k`th persistent one of MPI_COMM_WORLD (k < `KEPT`), each start
-    /// of which is the next on its own lines: ranks may start persistent
-    /// collectives in any order (MPI 4.0 §6.13), but each one's starts
-    /// come one after another.
-    Kept(u8),
+    /// The `k`th persistent one (k < `KEPT`) made on a holder of
+    /// `Started(s)`'s lines (`Kept(s, k)`), each start of which is the
+    /// next on its own lines: ranks may start persistent collectives in
+    /// any order (MPI 4.0 §6.13), but each one's starts come one after
+    /// another. Every rank makes a communicator's persistent ones in one
+    /// order, and the holders one after another, so the `k`th is the same
+    /// one everywhere (a persistent one may outlive its communicator: the
+    /// count runs on across holders, never back).
+    Kept(u8, u8),
 }
 
 /// The whole-world communicators whose nonblocking collectives get lines
@@ -40,12 +44,13 @@ pub enum LineSet {
 /// (the others go as messages).
 pub const STARTED: usize = 4;
 
-/// The persistent collectives of MPI_COMM_WORLD that get lines of their
-/// own, the first ones made (the others go as messages).
+/// The persistent collectives made on the holders of one `Started` set's
+/// lines that get lines of their own, the first ones made (the others go
+/// as messages).
 pub const KEPT: usize = 6;
 
 /// The sets of lines there are.
-pub const SETS: usize = 1 + STARTED + KEPT;
+pub const SETS: usize = 1 + STARTED * (1 + KEPT);
 
 impl LineSet {
     /// The lines for the nonblocking collectives of a whole-world
@@ -64,7 +69,7 @@ impl LineSet {
         match self {
             LineSet::Blocking => 0,
             LineSet::Started(s) => 1 + s as usize,
-            LineSet::Kept(k) => 1 + STARTED + k as usize,
+            LineSet::Kept(s, k) => 1 + STARTED + s as usize * KEPT + k as usize,
         }
     }
 
@@ -72,7 +77,7 @@ impl LineSet {
         match index {
             0 => LineSet::Blocking,
             s if s <= STARTED => LineSet::Started((s - 1) as u8),
-            k => LineSet::Kept((k - 1 - STARTED) as u8),
+            k => LineSet::Kept(((k - 1 - STARTED) / KEPT) as u8, ((k - 1 - STARTED) % KEPT) as u8),
         }
     }
 
@@ -242,6 +247,8 @@ mod tests {
         assert_eq!(LineSet::started(STARTED as u32), Some(LineSet::Started(STARTED as u8 - 1)));
         assert_eq!(LineSet::started(STARTED as u32 + 1), None);
         assert_eq!(LineSet::all().filter(|s| matches!(s, LineSet::Started(_))).count(), STARTED);
+        assert_eq!(LineSet::all().filter(|s| matches!(s, LineSet::Kept(..))).count(), STARTED * KEPT);
+        assert_eq!(LineSet::of(SETS - 1), LineSet::Kept(STARTED as u8 - 1, KEPT as u8 - 1));
     }
 
     #[test]
@@ -268,14 +275,20 @@ mod tests {
         assert_eq!(all[1].posted_arrival(0, 0x32, &after(5, 2), LineSet::all()), None);
         assert_eq!(all[1].posted_arrival(0, 0x21, &after(0, 5), LineSet::all()), Some(2));
         // each persistent collective's lines count its starts
-        all[0].post_arrival(LineSet::Kept(0), 1, 0x41, 1, b"k");
-        all[0].post_arrival(LineSet::Kept(KEPT as u8 - 1), 1, 0x42, 1, b"l");
-        assert_eq!(all[1].arrival_part(0, LineSet::Kept(0), 1, &mut out[..1]), (0x41, 1));
-        assert_eq!(all[1].arrival_part(0, LineSet::Kept(KEPT as u8 - 1), 1, &mut out[..1]), (0x42, 1));
+        all[0].post_arrival(LineSet::Kept(0, 0), 1, 0x41, 1, b"k");
+        all[0].post_arrival(LineSet::Kept(STARTED as u8 - 1, KEPT as u8 - 1), 1, 0x42, 1, b"l");
+        assert_eq!(all[1].arrival_part(0, LineSet::Kept(0, 0), 1, &mut out[..1]), (0x41, 1));
+        assert_eq!(
+            all[1].arrival_part(0, LineSet::Kept(STARTED as u8 - 1, KEPT as u8 - 1), 1, &mut out[..1]),
+            (0x42, 1)
+        );
         assert_eq!(&out[..1], b"l");
         assert_eq!(all[1].arrival_n(0, LineSet::Started(0), 2), 2, "untouched by the kept ones");
-        assert_eq!(all[1].posted_arrival(0, 0x42, &[0; SETS], LineSet::Kept(0).others()), Some(1));
-        assert_eq!(all[1].posted_arrival(0, 0x42, &[0; SETS], LineSet::Kept(KEPT as u8 - 1).others()), None);
+        assert_eq!(all[1].posted_arrival(0, 0x42, &[0; SETS], LineSet::Kept(0, 0).others()), Some(1));
+        assert_eq!(
+            all[1].posted_arrival(0, 0x42, &[0; SETS], LineSet::Kept(STARTED as u8 - 1, KEPT as u8 - 1).others()),
+            None
+        );
         // so do the lines of each whole-world communicator's nonblocking ones
         let last = LineSet::started(STARTED as u32).unwrap();
         all[0].post_arrival(last, 1, 0x51, 1, b"m");
@@ -287,8 +300,8 @@ mod tests {
         all[0].fail_arrival(last, 4);
         assert_eq!(all[1].failed_arrival(), Some((last, 4)));
         all[0].header().failed_arrival.store(0, Ordering::Release);
-        all[0].fail_arrival(LineSet::Kept(3), 7);
+        all[0].fail_arrival(LineSet::Kept(0, 3), 7);
         all[1].fail_arrival(LineSet::Blocking, 9);
-        assert_eq!(all[1].failed_arrival(), Some((LineSet::Kept(3), 7)), "the first one noted stays");
+        assert_eq!(all[1].failed_arrival(), Some((LineSet::Kept(0, 3), 7)), "the first one noted stays");
     }
 }
