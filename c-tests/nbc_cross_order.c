@@ -68,6 +68,25 @@ static int sum_of(int k)
         }                                                                                                              \
     } while (0)
 
+/* Case `which`: persistent `kept[0]` and `kept[1]` (an Allreduce and a
+ * Barrier of `c`) and an Ibarrier of `c` into `kept[2]`, the Ibarrier
+ * first and the Allreduce before the Barrier on the even ranks, all the
+ * other way round on the odd; then wait for the three. */
+static void start_kept(int which, MPI_Request kept[3], MPI_Comm c)
+{
+    if (rank % 2 == 0) {
+        CHECK(MPI_Ibarrier(c, &kept[2]) == MPI_SUCCESS, "case %d: Ibarrier", which);
+        CHECK(MPI_Start(&kept[0]) == MPI_SUCCESS, "case %d: start allreduce", which);
+        CHECK(MPI_Start(&kept[1]) == MPI_SUCCESS, "case %d: start barrier", which);
+    } else {
+        CHECK(MPI_Start(&kept[1]) == MPI_SUCCESS, "case %d: start barrier", which);
+        CHECK(MPI_Start(&kept[0]) == MPI_SUCCESS, "case %d: start allreduce", which);
+        CHECK(MPI_Ibarrier(c, &kept[2]) == MPI_SUCCESS, "case %d: Ibarrier", which);
+    }
+    MPI_Status sts[3];
+    CHECK(MPI_Waitall(3, kept, sts) == MPI_SUCCESS, "case %d: waitall", which);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -148,18 +167,8 @@ int main(int argc, char **argv)
         CHECK(z == sum_of(t), "case 6, time %d: allreduce %d", t, z);
 
         /* 7 */
-        MPI_Status sts[3];
         kept_in = rank + t, kept_out = -1;
-        if (rank % 2 == 0) {
-            CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &kept[2]) == MPI_SUCCESS, "case 7: Ibarrier");
-            CHECK(MPI_Start(&kept[0]) == MPI_SUCCESS, "case 7: start allreduce");
-            CHECK(MPI_Start(&kept[1]) == MPI_SUCCESS, "case 7: start barrier");
-        } else {
-            CHECK(MPI_Start(&kept[1]) == MPI_SUCCESS, "case 7: start barrier");
-            CHECK(MPI_Start(&kept[0]) == MPI_SUCCESS, "case 7: start allreduce");
-            CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &kept[2]) == MPI_SUCCESS, "case 7: Ibarrier");
-        }
-        CHECK(MPI_Waitall(3, kept, sts) == MPI_SUCCESS, "case 7: waitall");
+        start_kept(7, kept, MPI_COMM_WORLD);
         CHECK(kept_out == sum_of(t), "case 7, time %d: persistent allreduce %d", t, kept_out);
 
         /* 8 */
@@ -211,17 +220,7 @@ int main(int argc, char **argv)
 
         /* 11 */
         dkept_in = rank + t, dkept_out = -1;
-        if (rank % 2 == 0) {
-            CHECK(MPI_Ibarrier(two, &dkept[2]) == MPI_SUCCESS, "case 11: Ibarrier");
-            CHECK(MPI_Start(&dkept[0]) == MPI_SUCCESS, "case 11: start allreduce");
-            CHECK(MPI_Start(&dkept[1]) == MPI_SUCCESS, "case 11: start barrier");
-        } else {
-            CHECK(MPI_Start(&dkept[1]) == MPI_SUCCESS, "case 11: start barrier");
-            CHECK(MPI_Start(&dkept[0]) == MPI_SUCCESS, "case 11: start allreduce");
-            CHECK(MPI_Ibarrier(two, &dkept[2]) == MPI_SUCCESS, "case 11: Ibarrier");
-        }
-        MPI_Status dkept_st[3];
-        CHECK(MPI_Waitall(3, dkept, dkept_st) == MPI_SUCCESS, "case 11: waitall");
+        start_kept(11, dkept, two);
         CHECK(dkept_out == sum_of(t), "case 11, time %d: persistent allreduce %d", t, dkept_out);
     }
     MPI_Request_free(&dkept[0]);
