@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11
  * Rank 0 calls one collective on MPI_COMM_WORLD where the others call
  * another of the same operation number. The world's barrier and its
  * short allreduce, allgather and alltoall go on the ranks' arrival
@@ -36,7 +36,9 @@
  *     gave the operation up);
  *   9: rank 0 MPI_Barrier, the others MPI_Ibarrier and MPI_Wait (each on
  *     the lines, but blocking and nonblocking ones each on lines of their
- *     own: each side finds the other's part on its other lines).
+ *     own: each side finds the other's part on its other lines);
+ *  10, 11: cases 7 and 9 on a duplicate of MPI_COMM_WORLD, whose
+ *     nonblocking collectives have arrival lines of their own too.
  * (A collective whose other ranks need nothing of rank 0, as a Gather to
  * it, ends for them before rank 0 fails: they are a collective ahead of
  * it from then on, and the next ones fail or hang, as in any MPI.)
@@ -58,8 +60,13 @@ int main(int argc, char **argv)
         return finish();
     int which = c ? atoi(c) : 0, x = rank + 1, y = 0, e = MPI_SUCCESS;
     int *all = calloc(size, sizeof(int)), *xs = calloc(size, sizeof(int));
-    MPI_Comm rev;
+    MPI_Comm rev, dup;
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    /* cases 10 and 11 are 7 and 9 on the duplicate */
+    MPI_Comm on = which >= 10 ? dup : MPI_COMM_WORLD;
+    which = which == 10 ? 7 : which == 11 ? 9 : which;
     switch (which) {
     case 0:
         e = rank == 0 ? MPI_Barrier(MPI_COMM_WORLD) : MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -93,9 +100,9 @@ int main(int argc, char **argv)
         MPI_Request q;
         int v[16] = {0}, w[16];
         if (rank == 0)
-            e = which == 7 ? MPI_Ibarrier(MPI_COMM_WORLD, &q) : MPI_Iallreduce(v, w, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+            e = which == 7 ? MPI_Ibarrier(on, &q) : MPI_Iallreduce(v, w, 1, MPI_INT, MPI_SUM, on, &q);
         else
-            e = MPI_Iallreduce(v, w, which == 7 ? 1 : 16, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &q);
+            e = MPI_Iallreduce(v, w, which == 7 ? 1 : 16, MPI_INT, MPI_SUM, on, &q);
         CHECK(e == MPI_SUCCESS, "case %d: start: %d", which, e);
         e = MPI_Wait(&q, MPI_STATUS_IGNORE);
         break;
@@ -103,9 +110,9 @@ int main(int argc, char **argv)
     case 9: {
         MPI_Request q;
         if (rank == 0) {
-            e = MPI_Barrier(MPI_COMM_WORLD);
+            e = MPI_Barrier(on);
         } else {
-            CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &q) == MPI_SUCCESS, "case 9: start");
+            CHECK(MPI_Ibarrier(on, &q) == MPI_SUCCESS, "case 9: start");
             e = MPI_Wait(&q, MPI_STATUS_IGNORE);
         }
         break;
@@ -145,6 +152,7 @@ int main(int argc, char **argv)
     CHECK(MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS, "case %d: allreduce", which);
     CHECK(y == size * (size + 1) / 2, "case %d: allreduce after: %d", which, y);
     MPI_Comm_free(&rev);
+    MPI_Comm_free(&dup);
     free(all), free(xs);
     return finish();
 }

@@ -51,9 +51,6 @@ pub enum ErrorMode {
     User(u32),
 }
 
-/// MPI_COMM_WORLD's context for collectives (context id 0's).
-pub const WORLD_CTX_COLL: u32 = 1;
-
 #[derive(Clone, Debug)]
 pub struct Comm {
     pub name: String,
@@ -127,7 +124,7 @@ impl Comm {
             group: Group::World(size),
             rank,
             ctx_p2p: 0,
-            ctx_coll: WORLD_CTX_COLL,
+            ctx_coll: 1,
             errors: ErrorMode::Fatal,
             hints: Vec::new(),
             topo: None,

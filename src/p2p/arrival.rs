@@ -381,14 +381,18 @@ impl Arrival {
     /// What it waits for, for the SIGUSR2 dump.
     pub fn describe(&self) -> String {
         let posted = match self.n {
-            0 => "not posted yet: this rank's nonblocking collective on the lines before it lacks parts".to_string(),
+            0 => "not posted yet: this rank's collective on the lines before it lacks parts".to_string(),
             n => format!(
                 "posted as this rank's collective {n} on the lines, {} of {} parts there",
                 self.seen,
                 self.group.size()
             ),
         };
-        format!("{} of operation {:#x} on the arrival lines, nonblocking: {posted}", self.kind.name(), self.stamp)
+        format!(
+            "{} of operation {:#x} on the arrival lines, nonblocking or persistent: {posted}",
+            self.kind.name(),
+            self.stamp
+        )
     }
 
     pub fn status(&self) -> super::request::Status {
