@@ -30,6 +30,8 @@
  *                    others' private memory by one cross-memory copy
  *                    (process_vm_readv) per block, a process's own block by
  *                    memcpy: what the single-copy algorithms can do
+ *   alltoall64k_copy_P, alltoall64k_cma_P: alltoall_copy_P and
+ *                    alltoall_cma_P with 64 KiB blocks
  * Prints RESULT <case> <case> <microseconds>, like the MPI benchmarks.
  *   floor [P]   (default 4) */
 #define _GNU_SOURCE
@@ -163,15 +165,15 @@ static double yield_barrier(int p, int n)
     return t / n;
 }
 
-/* each process copies `blocks` 1 MiB blocks of the first `sources`
- * processes' send areas into its own receive area: block me of each
- * (alltoall, blocks = p) or the only one (allgather, blocks = 1); with
- * fewer sources than processes only the others copy (bcast: sources =
- * 1). The send areas are in shared memory, copied by memcpy; with `cma`,
- * each process's own, the others' read by process_vm_readv */
-static double copy_rounds(int p, int blocks, int sources, int n, int cma)
+/* each process copies `blocks` blocks of `mib` bytes of the first
+ * `sources` processes' send areas into its own receive area: block me of
+ * each (alltoall, blocks = p) or the only one (allgather, blocks = 1);
+ * with fewer sources than processes only the others copy (bcast: sources
+ * = 1). The send areas are in shared memory, copied by memcpy; with
+ * `cma`, each process's own, the others' read by process_vm_readv */
+static double copy_rounds(int p, size_t mib, int blocks, int sources, int n, int cma)
 {
-    const size_t mib = 1 << 20, area = (size_t)blocks * mib;
+    const size_t area = (size_t)blocks * mib;
     long *count = shared_page();
     struct where {
         pid_t pid;
@@ -289,9 +291,12 @@ int main(int argc, char **argv)
     const char *ways[] = {"copy", "cma"};
     for (int cma = 0; cma < 2; cma++) {
         const char *w = ways[cma];
-        printf("RESULT alltoall_%s_%d alltoall_%s_%d %.3f\n", w, p, w, p, copy_rounds(p, p, p, 200, cma) * 1e6);
-        printf("RESULT allgather_%s_%d allgather_%s_%d %.3f\n", w, p, w, p, copy_rounds(p, 1, p, 200, cma) * 1e6);
-        printf("RESULT bcast_%s_%d bcast_%s_%d %.3f\n", w, p, w, p, copy_rounds(p, 1, 1, 200, cma) * 1e6);
+        const size_t mib = 1 << 20;
+        printf("RESULT alltoall_%s_%d alltoall_%s_%d %.3f\n", w, p, w, p, copy_rounds(p, mib, p, p, 200, cma) * 1e6);
+        printf("RESULT allgather_%s_%d allgather_%s_%d %.3f\n", w, p, w, p, copy_rounds(p, mib, 1, p, 200, cma) * 1e6);
+        printf("RESULT bcast_%s_%d bcast_%s_%d %.3f\n", w, p, w, p, copy_rounds(p, mib, 1, 1, 200, cma) * 1e6);
+        printf("RESULT alltoall64k_%s_%d alltoall64k_%s_%d %.3f\n", w, p, w, p,
+               copy_rounds(p, mib / 16, p, p, 3200, cma) * 1e6);
     }
     return 0;
 }
