@@ -41,7 +41,13 @@
  * 11. a persistent MPI_Allreduce_init and MPI_Barrier_init of a
  *     duplicate, made once, started each time in opposite orders, with
  *     an MPI_Ibarrier of that duplicate first on the even ranks and last
- *     on the odd (as case 7 on MPI_COMM_WORLD).
+ *     on the odd (as case 7 on MPI_COMM_WORLD);
+ * 12. a duplicate made and freed, then three splits by parity (from 2
+ *     ranks, communicators of part of the world, which never get lines
+ *     but take context ids), then a duplicate made after them: it takes
+ *     the lines the freed one gave back, though its context id is
+ *     another. An MPI_Iallreduce on it and one on a duplicate made at
+ *     the start, in opposite orders, with an MPI_Iallgather on it.
  * Each case runs 50 times in a row, every result checked; MPICH passes it.
  */
 #include "common.h"
@@ -222,6 +228,27 @@ int main(int argc, char **argv)
         dkept_in = rank + t, dkept_out = -1;
         start_kept(11, dkept, two);
         CHECK(dkept_out == sum_of(t), "case 11, time %d: persistent allreduce %d", t, dkept_out);
+
+        /* 12 */
+        MPI_Comm brief, parts[3], after;
+        MPI_Comm_dup(MPI_COMM_WORLD, &brief);
+        MPI_Comm_free(&brief);
+        for (int k = 0; k < 3; k++) MPI_Comm_split(MPI_COMM_WORLD, rank % 2, k, &parts[k]);
+        MPI_Comm_dup(MPI_COMM_WORLD, &after);
+        int on_after = rank + t, on_one = rank;
+        IN_TURN(CHECK(MPI_Iallreduce(MPI_IN_PLACE, &on_after, 1, MPI_INT, MPI_SUM, after, &q[0]) == MPI_SUCCESS,
+                      "case 12: Iallreduce on the later duplicate"),
+                CHECK(MPI_Iallreduce(MPI_IN_PLACE, &on_one, 1, MPI_INT, MPI_MAX, one, &q[1]) == MPI_SUCCESS,
+                      "case 12: Iallreduce on the first"));
+        MPI_Request gather;
+        CHECK(MPI_Iallgather(&mine, 1, MPI_INT, all, 1, MPI_INT, after, &gather) == MPI_SUCCESS, "case 12: Iallgather");
+        CHECK(MPI_Waitall(2, q, st) == MPI_SUCCESS, "case 12: waitall");
+        CHECK(MPI_Wait(&gather, MPI_STATUS_IGNORE) == MPI_SUCCESS, "case 12: wait");
+        CHECK(on_after == sum_of(t), "case 12, time %d: iallreduce on the later duplicate %d", t, on_after);
+        CHECK(on_one == size - 1, "case 12, time %d: max %d, not %d", t, on_one, size - 1);
+        for (int r = 0; r < size; r++) CHECK(all[r] == r, "case 12, time %d: allgather[%d] = %d", t, r, all[r]);
+        MPI_Comm_free(&after);
+        for (int k = 0; k < 3; k++) MPI_Comm_free(&parts[k]);
     }
     MPI_Request_free(&dkept[0]);
     MPI_Request_free(&dkept[1]);

@@ -71,6 +71,11 @@ pub struct Comm {
     /// Collective operations started on this communicator (ordered alike
     /// on every member; the count gives each its own tag).
     pub colls: u32,
+    /// For a communicator of the whole world: the set of arrival lines
+    /// its short nonblocking collectives take, if it got one
+    /// (`transport::shm::LineSet::Started`, agreed at its making;
+    /// MPI_COMM_WORLD's is 0).
+    pub lines: Option<u8>,
 }
 
 impl Group {
@@ -115,6 +120,7 @@ impl Comm {
             remote: None,
             idups: 0,
             colls: 0,
+            lines: None,
         })
     }
 
@@ -131,6 +137,7 @@ impl Comm {
             remote: None,
             idups: 0,
             colls: 0,
+            lines: Some(0),
         }
     }
 
@@ -147,6 +154,7 @@ impl Comm {
             remote: None,
             idups: 0,
             colls: 0,
+            lines: None,
         }
     }
 }

@@ -378,7 +378,7 @@ fn mailbox_path(
 
 /// A nonblocking or persistent collective (`how`: a request to fill) of
 /// a whole-world communicator that has lines of its own
-/// (`LineSet::started`), on one host, whose part, of `bytes`, fits an
+/// (`Comm::lines`), on one host, whose part, of `bytes`, fits an
 /// arrival line (`Engine::by_arrivals`), as its blocking form goes: on
 /// the arrival lines (`Engine::start_arrival`), its part as `part`
 /// writes it when it starts, its parts taken by what `take` makes. A
@@ -407,7 +407,7 @@ fn arrival_path(
         }
     }
     let (c, engine) = handles::comm_and_engine(st, comm).ok()?;
-    let started = LineSet::started(c.cid())?;
+    let started = LineSet::Started(c.lines?);
     if !engine.by_arrivals(&c.group, bytes) || !engine.all_local(&c.group) {
         return None;
     }

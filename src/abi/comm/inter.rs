@@ -184,7 +184,8 @@ mpi_fn! {
             let local_first = if me_high != their_high { !me_high } else { my_first < their_first };
             let (a, b) = (local.group.members(), remote.members());
             let members = if local_first { [a, b].concat() } else { [b, a].concat() };
-            Ok(install(st, members, cid, &c))
+            // (no lines: the agreement across the groups has no word for them)
+            Ok(install(st, members, Agreed { cid, line_sets: 0 }, &c))
         })?;
         write_comm(newintracomm, h)
     }

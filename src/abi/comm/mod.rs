@@ -35,14 +35,15 @@ fn intra(st: &State, comm: c_int) -> MpiResult<Comm> {
 }
 
 /// Agree on a context id among the members of `parent` (collective).
-fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<u32> {
-    let mask = st.cids().mask();
+fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<Agreed> {
+    let mask = [st.cids().mask(), vec![st.engine.free_line_sets()]].concat();
     let mut data: Vec<u8> = mask.iter().flat_map(|w| w.to_ne_bytes()).collect();
     let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
     crate::coll::allreduce(&mut st.engine, parent, &mut data, &word, Op::Band)?;
-    let agreed: Vec<u32> = data.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+    let mut agreed: Vec<u32> = data.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+    let line_sets = agreed.pop().unwrap_or(0);
     match ContextIds::lowest(&agreed) {
-        Some(id) => Ok(id),
+        Some(cid) => Ok(Agreed { cid, line_sets }),
         None => err!(
             Other,
             "no context id is free on every member: {} communicators are alive; free some (MPI_Comm_free)",
@@ -51,13 +52,26 @@ fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<u32> {
     }
 }
 
-/// Make the communicator of `members` (world ranks) with context `cid`,
-/// or MPI_COMM_NULL if this process is not a member.
-fn install(st: &mut State, members: Vec<usize>, cid: u32, parent: &Comm) -> c_int {
-    let me = st.world().rank;
-    match Comm::new(members, me, cid, parent.errors) {
-        Some(c) => {
-            st.cids().take(cid);
+/// What the members of a communicator being made agreed on
+/// (`agree_cid`): its context id, and the sets of arrival lines free on
+/// every member (`Engine::free_line_sets`).
+struct Agreed {
+    cid: u32,
+    line_sets: u32,
+}
+
+/// Make the communicator of `members` (world ranks) with what its
+/// members `agreed` (a communicator of the whole world takes the first
+/// set of lines free everywhere, if any), or MPI_COMM_NULL if this
+/// process is not a member.
+fn install(st: &mut State, members: Vec<usize>, agreed: Agreed, parent: &Comm) -> c_int {
+    let (me, everyone) = (st.world().rank, members.len() == st.world().size());
+    match Comm::new(members, me, agreed.cid, parent.errors) {
+        Some(mut c) => {
+            st.cids().take(agreed.cid);
+            if everyone {
+                c.lines = st.engine.take_line_set(agreed.line_sets);
+            }
             handles::new_comm(st, c)
         }
         None => COMM_NULL,
@@ -85,8 +99,8 @@ fn dup(comm: c_int, newcomm: *mut c_int, hints: Option<Vec<(String, String)>>) -
             handles::comm_mut(st, h)?.hints = hints.unwrap_or(parent.hints.clone());
             return Ok(h);
         }
-        let cid = agree_cid(st, &parent)?;
-        let h = install(st, parent.group.members(), cid, &parent);
+        let agreed = agree_cid(st, &parent)?;
+        let h = install(st, parent.group.members(), agreed, &parent);
         let c = handles::comm_mut(st, h)?;
         c.hints = hints.unwrap_or(parent.hints.clone());
         c.topo = parent.topo.clone();
@@ -141,8 +155,8 @@ mpi_fn! {
             if let Some(remote) = &parent.remote {
                 return create_inter(st, &parent, remote, g);
             }
-            let cid = agree_cid(st, &parent)?;
-            Ok(install(st, g, cid, &parent))
+            let agreed = agree_cid(st, &parent)?;
+            Ok(install(st, g, agreed, &parent))
         })?;
         write_comm(newcomm, h)
     }
@@ -166,8 +180,8 @@ mpi_fn! {
             // Agree among the group's members alone, on the parent's
             // collective context.
             let scratch = Comm { name: String::new(), ..Comm::new(g.to_vec(), me, parent.cid(), parent.errors).unwrap() };
-            let cid = agree_cid(st, &scratch)?;
-            Ok(install(st, g.to_vec(), cid, &parent))
+            let agreed = agree_cid(st, &scratch)?;
+            Ok(install(st, g.to_vec(), agreed, &parent))
         })?;
         write_comm(newcomm, h)
     }
@@ -206,11 +220,11 @@ fn of_color(words: &[u64], color: c_int, world: impl Fn(usize) -> usize) -> Vec<
 fn split(st: &mut State, parent: &Comm, color: c_int, key: c_int) -> MpiResult<c_int> {
     check_color(color)?;
     let words = colors_and_keys(st, parent, color, key)?;
-    let cid = agree_cid(st, parent)?;
+    let agreed = agree_cid(st, parent)?;
     if color == UNDEFINED {
         return Ok(COMM_NULL);
     }
-    Ok(install(st, of_color(&words, color, |r| parent.group.world_rank(r)), cid, parent))
+    Ok(install(st, of_color(&words, color, |r| parent.group.world_rank(r)), agreed, parent))
 }
 
 /// MPI_Comm_create of an intercommunicator (MPI 4.0 §7.4.2): each group
@@ -284,10 +298,10 @@ pub fn new_comm_from(
     }
     let h = with_state(|st| {
         let parent = intra(st, parent_h)?;
-        let cid = agree_cid(st, &parent)?;
+        let agreed = agree_cid(st, &parent)?;
         let members: Vec<usize> =
             (0..parent.size()).filter(|&r| color_of(r).is_some()).map(|r| parent.group.world_rank(r)).collect();
-        let h = install(st, members, cid, &parent);
+        let h = install(st, members, agreed, &parent);
         if h != COMM_NULL {
             handles::comm_mut(st, h)?.topo = topo;
         }
@@ -362,6 +376,9 @@ mpi_fn! {
             let c = handles::free_comm(st, h)?;
             st.engine.retire_mailbox(c.ctx_coll);
             st.cids().release(c.cid());
+            if let Some(s) = c.lines {
+                st.engine.give_back_line_set(s);
+            }
             Ok(())
         })?;
         // SAFETY: checked non-null.

@@ -1,9 +1,9 @@
 //! The arrival lines: sets of two per rank, on which the short
 //! collectives of the whole world post each rank's part
 //! (`p2p::arrival`): one set for the blocking ones, one for the
-//! nonblocking ones of each of the first whole-world communicators (by
-//! context id), and one for each of the first persistent ones made on
-//! each of those (`LineSet`).
+//! nonblocking ones of each of a few whole-world communicators (agreed
+//! free at their making), and one for each of the first persistent ones
+//! made on each of those (`LineSet`).
 
 use super::{arrivals_at, Segment, LINE};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,14 +19,15 @@ pub enum LineSet {
     /// their order across communicators is the same on every rank in a
     /// correct program (each needs every rank).
     Blocking,
-    /// The nonblocking ones of the `s`th whole-world communicator that
-    /// gets lines (`s < STARTED`, by context id, `LineSet::started`:
-    /// MPI_COMM_WORLD, then the first ids a duplicate or split can get),
-    /// which start in one order on every rank, whatever the collectives of other communicators around
-    /// them. Ids are agreed free on every member, so one holds such a
-    /// set's lines at a time on all ranks, and every collective started
-    /// on the one before it came before its making, on every rank: the
-    /// set's count runs on from one holder to the next.
+    /// The nonblocking ones of a whole-world communicator that holds
+    /// set `s` (`s < STARTED`; `comm::Comm::lines`): MPI_COMM_WORLD's is
+    /// 0, and a duplicate or split of every rank gets one free on every
+    /// rank at its making while there is one (`Engine::take_line_set`).
+    /// They start in one order on every rank, whatever the collectives of
+    /// other communicators around them. One communicator holds a set at
+    /// a time on all ranks, and every collective started on the one
+    /// before it came before its making, on every rank: the set's count
+    /// runs on from one holder to the next.
     Started(u8),
     /// The `k`th persistent one (k < `KEPT`) made on a holder of
     /// `Started(s)`'s lines (`Kept(s, k)`), each start of which is the
@@ -39,8 +40,8 @@ pub enum LineSet {
     Kept(u8, u8),
 }
 
-/// The whole-world communicators whose nonblocking collectives get lines
-/// of their own: MPI_COMM_WORLD and those of context ids 2 to `STARTED`
+/// The whole-world communicators whose nonblocking collectives may hold
+/// lines of their own at once: MPI_COMM_WORLD and `STARTED - 1` others
 /// (the others go as messages).
 pub const STARTED: usize = 4;
 
@@ -53,17 +54,6 @@ pub const KEPT: usize = 6;
 pub const SETS: usize = 1 + STARTED * (1 + KEPT);
 
 impl LineSet {
-    /// The lines for the nonblocking collectives of a whole-world
-    /// communicator of context id `cid`, if it gets any (id 1 is
-    /// MPI_COMM_SELF's).
-    pub fn started(cid: u32) -> Option<LineSet> {
-        match cid {
-            0 => Some(LineSet::Started(0)),
-            c if (2..=STARTED as u32).contains(&c) => Some(LineSet::Started((c - 1) as u8)),
-            _ => None,
-        }
-    }
-
     /// Its place among the `SETS`.
     pub fn index(self) -> usize {
         match self {
@@ -240,12 +230,6 @@ mod tests {
         let places: Vec<usize> = LineSet::all().map(LineSet::index).collect();
         assert_eq!(places, (0..SETS).collect::<Vec<_>>());
         assert!(LineSet::all().all(|s| LineSet::of(s.index()) == s));
-        // MPI_COMM_WORLD, then context ids 2 to STARTED (1 is MPI_COMM_SELF's)
-        assert_eq!(LineSet::started(0), Some(LineSet::Started(0)));
-        assert_eq!(LineSet::started(1), None);
-        assert_eq!(LineSet::started(2), Some(LineSet::Started(1)));
-        assert_eq!(LineSet::started(STARTED as u32), Some(LineSet::Started(STARTED as u8 - 1)));
-        assert_eq!(LineSet::started(STARTED as u32 + 1), None);
         assert_eq!(LineSet::all().filter(|s| matches!(s, LineSet::Started(_))).count(), STARTED);
         assert_eq!(LineSet::all().filter(|s| matches!(s, LineSet::Kept(..))).count(), STARTED * KEPT);
         assert_eq!(LineSet::of(SETS - 1), LineSet::Kept(STARTED as u8 - 1, KEPT as u8 - 1));
@@ -290,7 +274,7 @@ mod tests {
             None
         );
         // so do the lines of each whole-world communicator's nonblocking ones
-        let last = LineSet::started(STARTED as u32).unwrap();
+        let last = LineSet::Started(STARTED as u8 - 1);
         all[0].post_arrival(last, 1, 0x51, 1, b"m");
         assert_eq!(all[1].arrival_part(0, last, 1, &mut out[..1]), (0x51, 1));
         assert_eq!(all[1].arrival_n(0, LineSet::Started(0), 2), 2, "untouched by another communicator's");
