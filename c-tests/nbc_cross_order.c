@@ -47,7 +47,12 @@
  *     but take context ids), then a duplicate made after them: it takes
  *     the lines the freed one gave back, though its context id is
  *     another. An MPI_Iallreduce on it and one on a duplicate made at
- *     the start, in opposite orders, with an MPI_Iallgather on it.
+ *     the start, in opposite orders, with an MPI_Iallgather on it;
+ * 13. (from 2 ranks) an intercommunicator between the even and the odd
+ *     ranks, merged with the odd ranks first: a communicator of the whole
+ *     world in another rank order, which takes lines too. An
+ *     MPI_Iallgather and an MPI_Iallreduce on it against an MPI_Ibarrier
+ *     of MPI_COMM_WORLD, in opposite orders.
  * Each case runs 50 times in a row, every result checked; MPICH passes it.
  */
 #include "common.h"
@@ -248,6 +253,35 @@ int main(int argc, char **argv)
         CHECK(on_one == size - 1, "case 12, time %d: max %d, not %d", t, on_one, size - 1);
         for (int r = 0; r < size; r++) CHECK(all[r] == r, "case 12, time %d: allgather[%d] = %d", t, r, all[r]);
         MPI_Comm_free(&after);
+
+        /* 13 */
+        if (size > 1) {
+            MPI_Comm inter, merged;
+            /* parts[0] holds the ranks of this one's parity; the other
+             * group's leader is world rank 1 - rank % 2 */
+            MPI_Intercomm_create(parts[0], 0, MPI_COMM_WORLD, 1 - rank % 2, 77, &inter);
+            MPI_Intercomm_merge(inter, rank % 2 == 0, &merged);
+            int at, in_merged = rank + t;
+            MPI_Comm_rank(merged, &at);
+            MPI_Request three[3];
+            IN_TURN(CHECK(MPI_Iallgather(&rank, 1, MPI_INT, all, 1, MPI_INT, merged, &three[0]) == MPI_SUCCESS,
+                          "case 13: Iallgather"),
+                    CHECK(MPI_Ibarrier(MPI_COMM_WORLD, &three[1]) == MPI_SUCCESS, "case 13: Ibarrier"));
+            CHECK(MPI_Iallreduce(MPI_IN_PLACE, &in_merged, 1, MPI_INT, MPI_SUM, merged, &three[2]) == MPI_SUCCESS,
+                  "case 13: Iallreduce");
+            MPI_Status three_st[3];
+            CHECK(MPI_Waitall(3, three, three_st) == MPI_SUCCESS, "case 13: waitall");
+            CHECK(in_merged == sum_of(t), "case 13, time %d: iallreduce %d", t, in_merged);
+            /* the odd ranks first, each group in its world order */
+            int odd = size / 2;
+            for (int r = 0; r < size; r++) {
+                int want = r < odd ? 2 * r + 1 : 2 * (r - odd);
+                CHECK(all[r] == want, "case 13, time %d: allgather[%d] = %d, not %d", t, r, all[r], want);
+            }
+            CHECK(all[at] == rank, "case 13: rank %d is %d in the merged communicator", rank, at);
+            MPI_Comm_free(&merged);
+            MPI_Comm_free(&inter);
+        }
         for (int k = 0; k < 3; k++) MPI_Comm_free(&parts[k]);
     }
     MPI_Request_free(&dkept[0]);

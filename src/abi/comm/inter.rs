@@ -73,9 +73,10 @@ fn bcast_var(st: &mut State, c: &Comm, root: usize, data: Vec<u8>) -> MpiResult<
     Ok(buf)
 }
 
-/// The AND of this group's free context ids (an allreduce on `local`).
+/// The AND of this group's free context ids, and last of its free sets
+/// of arrival lines (`agree_cid`), a word each (an allreduce on `local`).
 fn local_mask(st: &mut State, local: &Comm) -> MpiResult<Vec<u64>> {
-    let mask = st.cids().mask();
+    let mask = [st.cids().mask(), vec![st.engine.free_line_sets()]].concat();
     let mut data: Vec<u8> = mask.iter().flat_map(|w| w.to_ne_bytes()).collect();
     let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
     crate::coll::allreduce(&mut st.engine, local, &mut data, &word, Op::Band)?;
@@ -83,7 +84,9 @@ fn local_mask(st: &mut State, local: &Comm) -> MpiResult<Vec<u64>> {
 }
 
 /// Agree, across the two groups of an intercommunicator being made or
-/// used, on a context id free for everyone, and learn the remote group.
+/// used, on a context id free for everyone (and the sets of arrival lines
+/// free for everyone, which a merge of the whole world takes one of, as
+/// `agree_cid`), and learn the remote group.
 /// `leader` is this group's leader (local rank); `peer` the other leader's
 /// world rank, reached on context `ctx` with `tag`. Extra `payload` words
 /// travel along (intercomm merge uses them).
@@ -95,7 +98,7 @@ pub(super) fn agree_across(
     ctx: u32,
     tag: i32,
     payload: &[u64],
-) -> MpiResult<(u32, Vec<usize>, Vec<u64>)> {
+) -> MpiResult<(Agreed, Vec<usize>, Vec<u64>)> {
     let mask = local_mask(st, local)?;
     let mut result = Vec::new();
     if local.rank == leader {
@@ -106,15 +109,16 @@ pub(super) fn agree_across(
         let remote = &theirs[2..2 + n];
         let remote_payload = &theirs[2 + n..2 + n + np];
         let remote_mask = &theirs[2 + n + np..];
-        let agreed: Vec<u32> = mask.iter().zip(remote_mask).map(|(a, b)| (a & b) as u32).collect();
+        let mut agreed: Vec<u32> = mask.iter().zip(remote_mask).map(|(a, b)| (a & b) as u32).collect();
+        let line_sets = agreed.pop().unwrap_or(0);
         let Some(cid) = ContextIds::lowest(&agreed) else {
             return err!(Other, "no context id is free on every member of both groups");
         };
-        result = [vec![cid as u64, n as u64], remote.to_vec(), remote_payload.to_vec()].concat();
+        result = [vec![cid as u64, line_sets as u64, n as u64], remote.to_vec(), remote_payload.to_vec()].concat();
     }
     let got = unwords(&bcast_var(st, local, leader, words(&result))?);
-    let (cid, n) = (got[0] as u32, got[1] as usize);
-    Ok((cid, got[2..2 + n].iter().map(|&w| w as usize).collect(), got[2 + n..].to_vec()))
+    let (agreed, n) = (Agreed { cid: got[0] as u32, line_sets: got[1] as u32 }, got[2] as usize);
+    Ok((agreed, got[3..3 + n].iter().map(|&w| w as usize).collect(), got[3 + n..].to_vec()))
 }
 
 /// Make the intercommunicator of `local` (world ranks, this process among
@@ -155,11 +159,11 @@ mpi_fn! {
             } else {
                 (0, 0)
             };
-            let (cid, remote, _) = agree_across(st, &local, local_leader as usize, peer_world, peer_ctx, tag, &[])?;
+            let (agreed, remote, _) = agree_across(st, &local, local_leader as usize, peer_world, peer_ctx, tag, &[])?;
             if remote.iter().any(|w| local.group.rank_of(*w).is_some()) {
                 return err!(Comm, "the local and remote groups of an intercommunicator must not overlap");
             }
-            Ok(install_inter(st, local.group.members(), remote, cid, local.errors))
+            Ok(install_inter(st, local.group.members(), remote, agreed.cid, local.errors))
         })?;
         write_comm(newintercomm, h)
     }
@@ -177,15 +181,14 @@ mpi_fn! {
             };
             let local = local_view(&c);
             let my_first = local.group.world_rank(0) as u64;
-            let (cid, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), c.ctx_coll, TAG_MERGE, &[(high != 0) as u64, my_first])?;
+            let (agreed, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), c.ctx_coll, TAG_MERGE, &[(high != 0) as u64, my_first])?;
             let (their_high, their_first) = (theirs[0] != 0, theirs[1]);
             let me_high = high != 0;
             // the group that said "low" comes first; on a tie, the one with the lower leader
             let local_first = if me_high != their_high { !me_high } else { my_first < their_first };
             let (a, b) = (local.group.members(), remote.members());
             let members = if local_first { [a, b].concat() } else { [b, a].concat() };
-            // (no lines: the agreement across the groups has no word for them)
-            Ok(install(st, members, Agreed { cid, line_sets: 0 }, &c))
+            Ok(install(st, members, agreed, &c))
         })?;
         write_comm(newintracomm, h)
     }

@@ -94,8 +94,8 @@ fn dup(comm: c_int, newcomm: *mut c_int, hints: Option<Vec<(String, String)>>) -
         let parent = handles::comm(st, comm)?.clone();
         if let Some(remote) = parent.remote.clone() {
             let local = local_view(&parent);
-            let (cid, _, _) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_DUP, &[])?;
-            let h = install_inter(st, local.group.members(), remote.members(), cid, local.errors);
+            let (agreed, _, _) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_DUP, &[])?;
+            let h = install_inter(st, local.group.members(), remote.members(), agreed.cid, local.errors);
             handles::comm_mut(st, h)?.hints = hints.unwrap_or(parent.hints.clone());
             return Ok(h);
         }
@@ -234,11 +234,11 @@ fn split(st: &mut State, parent: &Comm, color: c_int, key: c_int) -> MpiResult<c
 fn create_inter(st: &mut State, parent: &Comm, remote: &Group, g: Vec<usize>) -> MpiResult<c_int> {
     let local = local_view(parent);
     let mine: Vec<u64> = g.iter().map(|&w| w as u64).collect();
-    let (cid, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_CREATE, &mine)?;
+    let (agreed, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_CREATE, &mine)?;
     if !g.contains(&st.world().rank) || theirs.is_empty() {
         return Ok(COMM_NULL);
     }
-    Ok(install_inter(st, g, theirs.iter().map(|&w| w as usize).collect(), cid, parent.errors))
+    Ok(install_inter(st, g, theirs.iter().map(|&w| w as usize).collect(), agreed.cid, parent.errors))
 }
 
 /// MPI_Comm_split of an intercommunicator (MPI 4.0 §7.4.2): the processes
@@ -250,7 +250,7 @@ fn split_inter(st: &mut State, parent: &Comm, remote: &Group, color: c_int, key:
     check_color(color)?;
     let local = local_view(parent);
     let ours = colors_and_keys(st, &local, color, key)?;
-    let (cid, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_SPLIT, &ours)?;
+    let (agreed, _, theirs) = agree_across(st, &local, 0, remote.world_rank(0), parent.ctx_coll, TAG_SPLIT, &ours)?;
     if color == UNDEFINED {
         return Ok(COMM_NULL);
     }
@@ -258,7 +258,7 @@ fn split_inter(st: &mut State, parent: &Comm, remote: &Group, color: c_int, key:
     if others.is_empty() {
         return Ok(COMM_NULL);
     }
-    Ok(install_inter(st, of_color(&ours, color, |r| local.group.world_rank(r)), others, cid, parent.errors))
+    Ok(install_inter(st, of_color(&ours, color, |r| local.group.world_rank(r)), others, agreed.cid, parent.errors))
 }
 
 /// Tags of the two leaders' exchanges (`agree_across`) on an
