@@ -52,7 +52,12 @@
  *     ranks, merged with the odd ranks first: a communicator of the whole
  *     world in another rank order, which takes lines too. An
  *     MPI_Iallgather and an MPI_Iallreduce on it against an MPI_Ibarrier
- *     of MPI_COMM_WORLD, in opposite orders.
+ *     of MPI_COMM_WORLD, in opposite orders;
+ * 14. two MPI_Comm_idup of MPI_COMM_WORLD at once (at most one takes
+ *     the lines left, the other goes as messages), both waited, then an
+ *     MPI_Iallreduce on each and an MPI_Ibarrier of the first duplicate
+ *     made at the start, started first to last on the even ranks and
+ *     last to first on the odd.
  * Each case runs 50 times in a row, every result checked; MPICH passes it.
  */
 #include "common.h"
@@ -283,6 +288,30 @@ int main(int argc, char **argv)
             MPI_Comm_free(&inter);
         }
         for (int k = 0; k < 3; k++) MPI_Comm_free(&parts[k]);
+
+        /* 14 */
+        MPI_Comm twins[2];
+        MPI_Request made[2], four[3];
+        CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &twins[0], &made[0]) == MPI_SUCCESS, "case 14: idup");
+        CHECK(MPI_Comm_idup(MPI_COMM_WORLD, &twins[1], &made[1]) == MPI_SUCCESS, "case 14: idup");
+        MPI_Status made_st[2];
+        CHECK(MPI_Waitall(2, made, made_st) == MPI_SUCCESS, "case 14: waitall idup");
+        int in_twin[2] = {rank + t, rank + t + 1};
+        for (int i = 0; i < 3; i++) {
+            int k = rank % 2 == 0 ? i : 2 - i;
+            if (k == 2)
+                CHECK(MPI_Ibarrier(one, &four[2]) == MPI_SUCCESS, "case 14: Ibarrier");
+            else
+                CHECK(MPI_Iallreduce(MPI_IN_PLACE, &in_twin[k], 1, MPI_INT, MPI_SUM, twins[k], &four[k]) ==
+                          MPI_SUCCESS,
+                      "case 14: Iallreduce %d", k);
+        }
+        MPI_Status four_st[3];
+        CHECK(MPI_Waitall(3, four, four_st) == MPI_SUCCESS, "case 14: waitall");
+        for (int k = 0; k < 2; k++)
+            CHECK(in_twin[k] == sum_of(t + k), "case 14, time %d: iallreduce on idup %d: %d", t, k, in_twin[k]);
+        MPI_Comm_free(&twins[0]);
+        MPI_Comm_free(&twins[1]);
     }
     MPI_Request_free(&dkept[0]);
     MPI_Request_free(&dkept[1]);

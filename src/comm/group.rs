@@ -111,18 +111,32 @@ pub fn translate(a: &[usize], ranks: &[i64], b: &[usize]) -> MpiResult<Vec<Optio
 /// parent) and take the lowest id free everywhere. Ids come back on
 /// MPI_Comm_free. Id `c` owns contexts 2c (point-to-point) and 2c+1
 /// (collectives); 0 and 1 are MPI_COMM_WORLD's and MPI_COMM_SELF's.
+///
+/// The sets of arrival lines a communicator of the whole world may hold
+/// for its nonblocking collectives (`transport::shm::LineSet::Started`,
+/// `Comm::lines`) are agreed the same way, beside the ids, one word: a
+/// bit a set, 0 being MPI_COMM_WORLD's.
 pub struct ContextIds {
     free: Vec<u32>,
     /// Ids set aside by an agreement in flight (MPI_Comm_idup): not free
     /// for anyone else until it decides.
     reserved: Vec<u32>,
+    /// The sets of lines no communicator of this process holds.
+    free_sets: u32,
+    /// Sets set aside by an MPI_Comm_idup in flight.
+    reserved_sets: u32,
 }
 
 pub const MAX_CONTEXT_IDS: usize = 32768;
 
 impl Default for ContextIds {
     fn default() -> Self {
-        let mut c = ContextIds { free: vec![u32::MAX; MAX_CONTEXT_IDS / 32], reserved: vec![0; MAX_CONTEXT_IDS / 32] };
+        let mut c = ContextIds {
+            free: vec![u32::MAX; MAX_CONTEXT_IDS / 32],
+            reserved: vec![0; MAX_CONTEXT_IDS / 32],
+            free_sets: !1,
+            reserved_sets: 0,
+        };
         c.take(0);
         c.take(1);
         c
@@ -167,11 +181,81 @@ impl ContextIds {
             self.free[id as usize / 32] |= 1 << (id % 32);
         }
     }
+
+    /// The sets of lines to AND with the other members'.
+    pub fn set_mask(&self) -> u32 {
+        self.free_sets & !self.reserved_sets
+    }
+
+    /// What a communicator's making ANDs with the other members': the
+    /// ids' bitmap (`mask`), then the sets of lines (`set_mask`).
+    pub fn agreement(&self) -> Vec<u32> {
+        [self.mask(), vec![self.set_mask()]].concat()
+    }
+
+    /// Set aside every set free now (MPI_Comm_idup); the bits taken.
+    pub fn reserve_sets(&mut self) -> u32 {
+        let bits = self.set_mask();
+        self.reserved_sets |= bits;
+        bits
+    }
+
+    /// Give back sets set aside by `reserve_sets`.
+    pub fn unreserve_sets(&mut self, bits: u32) {
+        self.reserved_sets &= !bits;
+    }
+
+    /// The lowest set of `agreed` (the AND of every member's `set_mask`,
+    /// of the sets there are), which a communicator of the whole world
+    /// made now holds. It was free on every member, so one communicator
+    /// holds it at a time everywhere, and every collective its last
+    /// holder started came before this one's making, on every member: the
+    /// set's count runs on from one holder to the next.
+    pub fn take_set(&mut self, agreed: u32) -> Option<u8> {
+        let s = (agreed & !1).trailing_zeros();
+        (s < u32::BITS).then(|| {
+            self.free_sets &= !(1 << s);
+            self.reserved_sets &= !(1 << s);
+            s as u8
+        })
+    }
+
+    /// A communicator that held set `s` (`take_set`) is freed. Its
+    /// collectives still open on the lines go on to the end there.
+    pub fn release_set(&mut self, s: u8) {
+        if s > 0 && u32::from(s) < u32::BITS {
+            self.free_sets |= 1 << s;
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A communicator of the whole world takes the lowest set of lines
+    /// free on every member (the AND of their masks), and gives it back
+    /// when freed; MPI_COMM_WORLD's set, 0, is never taken nor given; an
+    /// MPI_Comm_idup's reserved sets are free for no one else.
+    #[test]
+    fn whole_world_communicators_take_sets_free_everywhere() {
+        let mut ids = ContextIds::default();
+        let (one, two, three, spare) = (1 << 1, 1 << 2, 1 << 3, 0b1110);
+        assert_eq!(ids.set_mask() & spare, spare);
+        // another member still holds set 1: the lowest free everywhere
+        assert_eq!(ids.take_set(ids.set_mask() & spare & !one), Some(2));
+        assert_eq!(ids.take_set(ids.set_mask() & spare), Some(1));
+        assert_eq!(ids.set_mask() & spare, three);
+        assert_eq!(ids.reserve_sets() & spare, three, "an idup in flight");
+        assert_eq!(ids.set_mask() & spare, 0);
+        assert_eq!(ids.take_set(ids.set_mask() & spare), None, "every set held or reserved: messages");
+        assert_eq!(ids.take_set(three), Some(3), "the idup decides");
+        ids.unreserve_sets(three);
+        ids.release_set(2);
+        ids.release_set(0);
+        assert_eq!(ids.set_mask() & spare, two, "MPI_COMM_WORLD's is not given");
+        assert_eq!(ids.take_set(ids.set_mask() & spare), Some(2), "taken again");
+    }
 
     #[test]
     fn set_operations_keep_the_standard_order() {

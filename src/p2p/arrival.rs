@@ -67,7 +67,8 @@ use crate::error::{ErrorClass, MpiError, MpiResult};
 pub use crate::transport::shm::{LineSet, ARRIVAL_BYTES, KEPT, STARTED};
 
 /// The `LineSet::Started` sets a communicator made after MPI_Init may
-/// get, a bit each: all but MPI_COMM_WORLD's (0).
+/// get, a bit each: all but MPI_COMM_WORLD's (0) (`comm::ContextIds`
+/// agrees them).
 pub const SPARE_LINE_SETS: u32 = ((1 << STARTED) - 1) & !1;
 
 /// The most ranks whose collectives go on the arrival lines: each rank
@@ -330,34 +331,6 @@ impl Engine {
         self.start_arrival((lines.set, group), lines.stamp, (lines.kind, lines.bytes), part, (lines.take)())
     }
 
-    /// The sets of lines for nonblocking collectives
-    /// (`LineSet::Started`) that no communicator of this rank holds, a
-    /// bit each, for the members of a communicator being made to AND
-    /// (`take_line_set`).
-    pub fn free_line_sets(&self) -> u32 {
-        self.free_line_sets
-    }
-
-    /// The set of lines of a communicator of the whole world made now,
-    /// where `agreed`, the AND of every rank's `free_line_sets`, has one:
-    /// the lowest, alike on every rank. It was free on every rank, so
-    /// one communicator holds it at a time everywhere, and every
-    /// collective its last holder started came before this one's making
-    /// on every rank: the set's count runs on from one holder to the next.
-    pub fn take_line_set(&mut self, agreed: u32) -> Option<u8> {
-        let s = (agreed & SPARE_LINE_SETS).trailing_zeros();
-        (s < u32::BITS).then(|| {
-            self.free_line_sets &= !(1 << s);
-            s as u8
-        })
-    }
-
-    /// A communicator that held set `s` (`take_line_set`) is freed here.
-    /// Its collectives still open there go on to the end on its lines.
-    pub fn give_back_line_set(&mut self, s: u8) {
-        self.free_line_sets |= (1 << s) & SPARE_LINE_SETS;
-    }
-
     /// Lines of its own for a persistent collective made now on a
     /// whole-world communicator whose nonblocking ones go on `started`
     /// (`LineSet::Started`), if any are left (every rank makes a
@@ -583,31 +556,5 @@ impl Engine {
             a.error = Some(e);
         }
         a.done = true;
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A communicator of the whole world takes the lowest set free on
-    /// every rank (the AND of their free sets), and gives it back when
-    /// freed; MPI_COMM_WORLD's set is never taken nor given.
-    #[test]
-    fn whole_world_communicators_take_sets_free_everywhere() {
-        let mut e = super::super::waits::tests::engine();
-        let (one, two, three) = (1 << 1, 1 << 2, 1 << 3);
-        assert_eq!(SPARE_LINE_SETS, one | two | three, "three sets beside MPI_COMM_WORLD's");
-        assert_eq!(e.free_line_sets(), SPARE_LINE_SETS);
-        // another rank still holds set 1: the lowest free everywhere
-        assert_eq!(e.take_line_set(e.free_line_sets() & !one), Some(2));
-        assert_eq!(e.take_line_set(e.free_line_sets()), Some(1));
-        assert_eq!(e.take_line_set(e.free_line_sets()), Some(3));
-        assert_eq!(e.free_line_sets(), 0);
-        assert_eq!(e.take_line_set(e.free_line_sets()), None, "every set held: messages");
-        e.give_back_line_set(2);
-        e.give_back_line_set(0);
-        assert_eq!(e.free_line_sets(), two, "MPI_COMM_WORLD's is not given");
-        assert_eq!(e.take_line_set(e.free_line_sets()), Some(2), "taken again");
     }
 }

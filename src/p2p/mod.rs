@@ -123,10 +123,6 @@ pub struct Engine {
     /// holders of each `arrival::LineSet::Started` set's lines
     /// (`arrival::KEPT` at most each).
     kept_lines: [usize; crate::transport::shm::STARTED],
-    /// The `arrival::LineSet::Started` sets no communicator of this rank
-    /// holds, a bit each (`Engine::free_line_sets`; set 0,
-    /// MPI_COMM_WORLD's, never).
-    free_line_sets: u32,
     /// When a waiting rank last checked that its peers on this host live.
     last_roll_call: std::cell::Cell<std::time::Instant>,
     /// Early data (`FrameKind::Early`) by (source, sender request): where it
@@ -229,7 +225,6 @@ impl Engine {
             agreed: agreed::Agreed::default(),
             arrivals: [0; crate::transport::shm::SETS],
             kept_lines: [0; crate::transport::shm::STARTED],
-            free_line_sets: arrival::SPARE_LINE_SETS,
             open_arrivals: VecDeque::new(),
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
             early_to: Default::default(),

@@ -13,8 +13,9 @@ const PENDING_CID: u32 = 0x7fff_fff0;
 const TAG_IDUP: i32 = 100;
 const IDUP_TAGS: u32 = 1 << 20;
 
-/// The outcome of an agreement: the context id, or None if none was found.
-type Outcome = std::sync::Arc<std::sync::Mutex<Option<Option<u32>>>>;
+/// The outcome of an agreement: the context id and the set of arrival
+/// lines taken (`ContextIds::take_set`), or None if no id was found.
+type Outcome = std::sync::Arc<std::sync::Mutex<Option<Option<(u32, Option<u8>)>>>>;
 
 /// An MPI_Comm_idup's context-id agreement (MPI_Comm_idup never blocks, so
 /// it cannot take a snapshot of the free ids and decide later as the
@@ -24,7 +25,11 @@ type Outcome = std::sync::Arc<std::sync::Mutex<Option<Option<u32>>>>;
 /// sets meet by AND at rank 0 and come back; a common id is taken, the
 /// rest given back, and if there is none the next round tries the next
 /// word. The words visited start at a place derived from the parent and
-/// the idup's number, the same on every member.
+/// the idup's number, the same on every member. A duplicate of the
+/// whole world also sets aside, in the first round, the sets of arrival
+/// lines free for it, which meet the same way (a second word); once an id
+/// is found it takes the lowest set common to all, if any, and gives the
+/// rest back.
 struct IdupPlan {
     cids: std::sync::Arc<std::sync::Mutex<ContextIds>>,
     /// World ranks of the parent's members; this process is `rank`.
@@ -34,6 +39,11 @@ struct IdupPlan {
     outcome: Outcome,
     /// The word and the bits this member set aside in the current round.
     held: std::sync::Arc<std::sync::Mutex<(usize, u32)>>,
+    /// Whether the duplicate is of the whole world (it may take a set of
+    /// lines), and the sets this member set aside and those common to
+    /// all, from the first round.
+    whole: bool,
+    sets: std::sync::Arc<std::sync::Mutex<(u32, u32)>>,
     /// For an intercommunicator: the other group's leader (world rank),
     /// whose group's sets our leader meets halfway.
     remote_leader: Option<usize>,
@@ -46,9 +56,15 @@ impl IdupPlan {
         let word = (self.first_word + k) % ContextIds::WORDS;
         let me = self.clone();
         let reserve: crate::p2p::schedule::Compute = Box::new(move |b: &mut [Vec<u8>]| {
-            let bits = me.cids.lock().unwrap_or_else(|p| p.into_inner()).reserve_word(word);
+            let mut ids = me.cids.lock().unwrap_or_else(|p| p.into_inner());
+            let bits = ids.reserve_word(word);
             *me.held.lock().unwrap_or_else(|p| p.into_inner()) = (word, bits);
-            b[0].copy_from_slice(&bits.to_ne_bytes());
+            let sets = if k == 0 && me.whole { ids.reserve_sets() & SPARE_LINE_SETS } else { 0 };
+            if k == 0 {
+                me.sets.lock().unwrap_or_else(|p| p.into_inner()).0 = sets;
+            }
+            b[0][..4].copy_from_slice(&bits.to_ne_bytes());
+            b[0][4..].copy_from_slice(&sets.to_ne_bytes());
             Ok(vec![])
         });
         let me = self.clone();
@@ -56,31 +72,35 @@ impl IdupPlan {
         let decide: crate::p2p::schedule::Compute = Box::new(move |b: &mut [Vec<u8>]| {
             let common = u32::from_ne_bytes(b[at][..4].try_into().unwrap());
             let (w, mine) = *me.held.lock().unwrap_or_else(|p| p.into_inner());
+            // (the ids, then the sets: the order `reserve` locks them in)
             let mut ids = me.cids.lock().unwrap_or_else(|p| p.into_inner());
+            let mut sets = me.sets.lock().unwrap_or_else(|p| p.into_inner());
+            if k == 0 {
+                sets.1 = u32::from_ne_bytes(b[at][4..8].try_into().unwrap());
+            }
+            ids.unreserve(w, mine);
             if common != 0 {
                 let id = w as u32 * 32 + common.trailing_zeros();
                 ids.take(id);
-                ids.unreserve(w, mine);
-                *me.outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(Some(id));
+                let set = ids.take_set(sets.1);
+                ids.unreserve_sets(sets.0);
+                *me.outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(Some((id, set)));
                 return Ok(vec![]);
             }
-            ids.unreserve(w, mine);
-            drop(ids);
             if k + 1 >= 2 * ContextIds::WORDS {
+                ids.unreserve_sets(sets.0);
                 *me.outcome.lock().unwrap_or_else(|p| p.into_inner()) = Some(None);
                 return Ok(vec![]);
             }
+            drop((sets, ids));
             Ok(me.round(k + 1))
         });
         if self.rank == 0 {
             // AND buffers 1..=last into buffer 0
             let and = |last: usize| -> crate::p2p::schedule::Compute {
                 Box::new(move |b: &mut [Vec<u8>]| {
-                    let mut acc = u32::from_ne_bytes(b[0][..4].try_into().unwrap());
-                    for other in &b[1..=last] {
-                        acc &= u32::from_ne_bytes(other[..4].try_into().unwrap());
-                    }
-                    b[0].copy_from_slice(&acc.to_ne_bytes());
+                    let (first, others) = b.split_at_mut(1);
+                    others[..last].iter().for_each(|other| and_words(&mut first[0], other));
                     Ok(vec![])
                 })
             };
@@ -96,9 +116,8 @@ impl IdupPlan {
                     Transfer::Recv { buf: Buf::Own(n), from: peer },
                 ]));
                 steps.push(Step::Compute(Box::new(move |b: &mut [Vec<u8>]| {
-                    let acc = u32::from_ne_bytes(b[0][..4].try_into().unwrap())
-                        & u32::from_ne_bytes(b[n][..4].try_into().unwrap());
-                    b[0].copy_from_slice(&acc.to_ne_bytes());
+                    let (first, others) = b.split_at_mut(1);
+                    and_words(&mut first[0], &others[n - 1]);
                     Ok(vec![])
                 })));
             }
@@ -118,6 +137,14 @@ impl IdupPlan {
             ]
         }
     }
+}
+
+/// The bytes of a round's message: the id word's bits, then the sets'.
+const ROUND_BYTES: usize = 8;
+
+/// `acc` ANDed with `other`, byte by byte (a round's messages).
+fn and_words(acc: &mut [u8], other: &[u8]) {
+    acc.iter_mut().zip(other).for_each(|(a, o)| *a &= o);
 }
 
 /// Outstanding MPI_Comm_idup requests: (request id, new handle, outcome).
@@ -146,10 +173,11 @@ fn idup_completes(st: &mut State, id: u32) {
     };
     let Some((_, h, outcome)) = found else { return };
     PENDING_IDUPS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-    let cid = outcome.lock().unwrap_or_else(|e| e.into_inner()).take().flatten();
-    if let (Some(cid), Ok(c)) = (cid, handles::comm_mut(st, h)) {
+    let agreed = outcome.lock().unwrap_or_else(|e| e.into_inner()).take().flatten();
+    if let (Some((cid, set)), Ok(c)) = (agreed, handles::comm_mut(st, h)) {
         c.ctx_p2p = 2 * cid;
         c.ctx_coll = 2 * cid + 1;
+        c.lines = set;
     }
 }
 
@@ -207,9 +235,11 @@ fn idup(comm: c_int, newcomm: *mut c_int, request: *mut c_int, hints: Option<Vec
             first_word,
             outcome: outcome.clone(),
             held: Default::default(),
+            whole: parent.remote.is_none() && parent.size() == st.world().size(),
+            sets: Default::default(),
             remote_leader: parent.remote.as_ref().map(|g| g.world_rank(0)),
         });
-        let bufs = if parent.rank == 0 { vec![vec![0u8; 4]; parent.size() + 1] } else { vec![vec![0u8; 4]; 2] };
+        let bufs = vec![vec![0u8; ROUND_BYTES]; if parent.rank == 0 { parent.size() + 1 } else { 2 }];
         let tag = TAG_IDUP + (count % IDUP_TAGS) as i32;
         let sched =
             crate::p2p::schedule::Schedule::new(bufs, plan.round(0), parent.ctx_coll, tag, parent.group.clone());

@@ -76,7 +76,7 @@ fn bcast_var(st: &mut State, c: &Comm, root: usize, data: Vec<u8>) -> MpiResult<
 /// The AND of this group's free context ids, and last of its free sets
 /// of arrival lines (`agree_cid`), a word each (an allreduce on `local`).
 fn local_mask(st: &mut State, local: &Comm) -> MpiResult<Vec<u64>> {
-    let mask = [st.cids().mask(), vec![st.engine.free_line_sets()]].concat();
+    let mask = st.cids().agreement();
     let mut data: Vec<u8> = mask.iter().flat_map(|w| w.to_ne_bytes()).collect();
     let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
     crate::coll::allreduce(&mut st.engine, local, &mut data, &word, Op::Band)?;

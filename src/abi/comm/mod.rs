@@ -18,6 +18,7 @@ use crate::datatype::{Basic, TypeInfo};
 use crate::err;
 use crate::error::MpiResult;
 use crate::op::Op;
+use crate::p2p::arrival::SPARE_LINE_SETS;
 use crate::runtime::State;
 use std::os::raw::{c_char, c_int};
 
@@ -36,7 +37,7 @@ fn intra(st: &State, comm: c_int) -> MpiResult<Comm> {
 
 /// Agree on a context id among the members of `parent` (collective).
 fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<Agreed> {
-    let mask = [st.cids().mask(), vec![st.engine.free_line_sets()]].concat();
+    let mask = st.cids().agreement();
     let mut data: Vec<u8> = mask.iter().flat_map(|w| w.to_ne_bytes()).collect();
     let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
     crate::coll::allreduce(&mut st.engine, parent, &mut data, &word, Op::Band)?;
@@ -54,7 +55,7 @@ fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<Agreed> {
 
 /// What the members of a communicator being made agreed on
 /// (`agree_cid`): its context id, and the sets of arrival lines free on
-/// every member (`Engine::free_line_sets`).
+/// every member (`ContextIds::set_mask`).
 struct Agreed {
     cid: u32,
     line_sets: u32,
@@ -70,7 +71,7 @@ fn install(st: &mut State, members: Vec<usize>, agreed: Agreed, parent: &Comm) -
         Some(mut c) => {
             st.cids().take(agreed.cid);
             if everyone {
-                c.lines = st.engine.take_line_set(agreed.line_sets);
+                c.lines = st.cids().take_set(agreed.line_sets & SPARE_LINE_SETS);
             }
             handles::new_comm(st, c)
         }
@@ -377,7 +378,7 @@ mpi_fn! {
             st.engine.retire_mailbox(c.ctx_coll);
             st.cids().release(c.cid());
             if let Some(s) = c.lines {
-                st.engine.give_back_line_set(s);
+                st.cids().release_set(s);
             }
             Ok(())
         })?;

@@ -22,7 +22,7 @@ pub enum LineSet {
     /// The nonblocking ones of a whole-world communicator that holds
     /// set `s` (`s < STARTED`; `comm::Comm::lines`): MPI_COMM_WORLD's is
     /// 0, and a duplicate or split of every rank gets one free on every
-    /// rank at its making while there is one (`Engine::take_line_set`).
+    /// rank at its making while there is one (`ContextIds::take_set`).
     /// They start in one order on every rank, whatever the collectives of
     /// other communicators around them. One communicator holds a set at
     /// a time on all ranks, and every collective started on the one
