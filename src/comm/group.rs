@@ -129,21 +129,37 @@ pub struct ContextIds {
 
 pub const MAX_CONTEXT_IDS: usize = 32768;
 
+/// What the members of a communicator being made agreed on
+/// (`ContextIds::settle`): its context id, and the sets of arrival lines
+/// free on every member.
+pub struct Agreement {
+    pub cid: u32,
+    pub line_sets: u32,
+}
+
 impl Default for ContextIds {
+    /// Every id free but MPI_COMM_WORLD's and MPI_COMM_SELF's; no sets
+    /// of lines to hand out (`ContextIds::new`).
     fn default() -> Self {
+        ContextIds::new(0)
+    }
+}
+
+impl ContextIds {
+    /// Ids as `default`, and `line_sets` the sets of lines a communicator
+    /// made may hold, a bit each (never 0, MPI_COMM_WORLD's).
+    pub fn new(line_sets: u32) -> Self {
         let mut c = ContextIds {
             free: vec![u32::MAX; MAX_CONTEXT_IDS / 32],
             reserved: vec![0; MAX_CONTEXT_IDS / 32],
-            free_sets: !1,
+            free_sets: line_sets & !1,
             reserved_sets: 0,
         };
         c.take(0);
         c.take(1);
         c
     }
-}
 
-impl ContextIds {
     /// The bitmap to AND with the other members'.
     pub fn mask(&self) -> Vec<u32> {
         self.free.iter().zip(&self.reserved).map(|(f, r)| f & !r).collect()
@@ -193,6 +209,13 @@ impl ContextIds {
         [self.mask(), vec![self.set_mask()]].concat()
     }
 
+    /// The outcome of `agreement`s ANDed among the members: the lowest id
+    /// free everywhere (None: none is) and the sets free everywhere.
+    pub fn settle(agreed: &[u32]) -> Option<Agreement> {
+        let (line_sets, ids) = agreed.split_last()?;
+        Some(Agreement { cid: Self::lowest(ids)?, line_sets: *line_sets })
+    }
+
     /// Set aside every set free now (MPI_Comm_idup); the bits taken.
     pub fn reserve_sets(&mut self) -> u32 {
         let bits = self.set_mask();
@@ -205,14 +228,13 @@ impl ContextIds {
         self.reserved_sets &= !bits;
     }
 
-    /// The lowest set of `agreed` (the AND of every member's `set_mask`,
-    /// of the sets there are), which a communicator of the whole world
-    /// made now holds. It was free on every member, so one communicator
+    /// The lowest set of `agreed` (the AND of every member's `set_mask`),
+    /// which a communicator of the whole world made now holds. It was free on every member, so one communicator
     /// holds it at a time everywhere, and every collective its last
     /// holder started came before this one's making, on every member: the
     /// set's count runs on from one holder to the next.
     pub fn take_set(&mut self, agreed: u32) -> Option<u8> {
-        let s = (agreed & !1).trailing_zeros();
+        let s = (agreed & self.free_sets).trailing_zeros();
         (s < u32::BITS).then(|| {
             self.free_sets &= !(1 << s);
             self.reserved_sets &= !(1 << s);
@@ -239,22 +261,28 @@ mod tests {
     /// MPI_Comm_idup's reserved sets are free for no one else.
     #[test]
     fn whole_world_communicators_take_sets_free_everywhere() {
-        let mut ids = ContextIds::default();
-        let (one, two, three, spare) = (1 << 1, 1 << 2, 1 << 3, 0b1110);
-        assert_eq!(ids.set_mask() & spare, spare);
+        let (one, two, three) = (1 << 1, 1 << 2, 1 << 3);
+        let mut ids = ContextIds::new(1 | one | two | three);
+        assert_eq!(ids.set_mask(), one | two | three, "never MPI_COMM_WORLD's");
+        assert_eq!(ContextIds::default().set_mask(), 0, "none to hand out");
         // another member still holds set 1: the lowest free everywhere
-        assert_eq!(ids.take_set(ids.set_mask() & spare & !one), Some(2));
-        assert_eq!(ids.take_set(ids.set_mask() & spare), Some(1));
-        assert_eq!(ids.set_mask() & spare, three);
-        assert_eq!(ids.reserve_sets() & spare, three, "an idup in flight");
-        assert_eq!(ids.set_mask() & spare, 0);
-        assert_eq!(ids.take_set(ids.set_mask() & spare), None, "every set held or reserved: messages");
+        assert_eq!(ids.take_set(ids.set_mask() & !one), Some(2));
+        assert_eq!(ids.take_set(ids.set_mask()), Some(1));
+        assert_eq!(ids.set_mask(), three);
+        assert_eq!(ids.reserve_sets(), three, "an idup in flight");
+        assert_eq!(ids.set_mask(), 0);
+        assert_eq!(ids.take_set(ids.set_mask()), None, "every set held or reserved: messages");
         assert_eq!(ids.take_set(three), Some(3), "the idup decides");
         ids.unreserve_sets(three);
         ids.release_set(2);
         ids.release_set(0);
-        assert_eq!(ids.set_mask() & spare, two, "MPI_COMM_WORLD's is not given");
-        assert_eq!(ids.take_set(ids.set_mask() & spare), Some(2), "taken again");
+        assert_eq!(ids.set_mask(), two, "MPI_COMM_WORLD's is not given");
+        assert_eq!(ids.take_set(ids.set_mask()), Some(2), "taken again");
+        // the sets' word comes last in an agreement
+        let words = ids.agreement();
+        assert_eq!(words.len(), ContextIds::WORDS + 1);
+        let settled = ContextIds::settle(&words).unwrap();
+        assert_eq!((settled.cid, settled.line_sets), (2, 0));
     }
 
     #[test]

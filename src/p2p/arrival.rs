@@ -36,14 +36,14 @@
 //! anyone, so ranks may start it before or after a collective of another
 //! communicator, in a correct program (MPI 4.0 §6.12 orders collectives
 //! per communicator): one count for both would pair different
-//! operations. So each of the first such communicators has lines of its
-//! own (`LineSet::Started`, by context id: MPI_COMM_WORLD's, then ids 2
-//! to `STARTED`); those of other communicators go as messages. A context
-//! id is agreed free on every member (the id of a whole-world
-//! communicator on every rank), so the lines have one holder at a time
-//! everywhere, and each rank started every collective of the holder
-//! before it, which it freed, before it took part in making the next: the
-//! lines' count runs on across holders, alike on every rank. Ranks may
+//! operations. So MPI_COMM_WORLD and up to `STARTED - 1` more such
+//! communicators at a time have lines of their own (`LineSet::Started`,
+//! `Comm::lines`); those of other communicators go as messages. A set is
+//! agreed free on every rank when its communicator is made, beside the
+//! context id (`comm::group::ContextIds`), so the lines have one holder
+//! at a time everywhere, and each rank started every collective of the
+//! holder before it, which it freed, before it took part in making the
+//! next: the lines' count runs on across holders, alike on every rank. Ranks may
 //! even start persistent ones in different orders (§6.13), but each one's
 //! starts come one after another: the first `KEPT` persistent ones made
 //! on the holders of each started set's lines get two lines each
@@ -67,7 +67,7 @@ use crate::error::{ErrorClass, MpiError, MpiResult};
 pub use crate::transport::shm::{LineSet, ARRIVAL_BYTES, KEPT, STARTED};
 
 /// The `LineSet::Started` sets a communicator made after MPI_Init may
-/// get, a bit each: all but MPI_COMM_WORLD's (0) (`comm::ContextIds`
+/// get, a bit each: all but MPI_COMM_WORLD's (0) (`comm::group::ContextIds`
 /// agrees them).
 pub const SPARE_LINE_SETS: u32 = ((1 << STARTED) - 1) & !1;
 

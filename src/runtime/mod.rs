@@ -264,7 +264,9 @@ pub fn init(required: i32) -> MpiResult<i32> {
         pmi,
         comms: vec![Some(Comm::world(rank, size)), Some(Comm::self_(rank))],
         groups: Vec::new(),
-        cids: Default::default(),
+        cids: std::sync::Arc::new(Mutex::new(crate::comm::group::ContextIds::new(
+            crate::p2p::arrival::SPARE_LINE_SETS,
+        ))),
         thread_level: provided,
         main_thread: std::thread::current().id(),
         hostname: hostname(),

@@ -59,7 +59,7 @@ impl IdupPlan {
             let mut ids = me.cids.lock().unwrap_or_else(|p| p.into_inner());
             let bits = ids.reserve_word(word);
             *me.held.lock().unwrap_or_else(|p| p.into_inner()) = (word, bits);
-            let sets = if k == 0 && me.whole { ids.reserve_sets() & SPARE_LINE_SETS } else { 0 };
+            let sets = if k == 0 && me.whole { ids.reserve_sets() } else { 0 };
             if k == 0 {
                 me.sets.lock().unwrap_or_else(|p| p.into_inner()).0 = sets;
             }

@@ -98,7 +98,7 @@ pub(super) fn agree_across(
     ctx: u32,
     tag: i32,
     payload: &[u64],
-) -> MpiResult<(Agreed, Vec<usize>, Vec<u64>)> {
+) -> MpiResult<(Agreement, Vec<usize>, Vec<u64>)> {
     let mask = local_mask(st, local)?;
     let mut result = Vec::new();
     if local.rank == leader {
@@ -109,15 +109,15 @@ pub(super) fn agree_across(
         let remote = &theirs[2..2 + n];
         let remote_payload = &theirs[2 + n..2 + n + np];
         let remote_mask = &theirs[2 + n + np..];
-        let mut agreed: Vec<u32> = mask.iter().zip(remote_mask).map(|(a, b)| (a & b) as u32).collect();
-        let line_sets = agreed.pop().unwrap_or(0);
-        let Some(cid) = ContextIds::lowest(&agreed) else {
+        let agreed: Vec<u32> = mask.iter().zip(remote_mask).map(|(a, b)| (a & b) as u32).collect();
+        let Some(agreed) = ContextIds::settle(&agreed) else {
             return err!(Other, "no context id is free on every member of both groups");
         };
-        result = [vec![cid as u64, line_sets as u64, n as u64], remote.to_vec(), remote_payload.to_vec()].concat();
+        result = [vec![agreed.cid as u64, agreed.line_sets as u64, n as u64], remote.to_vec(), remote_payload.to_vec()]
+            .concat();
     }
     let got = unwords(&bcast_var(st, local, leader, words(&result))?);
-    let (agreed, n) = (Agreed { cid: got[0] as u32, line_sets: got[1] as u32 }, got[2] as usize);
+    let (agreed, n) = (Agreement { cid: got[0] as u32, line_sets: got[1] as u32 }, got[2] as usize);
     Ok((agreed, got[3..3 + n].iter().map(|&w| w as usize).collect(), got[3 + n..].to_vec()))
 }
 

@@ -12,13 +12,12 @@ use inter::{agree_across, install_inter, local_view, unwords};
 
 use super::handles::{self};
 use super::{mpi_fn, out, with_state};
-use crate::comm::group::{self, ContextIds};
+use crate::comm::group::{self, Agreement, ContextIds};
 use crate::comm::{Comm, Group};
 use crate::datatype::{Basic, TypeInfo};
 use crate::err;
 use crate::error::MpiResult;
 use crate::op::Op;
-use crate::p2p::arrival::SPARE_LINE_SETS;
 use crate::runtime::State;
 use std::os::raw::{c_char, c_int};
 
@@ -36,15 +35,14 @@ fn intra(st: &State, comm: c_int) -> MpiResult<Comm> {
 }
 
 /// Agree on a context id among the members of `parent` (collective).
-fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<Agreed> {
+fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<Agreement> {
     let mask = st.cids().agreement();
     let mut data: Vec<u8> = mask.iter().flat_map(|w| w.to_ne_bytes()).collect();
     let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
     crate::coll::allreduce(&mut st.engine, parent, &mut data, &word, Op::Band)?;
-    let mut agreed: Vec<u32> = data.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
-    let line_sets = agreed.pop().unwrap_or(0);
-    match ContextIds::lowest(&agreed) {
-        Some(cid) => Ok(Agreed { cid, line_sets }),
+    let agreed: Vec<u32> = data.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
+    match ContextIds::settle(&agreed) {
+        Some(agreed) => Ok(agreed),
         None => err!(
             Other,
             "no context id is free on every member: {} communicators are alive; free some (MPI_Comm_free)",
@@ -53,25 +51,17 @@ fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<Agreed> {
     }
 }
 
-/// What the members of a communicator being made agreed on
-/// (`agree_cid`): its context id, and the sets of arrival lines free on
-/// every member (`ContextIds::set_mask`).
-struct Agreed {
-    cid: u32,
-    line_sets: u32,
-}
-
 /// Make the communicator of `members` (world ranks) with what its
 /// members `agreed` (a communicator of the whole world takes the first
 /// set of lines free everywhere, if any), or MPI_COMM_NULL if this
 /// process is not a member.
-fn install(st: &mut State, members: Vec<usize>, agreed: Agreed, parent: &Comm) -> c_int {
+fn install(st: &mut State, members: Vec<usize>, agreed: Agreement, parent: &Comm) -> c_int {
     let (me, everyone) = (st.world().rank, members.len() == st.world().size());
     match Comm::new(members, me, agreed.cid, parent.errors) {
         Some(mut c) => {
             st.cids().take(agreed.cid);
             if everyone {
-                c.lines = st.cids().take_set(agreed.line_sets & SPARE_LINE_SETS);
+                c.lines = st.cids().take_set(agreed.line_sets);
             }
             handles::new_comm(st, c)
         }
