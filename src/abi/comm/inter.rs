@@ -73,16 +73,6 @@ fn bcast_var(st: &mut State, c: &Comm, root: usize, data: Vec<u8>) -> MpiResult<
     Ok(buf)
 }
 
-/// The AND of this group's free context ids, and last of its free sets
-/// of arrival lines (`agree_cid`), a word each (an allreduce on `local`).
-fn local_mask(st: &mut State, local: &Comm) -> MpiResult<Vec<u64>> {
-    let mask = st.cids().agreement();
-    let mut data: Vec<u8> = mask.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
-    crate::coll::allreduce(&mut st.engine, local, &mut data, &word, Op::Band)?;
-    Ok(data.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap()) as u64).collect())
-}
-
 /// Agree, across the two groups of an intercommunicator being made or
 /// used, on a context id free for everyone (and the sets of arrival lines
 /// free for everyone, which a merge of the whole world takes one of, as
@@ -99,7 +89,8 @@ pub(super) fn agree_across(
     tag: i32,
     payload: &[u64],
 ) -> MpiResult<(Agreement, Vec<usize>, Vec<u64>)> {
-    let mask = local_mask(st, local)?;
+    // (this group's agreements ANDed, as words of the leaders' exchange)
+    let mask: Vec<u64> = and_agreements(st, local)?.into_iter().map(u64::from).collect();
     let mut result = Vec::new();
     if local.rank == leader {
         let members: Vec<u64> = local.group.members().iter().map(|&w| w as u64).collect();

@@ -34,14 +34,17 @@ fn intra(st: &State, comm: c_int) -> MpiResult<Comm> {
     Ok(c.clone())
 }
 
+/// Every member's `ContextIds::agreement` ANDed (an allreduce on `c`).
+fn and_agreements(st: &mut State, c: &Comm) -> MpiResult<Vec<u32>> {
+    let mut data: Vec<u8> = st.cids().agreement().iter().flat_map(|w| w.to_ne_bytes()).collect();
+    let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
+    crate::coll::allreduce(&mut st.engine, c, &mut data, &word, Op::Band)?;
+    Ok(data.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect())
+}
+
 /// Agree on a context id among the members of `parent` (collective).
 fn agree_cid(st: &mut State, parent: &Comm) -> MpiResult<Agreement> {
-    let mask = st.cids().agreement();
-    let mut data: Vec<u8> = mask.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    let word = TypeInfo::basic("MPI_UINT32_T", Basic::Int { bytes: 4, signed: false }, 4);
-    crate::coll::allreduce(&mut st.engine, parent, &mut data, &word, Op::Band)?;
-    let agreed: Vec<u32> = data.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
-    match ContextIds::settle(&agreed) {
+    match ContextIds::settle(&and_agreements(st, parent)?) {
         Some(agreed) => Ok(agreed),
         None => err!(
             Other,
