@@ -123,6 +123,31 @@ static int freq(int i, int n)
     return (i + n / 2) % n - n / 2;
 }
 
+/* The set-up the timed run begins with: the twiddle factors
+ * exp(-4 alpha pi^2 |k|^2) in the x-slab layout of the spectrum, the
+ * initial array (the generator's numbers in order, x fastest, as (real,
+ * imaginary) pairs) in u, and its forward transform in spec. */
+static void setup(double complex *u, double complex *spec, double *twiddle, double complex *buf,
+                  double complex *tmp, double complex *line, size_t local)
+{
+    double ap = -4.0 * ALPHA * M_PI * M_PI;
+    for (int x = 0; x < xl; x++)
+        for (int y = 0; y < ny; y++)
+            for (int z = 0; z < nz; z++) {
+                int kx = freq(rank * xl + x, nx), ky = freq(y, ny), kz = freq(z, nz);
+                twiddle[((size_t)x * ny + y) * nz + z] = exp(ap * (double)(kx * kx + ky * ky + kz * kz));
+            }
+    uint64_t seed = nas_mul(314159265ULL, nas_pow(NAS_A, 2ULL * (uint64_t)rank * local));
+    for (size_t i = 0; i < local; i++) {
+        double re = nas_rand(&seed, NAS_A);
+        double im = nas_rand(&seed, NAS_A);
+        u[i] = re + I * im;
+    }
+    fft_xy(u, -1, line);
+    to_xslabs(u, spec, buf, tmp);
+    fft_z(spec, -1);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -149,27 +174,17 @@ int main(int argc, char **argv)
     double sums[NITER][2];
     double ntotal = (double)nx * ny * nz;
 
+    /* as the specification does, the set-up and forward transform run
+     * once untimed and every array is touched (so that the timed run pays
+     * no first-touch page faults: 64 MiB an array a process at class A on
+     * 2), then the timed run starts over. (v by a copy: a memset of fresh
+     * memory to zero may be compiled as a calloc, which touches nothing.) */
+    setup(u, spec, twiddle, buf, tmp, line, local);
+    memcpy(v, spec, sizeof(double complex) * local);
+
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    /* exp(-4 alpha pi^2 |k|^2) in the x-slab layout of the spectrum */
-    double ap = -4.0 * ALPHA * M_PI * M_PI;
-    for (int x = 0; x < xl; x++)
-        for (int y = 0; y < ny; y++)
-            for (int z = 0; z < nz; z++) {
-                int kx = freq(rank * xl + x, nx), ky = freq(y, ny), kz = freq(z, nz);
-                twiddle[((size_t)x * ny + y) * nz + z] = exp(ap * (double)(kx * kx + ky * ky + kz * kz));
-            }
-    /* the initial array: the generator's numbers in order, x fastest, as
-     * (real, imaginary) pairs */
-    uint64_t seed = nas_mul(314159265ULL, nas_pow(NAS_A, 2ULL * (uint64_t)rank * local));
-    for (size_t i = 0; i < local; i++) {
-        double re = nas_rand(&seed, NAS_A);
-        double im = nas_rand(&seed, NAS_A);
-        u[i] = re + I * im;
-    }
-    fft_xy(u, -1, line);
-    to_xslabs(u, spec, buf, tmp);
-    fft_z(spec, -1);
+    setup(u, spec, twiddle, buf, tmp, line, local);
     for (int it = 0; it < NITER; it++) {
         for (size_t i = 0; i < local; i++) {
             spec[i] *= twiddle[i];
