@@ -398,6 +398,7 @@ pub fn wire_up(
         Some(s) => s,
         None => Segment::attach(&pmi.get(&format!("shm-{leader}"))?, me)?,
     };
+    seg.populate()?;
     if let Some(t) = tcp.as_mut() {
         for r in (0..size).filter(|&r| route[r] == Route::Tcp) {
             let a = pmi.get(&format!("tcp-{r}"))?;
