@@ -373,7 +373,16 @@ impl Segment {
         unsafe {
             let fd = libc::shm_open(cname.as_ptr(), libc::O_RDWR, 0);
             if fd < 0 {
-                return err!(Other, "cannot open shared segment /dev/shm{name}: {}", std::io::Error::last_os_error());
+                let e = std::io::Error::last_os_error();
+                if e.raw_os_error() == Some(libc::ENOENT) {
+                    // the name goes only once every rank mapped it, or as
+                    // its creator gives up
+                    return err!(
+                        Other,
+                        "cannot open shared segment /dev/shm{name}: it is gone: the host's first rank, which made it, ended or gave up during MPI_Init (its own line may say why)"
+                    );
+                }
+                return err!(Other, "cannot open shared segment /dev/shm{name}: {e}");
             }
             let mut st: libc::stat = std::mem::zeroed();
             libc::fstat(fd, &mut st);
