@@ -438,10 +438,10 @@ impl Segment {
     /// collective reaches it, which may be in the middle of a program's
     /// timed loop: measured, NAS-style kernels at class A, 4 ranks on 2
     /// cores, 180-810 page faults a rank in the timed part of CG, 350 in
-    /// MG's, 120-310 in IS's (where the ring slots and long mailboxes its
-    /// untimed pass did not reach are first taken), none now; MPI_Init
+    /// MG's, 120-180 in IS's (310 at 2 ranks): the ring slots and long
+    /// mailboxes their untimed passes did not reach; none now. MPI_Init
     /// takes 3 ms longer at 2 ranks, 10 at 4 on 2 cores (MPICH's takes
-    /// 30-40 and 110, Open MPI's 220-270). And a host whose /dev/shm
+    /// 30-45 and 110-140, Open MPI's 220-280). And a host whose /dev/shm
     /// cannot hold the segment fails here, with an error that says so,
     /// where it would have died of SIGBUS whenever a collective first
     /// reached a page past the room. Where the kernel lacks
