@@ -17,6 +17,7 @@
                                       ahead of each MPI)
 """
 import argparse
+import math
 import os
 import re
 import statistics
@@ -87,9 +88,21 @@ def check():
     sys.exit(1 if failed else 0)
 
 
+def paired_ratio(by_round, k, n, peer, rounds):
+    """The geometric mean over the rounds of oxmpi's time over `peer`'s
+    in the same round, and its standard error: "0.998 ± 0.022"
+    (`by_round`: each run's time, or anything proportional to it)."""
+    logs = [math.log(by_round[(k, n, "oxmpi", r)] / by_round[(k, n, peer, r)]) for r in range(rounds)
+            if (k, n, "oxmpi", r) in by_round and (k, n, peer, r) in by_round]
+    if len(logs) < 2:
+        return "-"
+    mean, se = statistics.mean(logs), statistics.stdev(logs) / math.sqrt(len(logs))
+    return f"{math.exp(mean):.3f} ± {math.exp(mean) * se:.3f}"
+
+
 def bench(rounds, cls, out_path):
     dirs = {i: build(i, cls) for i in IMPLS}
-    best, times, shares = {}, {}, {}
+    best, times, shares, by_round = {}, {}, {}, {}
     for rnd in range(rounds):
         for k in KERNELS:
             for n in (2, 4):
@@ -104,6 +117,8 @@ def bench(rounds, cls, out_path):
                         continue
                     key = (k, n, impl)
                     times.setdefault(key, []).append(t)
+                    # (by the Mop/s, which have more digits than the time)
+                    by_round[(k, n, impl, rnd)] = 1 / m if m else t
                     if share is not None:
                         shares.setdefault(key, []).append(share)
                     if key not in best or t < best[key][0]:
@@ -118,10 +133,14 @@ def bench(rounds, cls, out_path):
              "MPI_Finalize) spent inside MPI calls, median over the rounds (oxmpi / MPICH / Open MPI), measured "
              "by `c-tests/bench/nas/mpicpu.c` (a PMPI profiling library built with each MPI and loaded ahead of "
              "it): the kernels' compute is the same code on all three, so this is what each library costs the "
-             "processors, waiting included, with less of the machine's noise than the times.\n\n",
-             "| kernel | ranks | oxmpi s (Mop/s) | MPICH s (Mop/s) | Open MPI s (Mop/s) | ratio | median ratio | spread "
-             "| CPU in MPI |\n",
-             "|---|---|---|---|---|---|---|---|---|\n"]
+             "processors, waiting included, with less of the machine's noise than the times. Paired ratio: "
+             "the geometric mean, over the rounds, of oxmpi's time over each peer's in the same round (against "
+             "MPICH / Open MPI), with its standard error: the runs of one round follow one another, so the "
+             "machine's slow and fast spells, which last longer than a round, fall on both sides of each ratio; "
+             "the best and the median of each one's times do not pair them.\n\n",
+             "| kernel | ranks | oxmpi s (Mop/s) | MPICH s (Mop/s) | Open MPI s (Mop/s) | ratio | median ratio | paired ratio "
+             "| spread | CPU in MPI |\n",
+             "|---|---|---|---|---|---|---|---|---|---|\n"]
     for k in KERNELS:
         for n in (2, 4):
             cells, rate = [], {}
@@ -138,7 +157,9 @@ def bench(rounds, cls, out_path):
             spread = " / ".join(f"{max(ts) / min(ts):.2f}" if (ts := times.get((k, n, impl))) else "-" for impl in IMPLS)
             in_mpi = " / ".join(f"{statistics.median(sh):.1%}" if (sh := shares.get((k, n, impl))) else "-"
                                 for impl in IMPLS)
-            lines.append(f"| {k.upper()} | {n} | {' | '.join(cells)} | {ratio} | {med_ratio} | {spread} | {in_mpi} |\n")
+            paired = " / ".join(paired_ratio(by_round, k, n, peer, rounds) for peer in ("MPICH", "Open MPI"))
+            lines.append(f"| {k.upper()} | {n} | {' | '.join(cells)} | {ratio} | {med_ratio} | {paired} | {spread} "
+                         f"| {in_mpi} |\n")
     lines.append(END)
     write_section(out_path, BEGIN, END, "".join(lines))
     print("".join(lines))
