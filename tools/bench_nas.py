@@ -91,7 +91,8 @@ def check():
 def paired_ratio(by_round, k, n, peer, rounds):
     """The geometric mean over the rounds of oxmpi's time over `peer`'s
     in the same round, and its standard error: "0.998 ± 0.022"
-    (`by_round`: each run's time, or anything proportional to it)."""
+    (`by_round`: each run's time, or anything proportional to it, the
+    same for all)."""
     logs = [math.log(by_round[(k, n, "oxmpi", r)] / by_round[(k, n, peer, r)]) for r in range(rounds)
             if (k, n, "oxmpi", r) in by_round and (k, n, peer, r) in by_round]
     if len(logs) < 2:
@@ -117,8 +118,9 @@ def bench(rounds, cls, out_path):
                         continue
                     key = (k, n, impl)
                     times.setdefault(key, []).append(t)
-                    # (by the Mop/s, which have more digits than the time)
-                    by_round[(k, n, impl, rnd)] = 1 / m if m else t
+                    if m:
+                        # (by the Mop/s, which have more digits than the time)
+                        by_round[(k, n, impl, rnd)] = 1 / m
                     if share is not None:
                         shares.setdefault(key, []).append(share)
                     if key not in best or t < best[key][0]:

@@ -55,6 +55,13 @@ struct SegHeader {
     failed_arrival: AtomicU64,
 }
 
+impl SegHeader {
+    /// The rings' geometry `create` wrote here.
+    fn geometry(&self) -> Geometry {
+        Geometry { nslots: self.nslots as usize, payload: self.payload as usize }
+    }
+}
+
 const _: () = assert!(std::mem::size_of::<SegHeader>() <= LINE);
 
 /// Per-rank line: how many publications the rank made in each of its
@@ -404,8 +411,7 @@ impl Segment {
 
     fn with_rings(base: *mut u8, bytes: usize, nranks: usize, me: usize) -> Segment {
         // SAFETY: the header was written by `create` before the magic.
-        let h = unsafe { &*(base as *const SegHeader) };
-        let g = Geometry { nslots: h.nslots as usize, payload: h.payload as usize };
+        let g = unsafe { &*(base as *const SegHeader) }.geometry();
         let (header, ring) = layout(nranks, &g);
         let rings = (0..nranks * nranks)
             // SAFETY: each ring lies inside the mapping at its own offset,
@@ -450,15 +456,15 @@ impl Segment {
         if self.bytes > POPULATE_MAX {
             return Ok(());
         }
-        let h = self.header();
-        let g = Geometry { nslots: h.nslots as usize, payload: h.payload as usize };
-        let (header, ring) = layout(self.nranks, &g);
+        let (header, ring) = layout(self.nranks, &self.header().geometry());
         let at = |i: usize| header + i * ring;
         let (n, me) = (self.nranks, self.me);
         let rings = (0..n).flat_map(|r| [me * n + r, r * n + me]).map(|i| at(i)..at(i) + ring);
         // SAFETY: no arguments.
         let page = (unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).max(1) as usize;
-        let spans = std::iter::once(0..header).chain(rings).chain(std::iter::once(mailboxes_at(n, &g)..self.bytes));
+        // SAFETY: both point into this mapping, the mailboxes after its base.
+        let mailboxes = unsafe { self.mailboxes.offset_from(self.base) } as usize;
+        let spans = std::iter::once(0..header).chain(rings).chain(std::iter::once(mailboxes..self.bytes));
         for span in spans {
             let (from, to) = (span.start / page * page, span.end.div_ceil(page) * page);
             // SAFETY: a page-aligned range inside this process's mapping
