@@ -124,8 +124,8 @@ fn bind_mode() -> MpiResult<Bind> {
 /// itself (`Segment::spread`): the same loop, 8 runs each alternated,
 /// 17 of 48 prints 3 + 1 (4.52 us a barrier) with `none`, none of 48
 /// with `spread` (2.47 us a barrier, against 2.62 for `none`'s 2 + 2).
-/// NAS kernels at 4 ranks (MG, CG: 8 alternated runs each) took as long
-/// either way, the moves being 0-5 a run.
+/// NAS CG at 4 ranks, whose ranks compute between waits, is left to the
+/// kernel (see `FRESH_NS` in the doorbell module).
 fn bind_to(bind: Bind, cards: &[(Vec<usize>, usize)], ranks: usize, me: usize) -> Option<usize> {
     let cpus = match bind {
         Bind::None | Bind::Spread => None,

@@ -93,8 +93,8 @@ pub struct Segment {
     spread_over: Vec<usize>,
     /// When this rank next looks at where the ranks run (`spread`).
     next_look: AtomicU64,
-    /// Its last look found its core crowded (`spread`).
-    was_crowded: std::sync::atomic::AtomicBool,
+    /// How many looks in a row found its core crowded (`spread`).
+    crowded_looks: std::sync::atomic::AtomicU32,
 }
 
 /// The two mailboxes of every rank: whole short publications, and long
@@ -433,7 +433,7 @@ impl Segment {
             mailboxes,
             spread_over: Vec::new(),
             next_look: AtomicU64::new(0),
-            was_crowded: Default::default(),
+            crowded_looks: Default::default(),
         }
     }
 
