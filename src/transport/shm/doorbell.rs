@@ -65,8 +65,12 @@ const SETTLE_NS: u64 = 10_000_000;
 /// every 10-15 ms (`SETTLE_NS`), and 1.045 +- 0.014 of the time the same
 /// library took without moving (12 alternated pairs; 1.056 +- 0.034 in
 /// another 12, where looking without moving took 0.997 +- 0.021); with
-/// 200 us and `LOOKS_BEFORE_MOVE` 0-1 moves a run in CG and MG, none in
-/// IS, FT and EP, while a barrier loop still moves off a crowded core.
+/// 200 us, `LOOKS_BEFORE_MOVE` and a note at every yield (`spread`),
+/// none in CG and MG (5 runs each), while loops of Barriers and of 64 KiB
+/// Allgathers still move off a crowded core (without the note at every
+/// yield, the Allgather's ranks, which wait outside short collectives and
+/// noted their cores only at their looks, stayed three on one core for
+/// 100 ms at a time).
 const FRESH_NS: u64 = 200_000;
 /// Looks in a row (`LOOK_EVERY_NS` apart at least) that must find a
 /// rank's core crowded before it moves (`Segment::spread`): a kernel that
@@ -247,7 +251,13 @@ impl Segment {
     /// move corrects that at once, without binding the rank for good
     /// (`runtime::affinity::move_to`).
     pub fn spread(&self, now: u64) {
-        if self.spread_over.is_empty() || now < self.next_look.load(Ordering::Relaxed) {
+        if self.spread_over.is_empty() {
+            return;
+        }
+        // (every yield notes the core: a rank that keeps yielding has a
+        // fresh note, one at work between its waits a stale one)
+        self.note_cpu(this_cpu(), now);
+        if now < self.next_look.load(Ordering::Relaxed) {
             return;
         }
         self.next_look.store(now + LOOK_EVERY_NS, Ordering::Relaxed);
