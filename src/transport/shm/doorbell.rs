@@ -455,6 +455,37 @@ mod tests {
     }
 
     #[test]
+    fn every_yield_notes_the_core_and_only_enough_crowded_looks_move() {
+        let cpus = affinity::mask().expect("this thread's CPUs");
+        if cpus.len() < 2 {
+            return;
+        }
+        let mut all = ranks("looks", 3);
+        all[0].spread_over(cpus);
+        let a = &all[0];
+        a.next_look.store(u64::MAX, Ordering::Relaxed);
+        a.spread(12345);
+        assert_eq!(a.doorbell(0).cpu_at.load(Ordering::Relaxed), 12345, "noted between looks");
+        assert_ne!(a.doorbell(0).cpu.load(Ordering::Relaxed), 0);
+        for look in 1..LOOKS_BEFORE_MOVE {
+            for r in 1..3 {
+                a.doorbell(r).cpu.store(this_cpu(), Ordering::Relaxed);
+                a.doorbell(r).cpu_at.store(now_ns(), Ordering::Relaxed);
+            }
+            a.next_look.store(0, Ordering::Relaxed);
+            a.spread(now_ns());
+            assert_eq!(a.header().spread_at.load(Ordering::Relaxed), 0, "no move at crowded look {look}");
+        }
+        // a look that finds the core no longer crowded starts the count over
+        for r in 1..3 {
+            a.doorbell(r).sleeping.store(1, Ordering::Relaxed);
+        }
+        a.next_look.store(0, Ordering::Relaxed);
+        a.spread(now_ns());
+        assert_eq!(a.crowded_looks.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
     fn a_dozing_rank_is_not_awake_for_a_moment() {
         let [a, b] = <[Segment; 2]>::try_from(ranks("doze", 2)).ok().expect("two ranks");
         assert_eq!(a.awake(now_ns()), 2);
