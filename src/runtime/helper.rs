@@ -115,7 +115,7 @@ fn run(bell: &Bell, tcp: bool) {
             Next::Busy
         } else {
             match STATE.try_lock() {
-                Ok(g) => match held(g).as_mut() {
+                Some(g) => match held(g).as_mut() {
                     Some(st) if super::phase() == Phase::Running => {
                         let mut seen = None;
                         if st.engine.has_requests() {
@@ -136,9 +136,7 @@ fn run(bell: &Bell, tcp: bool) {
                     }
                     _ => Next::Idle,
                 },
-                Err(std::sync::TryLockError::WouldBlock) => Next::Busy,
-                // a thread panicked holding it: its call reported the bug
-                Err(std::sync::TryLockError::Poisoned(_)) => return,
+                None => Next::Busy,
             }
         };
         if let Next::Ring(seen) = next {
@@ -176,7 +174,7 @@ pub fn request_made() {
 /// The state, held by this thread: marked so, as `super::lock` marks it,
 /// so that a user's reduction operator this thread runs (a nonblocking
 /// reduction's step) and that calls MPI is told, not left waiting.
-fn held(g: std::sync::MutexGuard<'static, Option<super::State>>) -> Guard {
+fn held(g: super::StateGuard) -> Guard {
     HOLDER.store(super::this_thread(), Ordering::Relaxed);
     Guard(g)
 }

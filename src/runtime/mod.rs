@@ -16,7 +16,7 @@ use crate::p2p::{Config, Engine};
 use crate::transport::shm::Geometry;
 use pmi::Pmi;
 use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, TryLockError};
+use std::sync::Mutex;
 use std::time::Instant;
 
 pub const THREAD_SINGLE: i32 = 0;
@@ -36,7 +36,18 @@ pub enum Phase {
 }
 
 static PHASE: AtomicU8 = AtomicU8::new(Phase::Before as u8);
-static STATE: Mutex<Option<State>> = Mutex::new(None);
+/// A spin lock that yields while another thread holds it (only the
+/// progress thread, which takes it when free, or a program breaking
+/// MPI_THREAD_SERIALIZED's promise), given back by a plain store: std's
+/// Mutex gives itself back by an atomic swap, a full fence on x86 that
+/// made every call wait, as it returned, until its writes to the shared
+/// segment had reached the other cores' caches. Measured, 2 ranks, 8-byte
+/// loops, 5 alternated runs: Bcast 0.046-0.066 -> 0.044-0.045 us, Barrier
+/// 0.070-0.071 -> 0.067-0.069, Allreduce and Gather alike; 4 ranks on 2
+/// cores, Bcast 0.111-0.116 -> 0.108-0.116.
+type StateLock = spin::mutex::SpinMutex<Option<State>, spin::relax::Yield>;
+type StateGuard = spin::mutex::SpinMutexGuard<'static, Option<State>, spin::relax::Yield>;
+static STATE: StateLock = StateLock::new(None);
 
 pub struct State {
     pub engine: Engine,
@@ -85,7 +96,7 @@ fn this_thread() -> usize {
 }
 
 /// The state, held; given back when dropped (panics included).
-pub struct Guard(MutexGuard<'static, Option<State>>);
+pub struct Guard(StateGuard);
 
 impl std::ops::Deref for Guard {
     type Target = Option<State>;
@@ -117,11 +128,10 @@ pub struct Reentered;
 /// The state, locked. Only valid while Running.
 pub fn lock() -> Result<Guard, Reentered> {
     let g = match STATE.try_lock() {
-        Ok(g) => g,
-        Err(TryLockError::Poisoned(p)) => p.into_inner(),
+        Some(g) => g,
         // (only this thread stores itself there)
-        Err(TryLockError::WouldBlock) if HOLDER.load(Ordering::Relaxed) == this_thread() => return Err(Reentered),
-        Err(TryLockError::WouldBlock) => STATE.lock().unwrap_or_else(|p| p.into_inner()),
+        None if HOLDER.load(Ordering::Relaxed) == this_thread() => return Err(Reentered),
+        None => STATE.lock(),
     };
     HOLDER.store(this_thread(), Ordering::Relaxed);
     // (only holders write it)
@@ -308,12 +318,12 @@ pub fn finalize() -> MpiResult<()> {
 /// End the whole job now: tell the launcher, then exit with `code`.
 pub fn abort_job(code: i32, why: &str) -> ! {
     match STATE.try_lock() {
-        Ok(mut g) => {
+        Some(mut g) => {
             if let Some(st) = g.as_mut() {
                 st.pmi.abort(code, why);
             }
         }
-        Err(_) => pmi::abort_unlocked(code, why),
+        None => pmi::abort_unlocked(code, why),
     }
     // SAFETY: _exit ends the process without running atexit handlers,
     // which could block on state this failing process holds.
