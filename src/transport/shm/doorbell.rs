@@ -413,14 +413,21 @@ mod tests {
         assert_eq!(d.bell.load(Ordering::Relaxed), quiet, "awake, nobody rings it");
     }
 
-    #[test]
-    fn a_rank_on_a_crowded_core_moves_and_stays_free_to_move() {
+    /// Three ranks, the first spread over this thread's CPUs (none where
+    /// it has fewer than two: there is nowhere to move), and those CPUs.
+    fn spread_ranks(what: &str) -> Option<(Vec<Segment>, Vec<usize>)> {
         let cpus = affinity::mask().expect("this thread's CPUs");
         if cpus.len() < 2 {
-            return;
+            return None;
         }
-        let mut all = ranks("spread", 3);
+        let mut all = ranks(what, 3);
         all[0].spread_over(cpus.clone());
+        Some((all, cpus))
+    }
+
+    #[test]
+    fn a_rank_on_a_crowded_core_moves_and_stays_free_to_move() {
+        let Some((all, cpus)) = spread_ranks("spread") else { return };
         let a = &all[0];
         // every other rank on this thread's core, were it not for the
         // moment it takes to look
@@ -456,12 +463,7 @@ mod tests {
 
     #[test]
     fn every_yield_notes_the_core_and_only_enough_crowded_looks_move() {
-        let cpus = affinity::mask().expect("this thread's CPUs");
-        if cpus.len() < 2 {
-            return;
-        }
-        let mut all = ranks("looks", 3);
-        all[0].spread_over(cpus);
+        let Some((all, _)) = spread_ranks("looks") else { return };
         let a = &all[0];
         a.next_look.store(u64::MAX, Ordering::Relaxed);
         a.spread(12345);
