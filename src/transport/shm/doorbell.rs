@@ -245,8 +245,8 @@ impl Segment {
     /// Called as this rank yields its core at `now`: once in a while
     /// (`LOOK_EVERY_NS`) it looks whether its core is crowded (`crowded`),
     /// and if its last `LOOKS_BEFORE_MOVE` looks found so, it moves to the
-    /// least crowded core, unless another rank of the host moved less than `SETTLE_NS`
-    /// ago. Left to itself the kernel now and then puts three of four
+    /// least crowded core, unless another rank of the host moved less than
+    /// `SETTLE_NS` ago. Left to itself the kernel now and then puts three of four
     /// ranks on one of two cores and leaves them there for a while; a
     /// move corrects that at once, without binding the rank for good
     /// (`runtime::affinity::move_to`).
