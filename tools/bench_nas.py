@@ -15,6 +15,12 @@
                                       spent inside MPI calls (measured by
                                       c-tests/bench/nas/mpicpu.c, loaded
                                       ahead of each MPI)
+  tools/bench_nas.py --kernels cg --ranks 2 --rounds 30
+                                      the same for some kernels or rank
+                                      counts only (many rounds of one case
+                                      narrow its paired ratio); the table
+                                      is printed, and written only where
+                                      --out says
 """
 import argparse
 import math
@@ -101,12 +107,12 @@ def paired_ratio(by_round, k, n, peer, rounds):
     return f"{math.exp(mean):.3f} ± {math.exp(mean) * se:.3f}"
 
 
-def bench(rounds, cls, out_path):
+def bench(rounds, cls, out_path, kernels=KERNELS, ranks=(2, 4)):
     dirs = {i: build(i, cls) for i in IMPLS}
     best, times, shares, by_round = {}, {}, {}, {}
     for rnd in range(rounds):
-        for k in KERNELS:
-            for n in (2, 4):
+        for k in kernels:
+            for n in ranks:
                 for impl in round_order(rnd, IMPLS):
                     exe, profile = os.path.join(dirs[impl], f"{k}.{cls}"), os.path.join(dirs[impl], "mpicpu.so")
                     ok, t, m, share, text = run(impl, exe, n, profile)
@@ -125,8 +131,11 @@ def bench(rounds, cls, out_path):
                         shares.setdefault(key, []).append(share)
                     if key not in best or t < best[key][0]:
                         best[key] = (t, m)
+    chosen = "" if (kernels, tuple(ranks)) == (KERNELS, (2, 4)) else \
+        f" --kernels {','.join(kernels)} --ranks {','.join(map(str, ranks))}"
+    chosen += "" if cls == "A" else f" --class {cls}"
     lines = [BEGIN, f"### NAS-style kernels, class {cls}\n\n",
-             f"`python3 tools/bench_nas.py --rounds {rounds}`: best of {rounds} interleaved rounds, each started by the next implementation; kernels in "
+             f"`python3 tools/bench_nas.py --rounds {rounds}{chosen}`: best of {rounds} interleaved rounds, each started by the next implementation; kernels in "
              "`c-tests/bench/nas` built with each MPI's `mpicc -O2`; every run verified. Ratio: oxmpi's time over "
              "the better peer's, from their Mop/s (below 1: oxmpi faster). Spread: each one's slowest round "
              "over its fastest (oxmpi / MPICH / Open MPI), which shows how much this virtual machine varies "
@@ -143,8 +152,8 @@ def bench(rounds, cls, out_path):
              "| kernel | ranks | oxmpi s (Mop/s) | MPICH s (Mop/s) | Open MPI s (Mop/s) | ratio | median ratio | paired ratio "
              "| spread | CPU in MPI |\n",
              "|---|---|---|---|---|---|---|---|---|---|\n"]
-    for k in KERNELS:
-        for n in (2, 4):
+    for k in kernels:
+        for n in ranks:
             cells, rate = [], {}
             for impl in IMPLS:
                 v = best.get((k, n, impl))
@@ -163,7 +172,8 @@ def bench(rounds, cls, out_path):
             lines.append(f"| {k.upper()} | {n} | {' | '.join(cells)} | {ratio} | {med_ratio} | {paired} | {spread} "
                          f"| {in_mpi} |\n")
     lines.append(END)
-    write_section(out_path, BEGIN, END, "".join(lines))
+    if out_path:
+        write_section(out_path, BEGIN, END, "".join(lines))
     print("".join(lines))
 
 
@@ -172,14 +182,28 @@ def main():
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--class", dest="cls", default="A")
-    ap.add_argument("--out", default=OUT)
+    ap.add_argument("--out", help=f"the file whose NAS section the table replaces (default: {OUT}, for every "
+                    "kernel at 2 and 4 ranks; none for fewer)")
+    ap.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated, of " + ",".join(KERNELS))
+    ap.add_argument("--ranks", default="2,4", help="comma-separated rank counts")
     ap.add_argument("--allow-busy", action="store_true", help="run even while other work keeps the CPUs busy")
     a = ap.parse_args()
+    kernels = [k for k in a.kernels.split(",") if k]
+    if not kernels or any(k not in KERNELS for k in kernels):
+        ap.error(f"--kernels: each of {','.join(KERNELS)}")
+    try:
+        ranks = [int(n) for n in a.ranks.split(",") if n]
+    except ValueError:
+        ranks = []
+    if not ranks or any(n < 1 for n in ranks):
+        ap.error("--ranks: rank counts such as 2,4")
+    whole = sorted(kernels) == sorted(KERNELS) and sorted(ranks) == [2, 4]
     if a.check:
         check()
     else:
         refuse_if_busy(a.allow_busy)
-        bench(a.rounds, a.cls, a.out)
+        # (in KERNELS' order, so that a whole run's table reads as always)
+        bench(a.rounds, a.cls, a.out or (OUT if whole else None), [k for k in KERNELS if k in kernels], ranks)
 
 
 if __name__ == "__main__":
