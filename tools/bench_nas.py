@@ -107,6 +107,14 @@ def paired_ratio(by_round, k, n, peer, rounds):
     return f"{math.exp(mean):.3f} ± {math.exp(mean) * se:.3f}"
 
 
+def subset(kernels, ranks):
+    """The options that choose `kernels` (in KERNELS' order) at `ranks`,
+    "" for every kernel at 2 and 4 ranks (the whole run)."""
+    if kernels == KERNELS and sorted(ranks) == [2, 4]:
+        return ""
+    return f" --kernels {','.join(kernels)} --ranks {','.join(map(str, ranks))}"
+
+
 def bench(rounds, cls, out_path, kernels=KERNELS, ranks=(2, 4)):
     dirs = {i: build(i, cls) for i in IMPLS}
     best, times, shares, by_round = {}, {}, {}, {}
@@ -131,9 +139,7 @@ def bench(rounds, cls, out_path, kernels=KERNELS, ranks=(2, 4)):
                         shares.setdefault(key, []).append(share)
                     if key not in best or t < best[key][0]:
                         best[key] = (t, m)
-    chosen = "" if (kernels, tuple(ranks)) == (KERNELS, (2, 4)) else \
-        f" --kernels {','.join(kernels)} --ranks {','.join(map(str, ranks))}"
-    chosen += "" if cls == "A" else f" --class {cls}"
+    chosen = subset(kernels, ranks) + ("" if cls == "A" else f" --class {cls}")
     lines = [BEGIN, f"### NAS-style kernels, class {cls}\n\n",
              f"`python3 tools/bench_nas.py --rounds {rounds}{chosen}`: best of {rounds} interleaved rounds, each started by the next implementation; kernels in "
              "`c-tests/bench/nas` built with each MPI's `mpicc -O2`; every run verified. Ratio: oxmpi's time over "
@@ -197,13 +203,13 @@ def main():
         ranks = []
     if not ranks or any(n < 1 for n in ranks):
         ap.error("--ranks: rank counts such as 2,4")
-    whole = sorted(kernels) == sorted(KERNELS) and sorted(ranks) == [2, 4]
+    # (in KERNELS' order, so that a whole run's table reads as always)
+    kernels = [k for k in KERNELS if k in kernels]
     if a.check:
         check()
     else:
         refuse_if_busy(a.allow_busy)
-        # (in KERNELS' order, so that a whole run's table reads as always)
-        bench(a.rounds, a.cls, a.out or (OUT if whole else None), [k for k in KERNELS if k in kernels], ranks)
+        bench(a.rounds, a.cls, a.out or (None if subset(kernels, ranks) else OUT), kernels, ranks)
 
 
 if __name__ == "__main__":

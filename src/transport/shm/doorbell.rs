@@ -246,18 +246,19 @@ impl Segment {
     /// (`LOOK_EVERY_NS`) it looks whether its core is crowded (`crowded`),
     /// and if its last `LOOKS_BEFORE_MOVE` looks found so, it moves to the
     /// least crowded core, unless another rank of the host moved less than
-    /// `SETTLE_NS` ago. Left to itself the kernel now and then puts three of four
-    /// ranks on one of two cores and leaves them there for a while; a
-    /// move corrects that at once, without binding the rank for good
-    /// (`runtime::affinity::move_to`).
+    /// `SETTLE_NS` ago. Left to itself the kernel now and then puts three
+    /// of four ranks on one of two cores and leaves them there for a
+    /// while; a move corrects that at once, without binding the rank for
+    /// good (`runtime::affinity::move_to`).
     pub fn spread(&self, now: u64) {
         if self.spread_over.is_empty() {
             return;
         }
-        // (every yield notes the core: a rank that keeps yielding has a
-        // fresh note, one at work between its waits a stale one)
-        self.note_cpu(this_cpu(), now);
         if now < self.next_look.load(Ordering::Relaxed) {
+            // (every yield notes the core, a look in `crowded`: a rank
+            // that keeps yielding has a fresh note, one at work between
+            // its waits a stale one)
+            self.note_cpu(this_cpu(), now);
             return;
         }
         self.next_look.store(now + LOOK_EVERY_NS, Ordering::Relaxed);
