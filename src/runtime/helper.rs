@@ -17,7 +17,8 @@
 //! TCP ring no bell: with any, it looks at most `LONGEST_US` apart while
 //! requests are live.
 
-use super::{Guard, Phase, CALLS, HOLDER, STATE};
+use super::lock::{self, CALLS};
+use super::Phase;
 use crate::transport::shm::Doorbell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -56,6 +57,8 @@ unsafe impl Send for Bell {}
 /// Start the thread (MPI_Init, with OXMPI_ASYNC_PROGRESS set); `tcp`:
 /// the rank has peers over TCP.
 pub fn start(bell: *const Doorbell, tcp: bool) -> std::io::Result<()> {
+    // the thread takes the state too: every call locks from now on
+    lock::share();
     STOP.store(false, Ordering::Relaxed);
     let bell = Bell(bell);
     let t = std::thread::Builder::new().name("oxmpi-progress".into()).spawn(move || {
@@ -114,8 +117,8 @@ fn run(bell: &Bell, tcp: bool) {
         let next = if called != std::mem::replace(&mut calls, called) {
             Next::Busy
         } else {
-            match STATE.try_lock() {
-                Some(g) => match held(g).as_mut() {
+            match lock::try_lock() {
+                Some(mut g) => match g.as_mut() {
                     Some(st) if super::phase() == Phase::Running => {
                         let mut seen = None;
                         if st.engine.has_requests() {
@@ -169,12 +172,4 @@ pub fn request_made() {
             t.unpark();
         }
     }
-}
-
-/// The state, held by this thread: marked so, as `super::lock` marks it,
-/// so that a user's reduction operator this thread runs (a nonblocking
-/// reduction's step) and that calls MPI is told, not left waiting.
-fn held(g: super::StateGuard) -> Guard {
-    HOLDER.store(super::this_thread(), Ordering::Relaxed);
-    Guard(g)
 }

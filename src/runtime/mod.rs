@@ -4,6 +4,7 @@
 pub mod affinity;
 pub mod backoff;
 pub mod helper;
+mod lock;
 pub mod pmi;
 mod slurm;
 pub mod tunables;
@@ -14,8 +15,9 @@ use crate::err;
 use crate::error::MpiResult;
 use crate::p2p::{Config, Engine};
 use crate::transport::shm::Geometry;
+pub use lock::{lock, Guard, Reentered};
 use pmi::Pmi;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -36,19 +38,6 @@ pub enum Phase {
 }
 
 static PHASE: AtomicU8 = AtomicU8::new(Phase::Before as u8);
-/// A spin lock that yields while another thread holds it (only the
-/// progress thread, which takes it when free, or a program breaking
-/// MPI_THREAD_SERIALIZED's promise), given back by a plain store: std's
-/// Mutex gives itself back by an atomic swap, a full fence on x86 that
-/// made every call wait, as it returned, until its writes to the shared
-/// segment had reached the other cores' caches. Measured, 2 ranks, 8-byte
-/// loops, 5 alternated runs: Bcast 0.046-0.066 -> 0.044-0.045 us, Barrier
-/// 0.070-0.071 -> 0.067-0.069, Allreduce and Gather alike; 4 ranks on 2
-/// cores, Bcast 0.111-0.116 -> 0.108-0.116.
-type StateLock = spin::mutex::SpinMutex<Option<State>, spin::relax::Yield>;
-type StateGuard = spin::mutex::SpinMutexGuard<'static, Option<State>, spin::relax::Yield>;
-static STATE: StateLock = StateLock::new(None);
-
 pub struct State {
     pub engine: Engine,
     pub pmi: Pmi,
@@ -85,63 +74,6 @@ pub fn phase() -> Phase {
         _ => Phase::Finalized,
     }
 }
-
-/// The thread holding STATE (its pthread_t), or 0.
-static HOLDER: AtomicUsize = AtomicUsize::new(0);
-
-/// This thread, as a number no other running thread has.
-fn this_thread() -> usize {
-    // SAFETY: no arguments, never fails.
-    unsafe { libc::pthread_self() as usize }
-}
-
-/// The state, held; given back when dropped (panics included).
-pub struct Guard(StateGuard);
-
-impl std::ops::Deref for Guard {
-    type Target = Option<State>;
-    fn deref(&self) -> &Option<State> {
-        &self.0
-    }
-}
-
-impl std::ops::DerefMut for Guard {
-    fn deref_mut(&mut self) -> &mut Option<State> {
-        &mut self.0
-    }
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        // (the mutex is given back after this)
-        HOLDER.store(0, Ordering::Relaxed);
-    }
-}
-
-/// The calling thread holds the state already: an MPI function called
-/// from a callback that oxmpi runs inside an MPI call (a user operator;
-/// attribute and error-handler functions run with the lock given back),
-/// which would otherwise wait for the lock its own call holds, for good.
-#[derive(Debug)]
-pub struct Reentered;
-
-/// The state, locked. Only valid while Running.
-pub fn lock() -> Result<Guard, Reentered> {
-    let g = match STATE.try_lock() {
-        Some(g) => g,
-        // (only this thread stores itself there)
-        None if HOLDER.load(Ordering::Relaxed) == this_thread() => return Err(Reentered),
-        None => STATE.lock(),
-    };
-    HOLDER.store(this_thread(), Ordering::Relaxed);
-    // (only holders write it)
-    CALLS.store(CALLS.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
-    Ok(Guard(g))
-}
-
-/// How many times the program's calls took the state (the progress
-/// thread steps aside while the program calls MPI: it drives progress).
-static CALLS: AtomicU64 = AtomicU64::new(0);
 
 /// This process's rank as the launcher gave it (PMI_RANK), for messages
 /// written where the state cannot be had; -1 when unknown.
@@ -266,6 +198,7 @@ pub fn init(required: i32) -> MpiResult<i32> {
     crate::coll::tuning::set_crowded(on_host == size && on_host > cores, single_copy_from);
     let provided = required.clamp(THREAD_SINGLE, THREAD_MAX);
     let (bell, tcp): (*const _, _) = (engine.doorbell(), engine.has_tcp_peers());
+    lock::own();
     let Ok(mut guard) = lock() else {
         return err!(Other, "MPI_Init called from a callback inside an MPI call");
     };
@@ -317,7 +250,7 @@ pub fn finalize() -> MpiResult<()> {
 
 /// End the whole job now: tell the launcher, then exit with `code`.
 pub fn abort_job(code: i32, why: &str) -> ! {
-    match STATE.try_lock() {
+    match lock::try_lock() {
         Some(mut g) => {
             if let Some(st) = g.as_mut() {
                 st.pmi.abort(code, why);
