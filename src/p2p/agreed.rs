@@ -16,8 +16,9 @@
 //! Between two ranks each reader takes either way, as the first piece
 //! says (`Ways`). Among more, a block's pieces go only to their reader, so
 //! all must take one way: every rank decides each call from the same
-//! words, the estimates every member reported in the communicator's last
-//! call of that block size (each publication's header carries its
+//! words, the estimates (of the processor time a call took each rank,
+//! `coll::shm::blocks::agreed`) every member reported in the
+//! communicator's last call of that block size (each publication's header carries its
 //! writer's, and every rank reads one of every other's; a rank counts its
 //! own as it reported it), and counts the calls between tries of the other
 //! way alike. Nothing is read in place before every member has reported,
