@@ -173,7 +173,9 @@ pub fn lock() -> Result<Guard, Reentered> {
     if !SHARED.load(Ordering::Relaxed) {
         if me == OWNER.load(Ordering::Relaxed) {
             if let Some(g) = alone() {
-                count_call();
+                if g.is_ok() {
+                    count_call();
+                }
                 return g;
             }
         } else {

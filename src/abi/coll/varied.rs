@@ -316,21 +316,21 @@ pub(super) fn flat_gatherv(
         // SAFETY: the parts lie in recvbuf (checked), apart from each
         // other and from sendbuf (the standard's rules).
         let all = unsafe { Block { addr: recv.buf.wrapping_add_signed(lo), len: span }.bytes_mut() };
+        // a contiguous send buffer is handed on as this rank's part too:
+        // its lines were not just written by this rank's core, so a reader
+        // in place reads it there (`shm::allgatherv`)
+        let mut own = None;
         match &send {
             // SAFETY: sendbuf holds `count` items (checked), `b` bytes.
             Some((count, Some(ty))) => unsafe { pack::pack(ty, *count, sendbuf as *const u8, &mut all[at(me)]) },
-            // SAFETY: as above, contiguous.
-            Some((_, None)) => all[at(me)].copy_from_slice(unsafe { Block { addr: sendbuf as usize, len: b }.bytes() }),
+            Some((_, None)) => {
+                // SAFETY: as above, contiguous.
+                let part = unsafe { Block { addr: sendbuf as usize, len: b }.bytes() };
+                all[at(me)].copy_from_slice(part);
+                own = Some(part);
+            }
             None => {}
         }
-        // a contiguous send buffer holds the same bytes, whose lines this
-        // rank's core did not just write: a reader in place reads them
-        // there (`shm::allgatherv`)
-        let own = match &send {
-            // SAFETY: as above.
-            Some((_, None)) => Some(unsafe { Block { addr: sendbuf as usize, len: b }.bytes() }),
-            _ => None,
-        };
         shm::allgatherv(e, m, stamp, all, at, equal, own)
     };
     let longest = (0..n).map(|r| recv.bytes(r)).max().unwrap_or(0);

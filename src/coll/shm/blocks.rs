@@ -2,6 +2,7 @@
 //! pieces: allgather(v), gather, scatter and alltoall.
 
 use super::*;
+use crate::runtime::backoff::thread_cpu_ns;
 
 /// Everyone's `b`-byte block, in rank order, into `all` (this rank's own
 /// block must be in place already; `own`: where it lies too, in the
@@ -378,16 +379,6 @@ fn agreed(
         e.agreed_took(of, b, way, thread_cpu_ns().saturating_sub(start));
     }
     done
-}
-
-/// The processor time this thread has used, in nanoseconds (a system
-/// call, not the vDSO's: a fraction of a microsecond, twice in a call
-/// that moves tens of KiB at least).
-fn thread_cpu_ns() -> u64 {
-    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes the timespec we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
 /// Every member's stream published by reference (this rank's is `mine`,
