@@ -1,6 +1,6 @@
 /* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_CROWDED_BLOCKS=read;OXMPI_CROWDED_BLOCKS=pieces
- * Long blocking Alltoalls and Allgathers (from a send buffer and in
- * place) on three communicators at once, many times
+ * Long blocking Alltoalls, Alltoallvs and Allgathers (from a send buffer
+ * and in place) on three communicators at once, many times
  * in a row: the world, a duplicate of it (the same members, another
  * context) and all ranks but the last (fewer members), each making its
  * own number of calls, at two block sizes interleaved. Among three or
@@ -10,7 +10,11 @@
  * call, chosen from what the communicator's last call of that size
  * reported (auto) or as OXMPI_CROWDED_BLOCKS says: a rank that counted
  * another communicator's calls, or another size's, would take another
- * way than its peers. Every send buffer is written over as soon as the
+ * way than its peers. An Alltoallv's blocks differ in size by pair (some
+ * short, some longer than a long slot, some long enough for messages),
+ * lie in its buffers in reverse rank order and apart, and go the way
+ * its members agree on where each writer's longest is between a long
+ * slot and the single-copy size. Every send buffer is written over as soon as the
  * call returns (a reader still copying from it would get wrong bytes),
  * and every byte is checked. */
 #include "common.h"
@@ -46,6 +50,39 @@ static void alltoall(MPI_Comm comm, int tag, size_t b, int k)
                 break;
             }
     free(s), free(r);
+}
+
+/* Bytes of rank `from`'s Alltoallv block for rank `to` around `b`. */
+static size_t vlen(int from, int to, size_t b)
+{
+    return (from + to) % 4 == 3 ? 100 : b + (size_t)((from * 3 + to) % 4) * 1000;
+}
+
+/* One Alltoallv of blocks of about `b` bytes (`vlen`) on `comm` in round
+ * `k`, the send blocks in reverse rank order 64 bytes apart, checked. */
+static void alltoallv(MPI_Comm comm, int tag, size_t b, int k)
+{
+    int me, n;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &n);
+    int *sc = malloc(4 * sizeof(int) * n), *sd = sc + n, *rc = sd + n, *rd = rc + n;
+    size_t sent = 0, got = 0;
+    for (int q = n - 1; q >= 0; q--) sd[q] = (int)sent, sc[q] = (int)vlen(me, q, b), sent += sc[q] + 64;
+    for (int q = 0; q < n; q++) rd[q] = (int)got, rc[q] = (int)vlen(q, me, b), got += rc[q];
+    unsigned char *s = malloc(sent), *r = malloc(got);
+    for (int q = 0; q < n; q++)
+        for (int i = 0; i < sc[q]; i++) s[sd[q] + i] = val(me, q, i, k, tag);
+    memset(r, 0xee, got);
+    int e = MPI_Alltoallv(s, sc, sd, MPI_BYTE, r, rc, rd, MPI_BYTE, comm);
+    memset(s, 0xa5, sent);
+    CHECK(e == MPI_SUCCESS, "alltoallv %d of about %zu bytes, round %d: error %d", tag, b, k, e);
+    for (int q = 0; q < n; q++)
+        for (int i = 0; i < rc[q]; i++)
+            if (r[rd[q] + i] != val(q, me, i, k, tag)) {
+                CHECK(0, "alltoallv %d of about %zu bytes, round %d: byte %d from rank %d wrong", tag, b, k, i, q);
+                break;
+            }
+    free(s), free(r), free(sc);
 }
 
 /* One Allgather of blocks of `b` bytes on `comm` in round `k`, from a
@@ -89,6 +126,8 @@ int main(int argc, char **argv)
             alltoall(most, 1, sizes[(k + 1) % 3], k);
         }
         if (k % 3 == 0) alltoall(dup, 2, b, k);
+        alltoallv(MPI_COMM_WORLD, 6, b, k);
+        if (most != MPI_COMM_NULL && k % 2 == 1) alltoallv(most, 7, sizes[(k + 2) % 3], k);
         allgather(MPI_COMM_WORLD, 4, b, k, k % 2);
         if (most != MPI_COMM_NULL && k % 2 == 0) allgather(most, 5, b, k, 0);
     }

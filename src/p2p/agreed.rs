@@ -163,6 +163,15 @@ impl Engine {
         self.agreed.heard(of, r, bytes, note);
     }
 
+    /// `agreed_heard` of words that name the size class they report on
+    /// (an alltoallv writer's, whose blocks' size its readers do not know
+    /// when they choose).
+    pub fn agreed_heard_note(&mut self, of: u64, r: usize, note: Note) {
+        if let Some((c, _)) = Report::decode([note[0], 0]) {
+            self.agreed.heard(of, r, 1 << (c - 1), note);
+        }
+    }
+
     /// This rank's call, every member going `way`, took `ns`.
     pub fn agreed_took(&mut self, of: u64, bytes: usize, way: Way, ns: u64) {
         self.agreed.took(of, bytes, way, ns);

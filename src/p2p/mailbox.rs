@@ -257,8 +257,22 @@ impl Engine {
         note: Note,
         readers: impl IntoIterator<Item = usize>,
     ) -> MpiResult<()> {
-        let about = data.len() as u64 | LAST | BY_REFERENCE;
-        let at = (data.as_ptr() as u64).to_ne_bytes();
+        self.publish_span(stamp, (data.as_ptr() as usize, data.len()), note, readers)
+    }
+
+    /// `publish_by_reference` of the `len` bytes of this process's memory
+    /// from `addr` on, of which the readers read only the parts the
+    /// collective gives them (an alltoallv's blocks, `shm::alltoallv`):
+    /// those parts must stay as they are until they are done.
+    pub fn publish_span(
+        &mut self,
+        stamp: u64,
+        (addr, len): (usize, usize),
+        note: Note,
+        readers: impl IntoIterator<Item = usize>,
+    ) -> MpiResult<()> {
+        let about = len as u64 | LAST | BY_REFERENCE;
+        let at = (addr as u64).to_ne_bytes();
         self.publish_in(Boxes::Long, stamp, at.len(), Some((about, note)), readers, |to| to.copy_from_slice(&at))
     }
 
@@ -848,7 +862,7 @@ impl Engine {
 
     /// Whether world rank `reader` on this host may read this process's
     /// memory (cross-memory copies on, and a read probed once).
-    pub(super) fn may_be_read(&mut self, reader: usize) -> bool {
+    pub fn may_be_read(&mut self, reader: usize) -> bool {
         if self.ways.reads.is_none() && self.single_copy {
             let l = self.local_index(reader);
             self.ways.reads = self.seg.probe(l, self.pids[reader]);

@@ -371,14 +371,19 @@ fn agreed(
     go: impl FnOnce(&mut Engine, Way, (Note, Heard)) -> MpiResult<()>,
 ) -> MpiResult<()> {
     let start = thread_cpu_ns();
-    // (the communicator's context, and the operation)
-    let of = (stamp >> 32) << 8 | kind as u64;
+    let of = agreed_of(stamp, kind);
     let (way, note) = e.agreed_way(of, m.group, m.me, b, forced);
     let done = go(e, way, (note, &mut |e: &mut Engine, r, note| e.agreed_heard(of, r, b, note)));
     if done.is_ok() {
         e.agreed_took(of, b, way, thread_cpu_ns().saturating_sub(start));
     }
     done
+}
+
+/// What `p2p::agreed` keys a communicator's calls of collective `kind` by
+/// (operation `stamp`): the communicator's context, and the operation.
+pub(super) fn agreed_of(stamp: u64, kind: Kind) -> u64 {
+    (stamp >> 32) << 8 | kind as u64
 }
 
 /// Every member's stream published by reference (this rank's is `mine`,
