@@ -389,8 +389,11 @@ impl Engine {
         // a blocking collective's lone send waits for nothing
         // else: its receiver may have it copy half
         // (`protocol::FLAG_HELPS`); with several, the receivers
-        // read at once rather than wait for its writes in turn
-        let alone = s.blocking && matches!(ts, [Transfer::Send { .. }]);
+        // read at once rather than wait for its writes in turn, and
+        // so does the receiver of one that a local copy goes beside
+        // (a Scatter's root copies its own block meanwhile)
+        let alone =
+            s.blocking && matches!(ts, [Transfer::Send { .. }]) && !matches!(s.steps.front(), Some(Step::Alongside(_)));
         for &t in ts {
             let (send, (addr, len), peer) = match t {
                 Transfer::Send { buf, to } => (true, s.resolve(buf), to),

@@ -132,16 +132,25 @@ pub fn scatter(p: &mut Plan, blocks: &[Block], root: usize, mine: Block) {
         let t = vec![p.recv(mine, root)];
         return p.step(t);
     }
-    if mine.len > 0 {
-        let own = blocks[me];
-        // SAFETY: as in `gather`.
-        p.compute(move || unsafe {
-            own.copy_to(mine);
-            Ok(())
-        });
-    }
     let t = (0..p.n).filter(|&r| r != me).map(|r| p.send(blocks[r], r)).collect();
     p.step(t);
+    if mine.len > 0 {
+        let own = blocks[me];
+        // SAFETY: as in `gather`; the sends only read the blocks.
+        let copy = move || unsafe {
+            own.copy_to(mine);
+            Ok(())
+        };
+        if p.n == 1 {
+            // (no sends: after whatever steps came before)
+            return p.compute(copy);
+        }
+        // (while the others copy theirs out: medians of 6-8 alternated
+        // runs, 1 MiB and 256 KiB blocks, 2 ranks on 2 cores 62.8 and
+        // 17.5 us -> 53.4 and 14.7 (MPICH 79.8 and 21.2), 4 ranks 228
+        // and 51.7 -> 148 and 33.6 (Open MPI 241 and 52.1))
+        p.alongside(copy);
+    }
 }
 
 /// Every rank sends `sends[r]` to rank r and receives into `recvs[r]`, by
