@@ -93,9 +93,10 @@ pub trait Varied {
 /// alternated runs, against the same blocks outside in pieces: 4 ranks
 /// on 2 cores, blocks of 2, 8, 16 and 32 KiB, 0.64, 0.66, 0.77 and 0.87
 /// of the time; 3 ranks, 4 KiB, 0.69; 8 ranks, 2, 4 and 8 KiB, 0.59, 0.68
-/// and 0.79; 16 ranks, 1 KiB, 0.67). On a crowded host, a rank whose
-/// blocks beyond its short publication would go in pieces has them go so
-/// or read in place, as the members agree (`choose`). The rest outside
+/// and 0.79; 16 ranks, 1 KiB, 0.67). On a crowded host, a rank's blocks
+/// beyond its short publication that would go in pieces go so or are
+/// read in place, as the members agree, and those that would go as
+/// messages are read in place (`choose`). The rest outside
 /// go in pieces through the long mailboxes, in lockstep, where
 /// `tuning::in_pieces` says so for the rank with the most bytes outside,
 /// else as messages. Returns the requests posted, for the caller to
@@ -366,16 +367,16 @@ fn in_span(off: u32) -> bool {
     off != OUTSIDE && off & IN_LONG == 0 && off & IN_PLACE != 0
 }
 
-/// The way an alltoallv's blocks beyond the short publications go, as
-/// the members agree (`choose`), and what times it.
+/// The way an alltoallv's blocks beyond the short publications go
+/// (`choose`), and what times it where the members agree on it.
 struct Choice {
-    /// The size it is agreed for: this rank's longest block outside.
-    key: usize,
     way: Way,
-    /// This rank's words for the others (in its table).
+    /// Where the way is agreed: the size it is agreed for (this rank's
+    /// longest block outside) and the thread's processor time when the
+    /// call chose.
+    timed: Option<(usize, u64)>,
+    /// This rank's words for the others (in its table; zeros: none).
     note: Note,
-    /// The thread's processor time when the call chose.
-    start: u64,
     /// The span of this process's memory its blocks are read in place
     /// from (`Way::Read`): address, bytes.
     span: Option<(usize, usize)>,
@@ -384,44 +385,53 @@ struct Choice {
 impl Choice {
     /// The call went as chosen: take note of the processor time it took.
     fn took(self, e: &mut Engine, stamp: u64) {
-        let ns = thread_cpu_ns().saturating_sub(self.start);
-        e.agreed_took(agreed_of(stamp, Kind::Alltoallv), self.key, self.way, ns);
+        if let Some((key, start)) = self.timed {
+            let ns = thread_cpu_ns().saturating_sub(start);
+            e.agreed_took(agreed_of(stamp, Kind::Alltoallv), key, self.way, ns);
+        }
     }
 }
 
-/// Among more than two ranks on a crowded host, when the blocks of `mine`
+/// Among more than two ranks on a crowded host, how the blocks of `mine`
 /// (an alltoallv's table, `alltoallv`) that go outside the short
-/// publication would go in pieces (`tuning::in_pieces`, for the longest),
-/// whether they go so or are read in place, as an alltoall's long blocks
+/// publication go: where they would go in pieces (`tuning::in_pieces`,
+/// for the longest), so or read in place, as an alltoall's long blocks
 /// (`blocks::agreed`: the way the communicator's last calls of this size
 /// took every member less processor time, each member's estimates in its
-/// table): read in place, they are marked so, at their offsets in the
-/// span of this process's memory from the first one's start to the last
-/// one's end, which the returned choice holds to publish by reference.
-/// Measured, Alltoallv in a loop, medians of 6-8 alternated runs, against
-/// pieces always (Open MPI): 4 ranks on 2 cores (Xeon), blocks of 40,
-/// 64 and 120 KiB, 38.7, 51.5 and 84.2 us against 42.1, 63.8 and 130.7
-/// (46.0, 52.0, 82.2); 3 ranks, 64 KiB, 27.6 against 37.1 (35.2).
-/// None where that does not apply (longer blocks go as messages, single
-/// copies as read in place, and were measured alike: 4 ranks on 2 cores,
-/// medians of 6 alternated runs, 256 KiB blocks 182 against 187 us, 1 MiB
-/// 694 against 711).
+/// table); where they would go as messages, read in place (one
+/// cross-memory copy each as well, but no handshake per block). Read in
+/// place, they are marked so, at their offsets in the span of this
+/// process's memory from the first one's start to the last one's end,
+/// which the returned choice holds to publish by reference. None where
+/// none of that applies (OXMPI_CROWDED_BLOCKS=pieces forces the pieces
+/// or messages). Measured, Alltoallv in a loop, medians of 6-10
+/// alternated runs, against pieces or messages always (Open MPI): 4 ranks
+/// on 2 cores (Xeon), blocks of 40, 64 and 120 KiB in pieces, 38.6, 42.9
+/// and 105 us against 43.8, 66.8 and 154 (41.0, 58.2, 165); 256 KiB and
+/// 1 MiB as messages, 243 and 873 against 277 and 996 (268, 1161); 3
+/// ranks, 64 KiB, 33.4 against 41.1 (37.3).
 fn choose(e: &mut Engine, m: &Members, stamp: u64, v: &impl Varied, mine: &mut [(u32, u32)]) -> Option<Choice> {
     let n = m.group.size();
     let forced = tuning::agreed_blocks(Pieces::Alltoall, n)?;
     let outside = || (0..n).filter(|&r| mine[r].0 == OUTSIDE);
     let key = outside().map(|r| mine[r].1).max()? as usize;
-    if key == HUGE as usize || !tuning::in_pieces(Pieces::Alltoall, n, key * n, 1) {
+    if key == HUGE as usize {
         return None;
     }
-    let start = thread_cpu_ns();
-    let (way, note) = e.agreed_way(agreed_of(stamp, Kind::Alltoallv), m.group, m.me, key, forced);
-    let mut choice = Choice { key, way, note, start, span: None };
-    if way == Way::Read {
+    let mut choice = if tuning::in_pieces(Pieces::Alltoall, n, key * n, 1) {
+        let start = thread_cpu_ns();
+        let (way, note) = e.agreed_way(agreed_of(stamp, Kind::Alltoallv), m.group, m.me, key, forced);
+        Choice { way, timed: Some((key, start)), note, span: None }
+    } else if forced != Some(Way::Pieces) && outside().all(|r| e.may_be_read(m.world(r))) {
+        Choice { way: Way::Read, timed: None, note: [0; 2], span: None }
+    } else {
+        return None;
+    };
+    if choice.way == Way::Read {
         let at = |r: usize| v.block(r).as_ptr() as usize;
         let (first, end) = (outside().map(at).min()?, outside().map(|r| at(r) + v.size(r)).max()?);
         if end - first >= IN_PLACE as usize {
-            // (blocks that far apart go in pieces, untimed)
+            // (blocks that far apart go the other way, untimed)
             return None;
         }
         for (r, entry) in mine.iter_mut().enumerate().filter(|(_, e)| e.0 == OUTSIDE) {
