@@ -18,7 +18,7 @@
 //! block's size saying which others go outside it (no rank knows the
 //! others' sizes, so the tables let them agree): whole in long
 //! publications right after it where each fits one (among more than two
-//! ranks), else in pieces or as messages. Longer broadcasts, gathers, scatters, allgathers (and
+//! ranks), else in pieces, read in place or as messages. Longer broadcasts, gathers, scatters, allgathers (and
 //! allgathervs of parts of one size) and alltoalls go the same
 //! ways in pieces through the long mailboxes, every rank a few pieces
 //! ahead of its reads (an alltoall among more than two ranks whose

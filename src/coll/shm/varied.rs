@@ -8,7 +8,8 @@ use crate::p2p::request::ReqId;
 use crate::runtime::backoff::thread_cpu_ns;
 
 /// The most ranks an alltoallv or alltoallw goes through the mailboxes
-/// among (`alltoallv`): a publication starts with 8 bytes per rank.
+/// among (`alltoallv`): a publication starts with 8 bytes per rank (and
+/// 16 of the writer's words).
 pub const VARIED_MAX_RANKS: usize = 64;
 
 /// Entries of an alltoallv's ranks (at most `VARIED_MAX_RANKS`), on the
@@ -364,7 +365,8 @@ fn in_long(n: usize, mine: &mut [(u32, u32)]) -> arrayvec::ArrayVec<usize, AHEAD
 /// Whether a table's entry `off` has its block read in place, in its
 /// writer's span.
 fn in_span(off: u32) -> bool {
-    off != OUTSIDE && off & IN_LONG == 0 && off & IN_PLACE != 0
+    // (`OUTSIDE` has `IN_LONG` set)
+    off & (IN_LONG | IN_PLACE) == IN_PLACE
 }
 
 /// The way an alltoallv's blocks beyond the short publications go
