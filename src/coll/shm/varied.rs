@@ -605,6 +605,24 @@ mod tests {
     }
 
     #[test]
+    fn a_table_entry_says_where_its_block_is() {
+        // inline in the short publication, at its offset
+        assert!(inline(0) && inline(4000) && !in_span(4000));
+        // the third long publication, 100 bytes in
+        let long = IN_LONG | 2 << LONG_AT | 100;
+        assert!(!inline(long) && !in_span(long));
+        assert_eq!(beside(long), (2, 100));
+        // read in place, at its offset in the writer's span (up to 1 GiB)
+        for at in [0, 65_536, (IN_PLACE - 1) as usize] {
+            let off = IN_PLACE | at as u32;
+            assert!(!inline(off) && in_span(off));
+            assert_eq!(beside(off), (0, at));
+        }
+        // outside: neither in a publication nor in a span
+        assert!(!inline(OUTSIDE) && !in_span(OUTSIDE));
+    }
+
+    #[test]
     fn a_part_on_an_arrival_line_gives_each_reader_its_block() {
         for s in 0..3 {
             let mut line = [0u8; ARRIVAL_BYTES];
