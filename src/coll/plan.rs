@@ -70,6 +70,9 @@ pub struct Plan {
     /// Its steps can run again as they are (`into_persistent`): it
     /// copied no data when built (`keep`) and has no `then` step.
     again: bool,
+    /// The last step added is transfers (`step` of some), which an
+    /// `alongside` step runs beside.
+    moving: bool,
 }
 
 impl Plan {
@@ -80,7 +83,16 @@ impl Plan {
 
     /// A plan among `group`, where this rank is `me`.
     pub fn among(group: Group, me: usize) -> Plan {
-        Plan { n: group.size(), group, remote: None, me, steps: Vec::new(), hold: Vec::new(), again: true }
+        Plan {
+            n: group.size(),
+            group,
+            remote: None,
+            me,
+            steps: Vec::new(),
+            hold: Vec::new(),
+            again: true,
+            moving: false,
+        }
     }
 
     /// A plan on an intercommunicator: the local `group` (where this rank
@@ -122,19 +134,27 @@ impl Plan {
 
     /// A step: these transfers at once, all complete before the next step.
     pub fn step(&mut self, ts: Vec<Transfer>) {
-        if !ts.is_empty() {
+        self.moving = !ts.is_empty();
+        if self.moving {
             self.steps.push(Step::Transfers(ts));
         }
     }
 
     /// A local step.
     pub fn compute(&mut self, mut f: impl FnMut() -> MpiResult<()> + Send + 'static) {
+        self.moving = false;
         self.steps.push(Step::Compute(Box::new(move |_| f().map(|_| Vec::new()))));
     }
 
     /// A local step that runs while the transfers of the step before it
-    /// move (it must not touch their buffers).
+    /// move (it must not touch their buffers); after a step of none (a
+    /// plan of one rank), once every step before it is done, as
+    /// `compute`: it must not run beside earlier steps' transfers, whose
+    /// data it may read.
     pub fn alongside(&mut self, mut f: impl FnMut() -> MpiResult<()> + Send + 'static) {
+        if !self.moving {
+            return self.compute(f);
+        }
         self.steps.push(Step::Alongside(Box::new(move |_| f().map(|_| Vec::new()))));
     }
 
@@ -154,11 +174,13 @@ impl Plan {
     pub fn then(&mut self, f: impl FnMut() -> MpiResult<Vec<Step>> + Send + 'static) {
         let mut f = f;
         self.again = false;
+        self.moving = false;
         self.steps.push(Step::Compute(Box::new(move |_| f())));
     }
 
     /// The steps so far, taken out of the plan.
     pub fn take_steps(&mut self) -> Vec<Step> {
+        self.moving = false;
         std::mem::take(&mut self.steps)
     }
 

@@ -141,10 +141,6 @@ pub fn scatter(p: &mut Plan, blocks: &[Block], root: usize, mine: Block) {
             own.copy_to(mine);
             Ok(())
         };
-        if p.n == 1 {
-            // (no sends: after whatever steps came before)
-            return p.compute(copy);
-        }
         // (while the others copy theirs out: medians of 6-8 alternated
         // runs, 1 MiB and 256 KiB blocks, 2 ranks on 2 cores 62.8 and
         // 17.5 us -> 53.4 and 14.7 (MPICH 79.8 and 21.2), 4 ranks 228
@@ -174,9 +170,6 @@ pub fn alltoall(p: &mut Plan, sends: &[Block], recvs: &[Block], alike: bool) {
 /// copied while they move.
 fn alltoall_linear(p: &mut Plan, sends: &[Block], recvs: &[Block]) {
     let copy = own_copy(sends[p.me], recvs[p.me]);
-    if p.n == 1 {
-        return p.compute(copy);
-    }
     all_at_once(p, |r| recvs[r], |r| sends[r]);
     p.alongside(copy);
 }
@@ -189,9 +182,7 @@ pub(super) fn all_at_once(p: &mut Plan, into: impl Fn(usize) -> Block, from: imp
     let mut t = Vec::with_capacity(2 * n.saturating_sub(1));
     t.extend((1..n).map(|k| (me + n - k) % n).map(|r| p.recv(into(r), r)));
     t.extend((1..n).map(|k| (me + k) % n).map(|r| p.send(from(r), r)));
-    if !t.is_empty() {
-        p.step(t);
-    }
+    p.step(t);
 }
 
 /// A compute that copies this rank's own alltoall block.
