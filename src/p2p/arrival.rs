@@ -47,8 +47,9 @@
 //! even start persistent ones in different orders (§6.13), but each one's
 //! starts come one after another: the first `KEPT` persistent ones made
 //! on the holders of each started set's lines get two lines each
-//! (`LineSet::Kept`), on which its n-th start is the n-th part, the
-//! others go as messages. Each set's
+//! (`LineSet::Kept`), on which its n-th start is the n-th part; a later
+//! one gets the lines of one that every rank has freed, agreed at its
+//! making (`Engine::agree_kept_lines`), or goes as messages. Each set's
 //! open collectives move on in the order they started, the sets apart
 //! (ranks may start collectives of two sets in different orders). A
 //! part is posted as it starts, or, while this rank's collective on
@@ -86,11 +87,14 @@ pub enum Kind {
     Alltoall = 4,
     /// (and Alltoallw, which takes the same path)
     Alltoallv = 5,
+    /// The agreement on lines for a persistent collective being made
+    /// (`Engine::agree_kept_lines`): a part of one byte.
+    Kept = 6,
 }
 
 impl Kind {
     fn of(shape: u64) -> Option<Kind> {
-        [Kind::Barrier, Kind::Allreduce, Kind::Allgather, Kind::Alltoall, Kind::Alltoallv]
+        [Kind::Barrier, Kind::Allreduce, Kind::Allgather, Kind::Alltoall, Kind::Alltoallv, Kind::Kept]
             .into_iter()
             .find(|&k| k as u64 == shape >> 32)
     }
@@ -111,6 +115,7 @@ impl Kind {
             Kind::Allgather => "MPI_Allgather",
             Kind::Alltoall => "MPI_Alltoall",
             Kind::Alltoallv => "MPI_Alltoallv (or MPI_Alltoallw)",
+            Kind::Kept => "the initialization of a persistent collective (MPI_Allreduce_init, ...)",
         }
     }
 }
@@ -344,6 +349,43 @@ impl Engine {
             self.kept_lines[s as usize] += 1;
             LineSet::Kept(s, k as u8)
         })
+    }
+
+    /// Lines for a persistent collective made now on a whole-world
+    /// communicator of `group` whose nonblocking ones go on `started`, once
+    /// `kept_lines` has none left: a set every rank freed the persistent
+    /// collective of (`free_kept_lines`), agreed by operation `stamp`, a
+    /// blocking collective on the arrival lines in which each rank ANDs
+    /// the others' freed sets with its own (None: no set is free on every
+    /// rank). Initializing a persistent collective is nonlocal and follows
+    /// the ordering rules of the blocking collectives (MPI 4.0 §6.13), so
+    /// every rank comes here for the same one in the same place, and all
+    /// take the same set. Each rank started the freed one as often as
+    /// every other and read every part of every start before freeing it:
+    /// its lines are read by no one, and their count runs on alike on
+    /// every rank.
+    pub fn agree_kept_lines(&mut self, group: &Group, stamp: u64, started: LineSet) -> MpiResult<Option<LineSet>> {
+        let LineSet::Started(s) = started else { return Ok(None) };
+        let mine = self.kept_freed[s as usize];
+        let mut agreed = mine;
+        self.arrive(group, stamp, Kind::Kept, &[mine], |_, part| {
+            agreed &= part.first().copied().unwrap_or(0);
+            Ok(())
+        })?;
+        let k = agreed.trailing_zeros();
+        if k >= u8::BITS {
+            return Ok(None);
+        }
+        self.kept_freed[s as usize] &= !(1 << k);
+        Ok(Some(LineSet::Kept(s, k as u8)))
+    }
+
+    /// This rank freed the persistent collective that had lines `set`,
+    /// inactive (`agree_kept_lines` may give them to another).
+    pub fn free_kept_lines(&mut self, set: LineSet) {
+        if let LineSet::Kept(s, k) = set {
+            self.kept_freed[s as usize] |= 1 << k;
+        }
     }
 }
 

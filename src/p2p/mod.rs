@@ -123,6 +123,10 @@ pub struct Engine {
     /// holders of each `arrival::LineSet::Started` set's lines
     /// (`arrival::KEPT` at most each).
     kept_lines: [usize; crate::transport::shm::STARTED],
+    /// Per `arrival::LineSet::Started` set: the kept sets (a bit each)
+    /// whose persistent collective this rank has freed since they were
+    /// last given out (`arrival::Engine::agree_kept_lines`).
+    kept_freed: [u8; crate::transport::shm::STARTED],
     /// When a waiting rank last checked that its peers on this host live.
     last_roll_call: std::cell::Cell<std::time::Instant>,
     /// Early data (`FrameKind::Early`) by (source, sender request): where it
@@ -225,6 +229,7 @@ impl Engine {
             agreed: agreed::Agreed::default(),
             arrivals: [0; crate::transport::shm::SETS],
             kept_lines: [0; crate::transport::shm::STARTED],
+            kept_freed: [0; crate::transport::shm::STARTED],
             open_arrivals: VecDeque::new(),
             last_roll_call: std::cell::Cell::new(std::time::Instant::now()),
             early_to: Default::default(),

@@ -154,8 +154,13 @@ impl Engine {
             return self.free_general_if_done(id);
         }
         if let Some(Request::Persistent(p)) = self.requests.get(id) {
-            if let Some(a) = p.active {
-                self.orphans.push(a);
+            match (p.active, &p.template) {
+                (Some(a), _) => self.orphans.push(a),
+                (None, Template::Arrival(lines)) => {
+                    let set = lines.set;
+                    self.free_kept_lines(set);
+                }
+                (None, _) => {}
             }
             self.requests.remove(id);
             return (0, 0);

@@ -411,13 +411,28 @@ fn arrival_path(
     if !engine.by_arrivals(&c.group, bytes) || !engine.all_local(&c.group) {
         return None;
     }
-    let stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
+    let mut stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
     if !engine.mailboxes_usable(stamp, started) {
         return None;
     }
     let set = match how {
-        // (none left: as messages, which take the operation number)
-        How::Persistent(..) => engine.kept_lines(started)?,
+        How::Persistent(..) => match engine.kept_lines(started) {
+            Some(set) => set,
+            // every kept set given out: one freed everywhere, agreed by
+            // an operation of its own
+            None if engine.mailboxes_usable(stamp, LineSet::Blocking) => {
+                c.colls = c.colls.wrapping_add(1);
+                match engine.agree_kept_lines(&c.group, stamp, started) {
+                    Ok(set) => {
+                        stamp = shm::stamp(c.ctx_coll, c.colls.wrapping_add(1));
+                        // (none: as messages, which take the next number)
+                        set?
+                    }
+                    Err(e) => return Some(Err(e)),
+                }
+            }
+            None => return None,
+        },
         _ => started,
     };
     c.colls = c.colls.wrapping_add(1);

@@ -36,7 +36,9 @@ pub enum LineSet {
     /// another. Every rank makes a communicator's persistent ones in one
     /// order, and the holders one after another, so the `k`th is the same
     /// one everywhere (a persistent one may outlive its communicator: the
-    /// count runs on across holders, never back).
+    /// count runs on across holders, never back). Once the `KEPT` are
+    /// given out, a later one takes the lines of one freed on every rank,
+    /// agreed at its making (`p2p::arrival`), their count running on.
     Kept(u8, u8),
 }
 
@@ -46,8 +48,8 @@ pub enum LineSet {
 pub const STARTED: usize = 4;
 
 /// The persistent collectives made on the holders of one `Started` set's
-/// lines that get lines of their own, the first ones made (the others go
-/// as messages).
+/// lines that have lines of their own at a time (the others go as
+/// messages).
 pub const KEPT: usize = 6;
 
 /// The sets of lines there are.
