@@ -33,8 +33,10 @@ def main():
              f"`python3 tools/bench_nbc.py --rounds {a.rounds}`: `c-tests/bench/nbc.c`, each call started and waited "
              "at once (Ialltoall and Iallgather sizes are one rank's block; `iallreduce dup` is on a duplicate "
              "of `MPI_COMM_WORLD`, the rest on the world itself; the persistent ones are MPI 4's "
-             "`MPI_Allreduce_init` and `MPI_Bcast_init`, then `MPI_Start` and `MPI_Wait`, which Debian's Open MPI "
-             "lacks), interleaved round by round; microseconds, best of the rounds, ratios as above; "
+             "`MPI_Allreduce_init` and `MPI_Bcast_init` (Open MPI 4's `MPIX_` ones), made once, then `MPI_Start` "
+             "and `MPI_Wait` each time, and `allreduce init free` is an `MPI_Allreduce_init` made, started, "
+             "waited and freed each time), interleaved round by round; microseconds, best of the rounds, "
+             "ratios as above; "
              f"run on {library_rev()}'s library.\n"]
     for n, _ in RUNS:
         over = " (oversubscribed: 4 ranks on 2 cores)" if n > os.cpu_count() else ""
