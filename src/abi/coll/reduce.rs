@@ -151,16 +151,18 @@ enum Combine {
     ExclusivePrefix,
 }
 
-/// A short blocking Allreduce (`short_path`) of a type that is no pair,
-/// by a predefined operator defined on it.
+/// A short blocking Allreduce, Scan or Exscan (`what`, `short_path`) of a
+/// type that is no pair, by a predefined operator defined on it.
 #[inline]
-fn allreduce_short(
+#[allow(clippy::too_many_arguments)]
+fn reduction_short(
     st: &mut State,
     (sendbuf, recvbuf): (*const c_void, *mut c_void),
     count: i64,
     datatype: c_int,
     op: c_int,
     comm: c_int,
+    what: Combine,
 ) -> Option<MpiResult<()>> {
     let (ty, len) = short_data(recvbuf, count, datatype)?;
     let op = handles::op(op).ok().filter(|op| !matches!(op, Op::User(_)) && op.check(ty).is_ok())?;
@@ -174,7 +176,16 @@ fn allreduce_short(
     // SAFETY: the user's buffers hold `count` contiguous items (checked
     // not null where any), one buffer in place, else distinct.
     let (from, data) = unsafe { part_and_result(src, recvbuf as usize, len) };
-    short_path(st, comm, |_| Some(len), |e, m, s| shm::allreduce(e, m, s, from, data, shm::Reduction { ty, op }))
+    let red = shm::Reduction { ty, op };
+    short_path(
+        st,
+        comm,
+        |_| Some(len),
+        |e, m, s| match what {
+            Combine::All => shm::allreduce(e, m, s, from, data, red),
+            _ => shm::scan(e, m, s, from, data, red, what == Combine::ExclusivePrefix),
+        },
+    )
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -189,8 +200,8 @@ fn all_reduction(
     how: How,
 ) -> MpiResult<()> {
     with_state(|st| {
-        if let (Combine::All, How::Now) = (what, how) {
-            if let Some(r) = allreduce_short(st, (sendbuf, recvbuf), count, datatype, op, comm) {
+        if let How::Now = how {
+            if let Some(r) = reduction_short(st, (sendbuf, recvbuf), count, datatype, op, comm, what) {
                 return r;
             }
         }
