@@ -217,7 +217,7 @@ impl Engine {
                 let a = SendArgs { buf: buf as *const u8, count, ty, dst, tag, ctx, mode, label, sig: None };
                 // SAFETY: the user keeps the buffer valid while the request
                 // is active (MPI's rule).
-                unsafe { self.isend_as(a, helps)? }
+                unsafe { self.isend_as(a, if helps { super::Alone::Helps } else { super::Alone::No })? }
             }
             Template::NullRecv => self.null_request(super::null_status()),
             Template::Recv(a) => {

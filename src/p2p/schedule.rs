@@ -391,9 +391,17 @@ impl Engine {
         // (`protocol::FLAG_HELPS`); with several, the receivers
         // read at once rather than wait for its writes in turn, and
         // so does the receiver of one that a local copy goes beside
-        // (a Scatter's root copies its own block meanwhile)
-        let alone =
-            s.blocking && matches!(ts, [Transfer::Send { .. }]) && !matches!(s.steps.front(), Some(Step::Alongside(_)));
+        // (a Scatter's root copies its own block meanwhile); several
+        // beside receives fan out (`Alone::Fan`)
+        let sends = ts.iter().filter(|t| matches!(t, Transfer::Send { .. })).count();
+        let alone = if s.blocking && sends == 1 && ts.len() == 1 && !matches!(s.steps.front(), Some(Step::Alongside(_)))
+        {
+            super::Alone::Helps
+        } else if sends > 1 && sends < ts.len() {
+            super::Alone::Fan
+        } else {
+            super::Alone::No
+        };
         for &t in ts {
             let (send, (addr, len), peer) = match t {
                 Transfer::Send { buf, to } => (true, s.resolve(buf), to),

@@ -211,6 +211,7 @@ mod tests {
         let cfg = Config {
             check_types: false,
             eager_limit: 256,
+            fan_eager_limit: 256,
             tcp_eager_limit: 256,
             unexpected_budget: 1 << 20,
             single_copy: false,

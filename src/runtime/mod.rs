@@ -168,6 +168,8 @@ pub fn init(required: i32) -> MpiResult<i32> {
     let long_eager = long_eager_limit(&tunables::value("OXMPI_LONG_EAGER_LIMIT"), on_host > cores);
     let cfg = Config {
         eager_limit: eager.max(long_eager),
+        // (`p2p::Alone::Fan`)
+        fan_eager_limit: if on_host > cores { eager } else { eager.max(long_eager) },
         tcp_eager_limit: tunables::size("OXMPI_TCP_EAGER_LIMIT"),
         unexpected_budget: tunables::size("OXMPI_UNEXPECTED_BYTES"),
         single_copy: tunables::flag("OXMPI_SINGLE_COPY"),
