@@ -381,7 +381,8 @@ impl Engine {
     }
 
     /// This rank freed the persistent collective that had lines `set`,
-    /// inactive (`agree_kept_lines` may give them to another).
+    /// inactive (`agree_kept_lines` may give them to another; one freed
+    /// while active keeps them, its last start still under way).
     pub fn free_kept_lines(&mut self, set: LineSet) {
         if let LineSet::Kept(s, k) = set {
             self.kept_freed[s as usize] |= 1 << k;

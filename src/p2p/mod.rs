@@ -170,10 +170,11 @@ pub(super) enum Alone {
     /// longer than a ring slot goes by rendezvous, its receiver reading it
     /// by one cross-memory copy, where alone it would go eagerly in
     /// several slots (copied in and out: `runtime::init` says why). 4
-    /// ranks on 2 cores, 64 KiB blocks, 3 runs each: Ialltoall 54-60 ->
-    /// 36-38 us, Iallgather 48-55 -> 39-43 (Open MPI 39-58); an Ibcast's
-    /// root, whose sends have no receives beside them, loses by it (11-14
-    /// -> 12-24) and keeps the slots.
+    /// ranks on 2 cores, 64 KiB blocks, medians of 7 alternated runs, at
+    /// two times of the machine: Ialltoall 67.1 -> 43.2 and 80.4 -> 45.8
+    /// us, Iallgather 62.8 -> 57.2 and 60.5 -> 45.9 (Open MPI 41-63 and
+    /// 77-82). An Ibcast's root, whose sends have no receives beside
+    /// them, lost by rendezvous (11-14 -> 12-24 us) and keeps the slots.
     Fan,
 }
 
