@@ -167,14 +167,19 @@ pub(super) enum Alone {
     Helps,
     /// One of several sends a collective posts at once beside receives
     /// (an Alltoall's or Allgather's linear step): on a crowded host one
-    /// longer than a ring slot goes by rendezvous, its receiver reading it
-    /// by one cross-memory copy, where alone it would go eagerly in
-    /// several slots (copied in and out: `runtime::init` says why). 4
-    /// ranks on 2 cores, 64 KiB blocks, medians of 7 alternated runs, at
-    /// two times of the machine: Ialltoall 67.1 -> 43.2 and 80.4 -> 45.8
-    /// us, Iallgather 62.8 -> 57.2 and 60.5 -> 45.9 (Open MPI 41-63 and
-    /// 77-82). An Ibcast's root, whose sends have no receives beside
-    /// them, lost by rendezvous (11-14 -> 12-24 us) and keeps the slots.
+    /// longer than a ring slot, that its receiver would read by one
+    /// cross-memory copy, goes by rendezvous, where alone it would go
+    /// eagerly in several slots (copied in and out: `runtime::init` says
+    /// why). 4 ranks on 2 cores, medians of 5-7 alternated runs, 64 KiB
+    /// blocks at two times of the machine: Ialltoall 67.1 -> 43.2 and
+    /// 80.4 -> 45.8 us, Iallgather 62.8 -> 57.2 and 60.5 -> 45.9 (Open MPI
+    /// 41-63 and 77-82); Ialltoall of 48 KiB 46.6 -> 37.6, 40 KiB even
+    /// (42.0 -> 43.5), Iallgather of 40 KiB 38.4 -> 34.6. Shorter ones,
+    /// which the receiver would have pushed through the slots after a
+    /// handshake, stay eager (24 KiB: 25.0 us eager, 38.5 so); so does
+    /// everything where cross-memory copies are off (64 KiB: 74.6 against
+    /// 84.1). An Ibcast's root, whose sends have no receives beside them,
+    /// lost by rendezvous (11-14 -> 12-24 us) and keeps the slots.
     Fan,
 }
 
@@ -296,7 +301,9 @@ impl Engine {
             return unsafe { self.bsend_start(a, dst, len) };
         }
         let mut limit = self.eager_limit_for(&a.ty, dst);
-        if alone == Alone::Fan && self.is_local(dst) {
+        // (its receiver, with sends of its own under way, reads it from a
+        // quarter of `single_copy_min` on: `match_rts`)
+        if alone == Alone::Fan && self.single_copy && len >= self.single_copy_min / 4 && self.is_local(dst) {
             limit = limit.min(self.fan_eager_limit);
         }
         let proto = protocol::choose(len, a.mode, limit);
