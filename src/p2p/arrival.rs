@@ -601,3 +601,35 @@ impl Engine {
         a.done = true;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::p2p::waits::tests::engine;
+
+    /// The first `KEPT` persistent collectives of a set's holders get
+    /// fresh lines; after that only lines every rank freed (here the one
+    /// rank), the lowest first, each once, and none once all are taken
+    /// again. A set started elsewhere has nothing to give.
+    #[test]
+    fn kept_lines_come_fresh_then_freed_ones_lowest_first() {
+        let mut e = engine();
+        let (world, started) = (Group::World(1), LineSet::Started(0));
+        let fresh: Vec<_> = std::iter::from_fn(|| e.kept_lines(started)).collect();
+        assert_eq!(fresh, (0..KEPT as u8).map(|k| LineSet::Kept(0, k)).collect::<Vec<_>>());
+        let mut op = 0;
+        let mut agree = |e: &mut Engine| {
+            op += 1;
+            e.agree_kept_lines(&world, crate::coll::shm::stamp(5, op), started).unwrap()
+        };
+        assert_eq!(agree(&mut e), None, "none freed yet");
+        e.free_kept_lines(LineSet::Kept(0, 4));
+        e.free_kept_lines(LineSet::Kept(0, 1));
+        e.free_kept_lines(LineSet::Kept(1, 2));
+        assert_eq!(agree(&mut e), Some(LineSet::Kept(0, 1)));
+        assert_eq!(agree(&mut e), Some(LineSet::Kept(0, 4)));
+        assert_eq!(agree(&mut e), None, "each given once; another set's stays its own");
+        assert_eq!(e.kept_lines(LineSet::Started(1)), Some(LineSet::Kept(1, 0)));
+        assert_eq!(e.agree_kept_lines(&world, crate::coll::shm::stamp(5, 9), LineSet::Blocking).unwrap(), None);
+    }
+}

@@ -195,7 +195,7 @@ impl Engine {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::p2p::{Config, Route};
     use crate::transport::shm::Geometry;
@@ -203,7 +203,7 @@ mod tests {
 
     /// An engine of one rank on a segment of its own (its name unlinked
     /// at once: the mapping stays while the engine lives).
-    fn engine() -> Engine {
+    pub(in crate::p2p) fn engine() -> Engine {
         static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let name = format!("/oxmpi-unit-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         let seg = Segment::create(&name, 1, 0, &Geometry { nslots: 4, payload: 256 }).expect("a segment");
