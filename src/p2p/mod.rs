@@ -174,7 +174,10 @@ pub(super) enum Alone {
     /// blocks at two times of the machine: Ialltoall 67.1 -> 43.2 and
     /// 80.4 -> 45.8 us, Iallgather 62.8 -> 57.2 and 60.5 -> 45.9 (Open MPI
     /// 41-63 and 77-82); Ialltoall of 48 KiB 46.6 -> 37.6, 40 KiB even
-    /// (42.0 -> 43.5), Iallgather of 40 KiB 38.4 -> 34.6. Shorter ones,
+    /// (42.0 -> 43.5), Iallgather of 40 KiB 38.4 -> 34.6; Ialltoall of 64
+    /// KiB at 5, 6 and 8 ranks 148 -> 93, 179 -> 133, 361 -> 313; at 3
+    /// ranks 40 and 48 KiB 28.3 -> 21.6 and 27.1 -> 24.4 but 64 KiB 35.4
+    /// -> 41.2 (not understood: not the single-copy threshold). Shorter ones,
     /// which the receiver would have pushed through the slots after a
     /// handshake, stay eager (24 KiB: 25.0 us eager, 38.5 so); so does
     /// everything where cross-memory copies are off (64 KiB: 74.6 against
