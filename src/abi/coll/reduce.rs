@@ -131,6 +131,23 @@ collective! { comm;
 }
 
 impl Combine {
+    /// This all-reduction through the mailboxes as operation `stamp` of
+    /// `m`: this rank's part at `from` (None: in `data`), the result into
+    /// `data`.
+    fn through_mailboxes(
+        self,
+        e: &mut crate::p2p::Engine,
+        (m, stamp): (&shm::Members, u64),
+        from: Option<&[u8]>,
+        data: &mut [u8],
+        red: shm::Reduction,
+    ) -> MpiResult<()> {
+        match self {
+            Combine::All => shm::allreduce(e, m, stamp, from, data, red),
+            _ => shm::scan(e, m, stamp, from, data, red, self == Combine::ExclusivePrefix),
+        }
+    }
+
     fn name(self) -> &'static str {
         match self {
             Combine::All => "MPI_Allreduce",
@@ -176,15 +193,11 @@ fn reduction_short(
     // SAFETY: the user's buffers hold `count` contiguous items (checked
     // not null where any), one buffer in place, else distinct.
     let (from, data) = unsafe { part_and_result(src, recvbuf as usize, len) };
-    let red = shm::Reduction { ty, op };
     short_path(
         st,
         comm,
         |_| Some(len),
-        |e, m, s| match what {
-            Combine::All => shm::allreduce(e, m, s, from, data, red),
-            _ => shm::scan(e, m, s, from, data, red, what == Combine::ExclusivePrefix),
-        },
+        |e, m, s| what.through_mailboxes(e, (m, s), from, data, shm::Reduction { ty, op }),
     )
 }
 
@@ -217,11 +230,7 @@ fn all_reduction(
         // rank's part where it lies (`from`, or None: in `data`)
         let exclusive = what == Combine::ExclusivePrefix;
         let combine = |e: &mut crate::p2p::Engine, m: &shm::Members, s, from, data: &mut [u8]| {
-            let red = shm::Reduction { ty: &u, op };
-            match what {
-                Combine::All => shm::allreduce(e, m, s, from, data, red),
-                _ => shm::scan(e, m, s, from, data, red, exclusive),
-            }
+            what.through_mailboxes(e, (m, s), from, data, shm::Reduction { ty: &u, op })
         };
         let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
             if ty.is_contiguous() {
