@@ -56,15 +56,21 @@ def compile_test(cc, src, exe):
     return None
 
 
-def leftovers(exe):
-    shm = [f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")]
+def oxmpi_shm():
+    return {f for f in os.listdir("/dev/shm") if f.startswith("oxmpi")}
+
+
+def leftovers(exe, before):
+    # (entries there before the run are another job's, as are those that
+    # vanish meanwhile: a suite run beside this one)
+    shm = sorted(oxmpi_shm() - before)
     procs = subprocess.run(["pgrep", "-f", exe], capture_output=True, text=True).stdout.split()
     return shm, procs
 
 
 def run_one(mpiexec, exe, n, env, d):
     cmd = [mpiexec, "-n", str(n), "--timeout", str(TIMEOUT - 10), exe]
-    t0 = time.time()
+    t0, before = time.time(), oxmpi_shm()
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
@@ -91,11 +97,14 @@ def run_one(mpiexec, exe, n, env, d):
         if "check failed" in r.stderr:
             problems.append("a check failed")
     time.sleep(0.05)
-    shm, procs = leftovers(exe)
+    shm, procs = leftovers(exe, before)
     if shm:
         problems.append(f"left /dev/shm entries {shm}")
         for f in shm:
-            os.unlink(os.path.join("/dev/shm", f))
+            try:
+                os.unlink(os.path.join("/dev/shm", f))
+            except FileNotFoundError:
+                pass
     if procs:
         problems.append(f"left processes {procs}")
         subprocess.run(["pkill", "-9", "-f", exe])
