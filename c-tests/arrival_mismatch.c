@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12
  * Rank 0 calls one collective on MPI_COMM_WORLD where the others call
  * another of the same operation number. The world's barrier and its
  * short allreduce, allgather and alltoall go on the ranks' arrival
@@ -38,7 +38,11 @@
  *     the lines, but blocking and nonblocking ones each on lines of their
  *     own: each side finds the other's part on its other lines);
  *  10, 11: cases 7 and 9 on a duplicate of MPI_COMM_WORLD, whose
- *     nonblocking collectives have arrival lines of their own too.
+ *     nonblocking collectives have arrival lines of their own too;
+ *  12: six persistent MPI_Allreduce_init of one int on MPI_COMM_WORLD
+ *     (every kept set of lines given out), then rank 0 makes a seventh,
+ *     whose making agrees on the lines of a freed one, on the blocking
+ *     lines, where the others call MPI_Barrier.
  * (A collective whose other ranks need nothing of rank 0, as a Gather to
  * it, ends for them before rank 0 fails: they are a collective ahead of
  * it from then on, and the next ones fail or hang, as in any MPI.)
@@ -105,6 +109,16 @@ int main(int argc, char **argv)
             e = MPI_Iallreduce(v, w, which == 7 ? 1 : 16, MPI_INT, MPI_SUM, on, &q);
         CHECK(e == MPI_SUCCESS, "case %d: start: %d", which, e);
         e = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        break;
+    }
+    case 12: {
+        MPI_Request q[7];
+        for (int k = 0; k < 6; k++)
+            CHECK(MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &q[k]) == MPI_SUCCESS,
+                  "case 12: init %d", k);
+        e = rank == 0 ? MPI_Allreduce_init(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &q[6])
+                      : MPI_Barrier(MPI_COMM_WORLD);
+        for (int k = 0; k < 6; k++) MPI_Request_free(&q[k]);
         break;
     }
     case 9: {

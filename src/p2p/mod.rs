@@ -160,7 +160,7 @@ pub struct Config {
 /// How a send stands among its caller's transfers.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Alone {
-    /// No matter.
+    /// An ordinary send (neither below).
     No,
     /// The caller waits for this send alone (a blocking send): its
     /// receiver may have it copy half (`protocol::FLAG_HELPS`).

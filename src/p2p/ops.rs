@@ -199,25 +199,25 @@ impl Engine {
     /// Start what a template describes (a persistent request's activation,
     /// or a plain nonblocking operation).
     pub fn start_template(&mut self, t: Template) -> MpiResult<ReqId> {
-        self.start_template_as(t, false)
+        self.start_template_as(t, super::Alone::No)
     }
 
     /// The blocking send `t` describes: it completes before this returns,
     /// and while it waits the receiver may have it copy half of a long
     /// message (`protocol::FLAG_HELPS`).
     pub fn send(&mut self, t: Template) -> MpiResult<Status> {
-        let id = self.start_template_as(t, true)?;
+        let id = self.start_template_as(t, super::Alone::Helps)?;
         Ok(self.wait(id))
     }
 
-    /// `start_template`; `helps`: the caller waits for this send alone.
-    fn start_template_as(&mut self, t: Template, helps: bool) -> MpiResult<ReqId> {
+    /// `start_template`, a send as one of the caller's (`alone`).
+    fn start_template_as(&mut self, t: Template, alone: super::Alone) -> MpiResult<ReqId> {
         Ok(match t {
             Template::Send { buf, count, ty, dst, tag, ctx, mode, label } => {
                 let a = SendArgs { buf: buf as *const u8, count, ty, dst, tag, ctx, mode, label, sig: None };
                 // SAFETY: the user keeps the buffer valid while the request
                 // is active (MPI's rule).
-                unsafe { self.isend_as(a, if helps { super::Alone::Helps } else { super::Alone::No })? }
+                unsafe { self.isend_as(a, alone)? }
             }
             Template::NullRecv => self.null_request(super::null_status()),
             Template::Recv(a) => {
