@@ -9,6 +9,9 @@
 //! the flag of the next slot, the producer checks that the slot it fills
 //! is empty. Slots start on cache-line boundaries.
 //!
+//! A payload that does not fit the header's line starts on the slot's
+//! second line (`payload_at`).
+//!
 //! A frame longer than a slot's payload takes several slots in a row (up
 //! to half the ring, `max_frame`), its payload running on over the next
 //! slots' headers: only its first slot's flag is a flag. The consumer
@@ -68,7 +71,24 @@ const _: () = assert!(PAD & COMPACT == 0 && HEADER_BYTES > COMPACT_BYTES);
 
 impl Ring {
     pub fn stride(payload: usize) -> usize {
-        (HEADER_BYTES + payload).div_ceil(LINE) * LINE
+        (Self::payload_at(payload) + payload).div_ceil(LINE) * LINE
+    }
+
+    /// Where a full-header frame's payload of `len` bytes starts in its
+    /// first slot: right behind the header when both fit one line, else
+    /// on the second line, so that the producer writes the payload's
+    /// lines first and the header's line once, last. The consumer polls
+    /// that line: written first, as before, it was taken back by the
+    /// consumer's polls while the payload's lines came, and then had to
+    /// be fetched again for the flag. 2-rank ping-pong round trips, two
+    /// runs: 41 B 0.92 -> 0.57 us, 72 B 0.96 -> 0.72, 104 B 1.02 -> 0.77,
+    /// 136-264 B and 4 KiB unchanged (0.96, 2.5).
+    fn payload_at(len: usize) -> usize {
+        if HEADER_BYTES + len <= LINE {
+            HEADER_BYTES
+        } else {
+            LINE
+        }
     }
 
     pub fn bytes_needed(nslots: usize, payload: usize) -> usize {
@@ -115,16 +135,16 @@ impl Ring {
     /// The largest payload of one frame: half the ring's slots in a row
     /// (with two slots, one).
     pub fn max_frame(&self) -> usize {
-        (self.nslots as usize / 2).max(1) * self.stride - HEADER_BYTES
+        (self.nslots as usize / 2).max(1) * self.stride - LINE
     }
 
     /// Slots a frame of `len` payload bytes takes.
     fn span(&self, len: usize) -> u64 {
-        if HEADER_BYTES + len <= self.stride {
+        if Self::payload_at(len) + len <= self.stride {
             // most frames: no division on the message path
             return 1;
         }
-        (HEADER_BYTES + len).div_ceil(self.stride) as u64
+        (LINE + len).div_ceil(self.stride) as u64
     }
 
     /// Slots the producer's next frame of `len` bytes needs: a pad to the
@@ -177,10 +197,11 @@ impl Ring {
         // ring (it does not wrap); only we write them until we publish
         // the first; the bytes after its flag word are not read by the
         // consumer before it sees the flag. Its consumer takes the
-        // frame's length from frag_len.
+        // frame's length from frag_len. (The payload first: see
+        // `payload_at`.)
         unsafe {
+            fill(std::slice::from_raw_parts_mut(slot.add(Self::payload_at(len)), len));
             Self::write_header(slot, &FrameHeader { frag_len: len as u32, ..*header });
-            fill(std::slice::from_raw_parts_mut(slot.add(HEADER_BYTES), len));
         }
         // Release publishes the header and payload with the flag.
         Self::flag(slot).store(header.kind, Ordering::Release);
@@ -188,7 +209,7 @@ impl Ring {
             // the pad is published after the frame behind it: a consumer
             // that sees the pad finds the frame there
             let at = self.slot(self.tail.get());
-            let pad_len = pad as usize * self.stride - HEADER_BYTES;
+            let pad_len = pad as usize * self.stride - LINE;
             // SAFETY: the pad's first slot is empty and ours (checked).
             unsafe { Self::write_header(at, &FrameHeader { frag_len: pad_len as u32, ..Default::default() }) };
             Self::flag(at).store(PAD, Ordering::Release);
@@ -264,7 +285,7 @@ impl Ring {
                 let mut h = std::ptr::read_unaligned(slot as *const FrameHeader);
                 h.kind = kind;
                 let n = (h.frag_len as usize).min(self.max_frame());
-                return Some((h, std::slice::from_raw_parts(slot.add(HEADER_BYTES), n)));
+                return Some((h, std::slice::from_raw_parts(slot.add(Self::payload_at(n)), n)));
             }
         }
     }
@@ -329,11 +350,11 @@ mod tests {
         let mut mem = Vec::new();
         let r = ring(&mut mem, 8, 64);
         let stride = Ring::stride(64);
-        assert_eq!(r.max_frame(), 4 * stride - HEADER_BYTES);
+        assert_eq!(r.max_frame(), 4 * stride - LINE);
         let bytes = |n: usize, seed: u8| (0..n).map(|i| (i as u8).wrapping_mul(31) ^ seed).collect::<Vec<u8>>();
         // 1, 2 and 3 slots, then one of 3 that would wrap at slot 6: a pad
         // takes slots 6 and 7, the frame slots 0 to 2
-        let lens = [10, stride, 2 * stride, 3 * stride - HEADER_BYTES];
+        let lens = [10, stride, 2 * stride, 3 * stride - LINE];
         for (i, &n) in lens.iter().enumerate().take(3) {
             let h = FrameHeader { kind: 1, tag: i as i32, ..Default::default() };
             assert!(r.try_push(&h, n, |b| b.copy_from_slice(&bytes(n, i as u8))));
