@@ -189,7 +189,7 @@ impl Engine {
 
     /// MPI_Send_init and friends: an inactive persistent request.
     pub fn persistent(&mut self, template: Template) -> ReqId {
-        self.requests.insert(Request::Persistent(Persistent { template, active: None }))
+        self.requests.insert(Request::Persistent(Persistent { template, active: None, spare: None }))
     }
 
     pub fn is_persistent(&self, id: ReqId) -> bool {
@@ -239,14 +239,21 @@ impl Engine {
 
     /// MPI_Start.
     pub fn start(&mut self, id: ReqId) -> MpiResult<()> {
-        let template = match self.requests.get(id) {
+        // the last activation's schedule again, or what the template starts
+        let next = match self.requests.get_mut(id) {
             Some(Request::Persistent(p)) if p.active.is_some() => {
                 return err!(Request, "MPI_Start on a persistent request that is already active")
             }
-            Some(Request::Persistent(p)) => p.template.clone(),
+            Some(Request::Persistent(p)) => p.spare.take().ok_or_else(|| p.template.clone()),
             _ => return err!(Request, "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)"),
         };
-        let inner = self.start_template(template)?;
+        let inner = match next {
+            Ok(mut again) => {
+                again.restart();
+                self.start_boxed(again)?
+            }
+            Err(template) => self.start_template(template)?,
+        };
         if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
             p.active = Some(inner);
         }

@@ -13,10 +13,10 @@ use crate::error::{MpiError, MpiResult};
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, Weak};
 
-/// Where a schedule that can run again waits between its runs: a
-/// persistent collective's (`request::Starter`), or the last nonblocking
-/// collective of a communicator (`abi::coll`'s cache). A finished
-/// schedule goes back there (`retire`) while the place is still kept.
+/// Where the last nonblocking collective of a communicator waits to run
+/// again (`abi::coll`'s cache): a finished schedule goes back there
+/// (`retire`) while the place is still kept. (A persistent collective's
+/// stays with its request: `request::Persistent::spare`.)
 pub type Spare = Arc<Mutex<Option<Box<Schedule>>>>;
 
 /// The bytes a transfer moves.
