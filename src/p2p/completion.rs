@@ -139,7 +139,7 @@ impl Engine {
                 // a schedule that may run again goes back (`retire`)
                 let status = s.status();
                 if let Some(Request::Schedule(Some(s))) = self.requests.remove(id) {
-                    s.retire();
+                    self.retire(s);
                 }
                 return status;
             }

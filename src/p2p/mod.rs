@@ -104,6 +104,11 @@ pub struct Engine {
     orphans: Vec<ReqId>,
     /// Live schedules, advanced by `progress`.
     schedules: Vec<ReqId>,
+    /// Places where schedules kept to run again wait (`schedule::Place`):
+    /// each one's holder's token (0: free) and what waits there.
+    places: Vec<(u64, Option<Box<schedule::Schedule>>)>,
+    /// Places given so far (the last token).
+    places_given: u64,
     bsend: bsend::Attached,
     /// This rank's bookkeeping of its short and long mailboxes (see
     /// `mailbox`).
@@ -258,6 +263,8 @@ impl Engine {
             to_read: Vec::new(),
             orphans: Vec::new(),
             schedules: Vec::new(),
+            places: Vec::new(),
+            places_given: 0,
             bsend: bsend::Attached::default(),
             mailboxes: [Boxes::Short, Boxes::Long].map(|kind| mailbox::Tally::new(kind, size)),
             ways: mailbox::Ways::default(),

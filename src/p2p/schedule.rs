@@ -11,13 +11,21 @@ use super::{Engine, SendArgs};
 use crate::comm::Group;
 use crate::error::{MpiError, MpiResult};
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, Weak};
 
-/// Where the last nonblocking collective of a communicator waits to run
-/// again (`abi::coll`'s cache): a finished schedule goes back there
-/// (`retire`) while the place is still kept. (A persistent collective's
-/// stays with its request: `request::Persistent::spare`.)
-pub type Spare = Arc<Mutex<Option<Box<Schedule>>>>;
+/// Where a nonblocking collective's schedule kept to run again (`abi::
+/// coll`'s cache of calls) waits between its runs, with the engine
+/// (`Engine::keep_place`): a finished schedule goes back there (`Engine::
+/// retire`) while the place is still held. Through a shared slot reached
+/// by a weak reference that took a lock, a weak upgrade and an Arc drop
+/// a call. (A persistent collective's stays with its request: `request::
+/// Persistent::spare`.)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Place {
+    index: usize,
+    /// Which holder of the place (0: none): a schedule of an earlier one,
+    /// still under way when the place was given up, is dropped instead.
+    token: u64,
+}
 
 /// The bytes a transfer moves.
 #[derive(Clone, Copy, Debug)]
@@ -60,8 +68,9 @@ pub struct Schedule {
     /// It can run again (`restart`): a persistent collective's, whose
     /// steps read no data when built and add none while they run.
     repeats: bool,
-    /// Where it goes when its request is freed, to run again (`retire`).
-    home: Weak<Mutex<Option<Box<Schedule>>>>,
+    /// Where it goes when its request is freed, to run again (`Engine::
+    /// retire`).
+    home: Option<Place>,
     ctx: u32,
     tag: i32,
     group: Group,
@@ -94,7 +103,7 @@ impl Schedule {
             steps: steps.into(),
             ran: VecDeque::new(),
             repeats: false,
-            home: Weak::new(),
+            home: None,
             ctx,
             tag,
             group,
@@ -123,20 +132,9 @@ impl Schedule {
         self.repeats && self.done
     }
 
-    /// Once done, go back to `home` to run again (`retire`).
-    pub fn returns_to(&mut self, home: &Spare) {
-        self.home = Arc::downgrade(home);
-    }
-
-    /// The schedule's request is freed: it goes back to its home if it can
-    /// run again and the home is still kept, else it is dropped.
-    pub fn retire(self: Box<Self>) {
-        if !self.can_restart() {
-            return;
-        }
-        if let Some(home) = self.home.upgrade() {
-            *home.lock().unwrap_or_else(|p| p.into_inner()) = Some(self);
-        }
+    /// Once done, go back to `home` to run again (`Engine::retire`).
+    pub fn returns_to(&mut self, home: Place) {
+        self.home = Some(home);
     }
 
     /// `restart`, its transfers under a new tag (a nonblocking collective's
@@ -236,6 +234,49 @@ pub fn failure(n: u32) -> Option<MpiError> {
 }
 
 impl Engine {
+    /// A place for a schedule to wait between its runs (`Place`), until
+    /// `leave_place`.
+    pub fn keep_place(&mut self) -> Place {
+        self.places_given += 1;
+        let token = self.places_given;
+        let index = match self.places.iter().position(|(t, _)| *t == 0) {
+            Some(i) => i,
+            None => {
+                self.places.push((0, None));
+                self.places.len() - 1
+            }
+        };
+        self.places[index] = (token, None);
+        Place { index, token }
+    }
+
+    /// Give up place `p`: what waits there is dropped, and so is a
+    /// schedule of its that comes back later.
+    pub fn leave_place(&mut self, p: Place) {
+        if self.places.get(p.index).is_some_and(|&(t, _)| t == p.token) {
+            self.places[p.index] = (0, None);
+        }
+    }
+
+    /// The schedule waiting at place `p`, if one is back.
+    pub fn take_kept(&mut self, p: Place) -> Option<Box<Schedule>> {
+        match self.places.get_mut(p.index) {
+            Some((t, s)) if *t == p.token => s.take(),
+            _ => None,
+        }
+    }
+
+    /// Schedule `s`'s request is freed: it goes back to its place if it
+    /// can run again and the place is still held, else it is dropped.
+    pub(super) fn retire(&mut self, s: Box<Schedule>) {
+        let Some(p) = s.home.filter(|_| s.can_restart()) else { return };
+        if let Some((t, at)) = self.places.get_mut(p.index) {
+            if *t == p.token {
+                *at = Some(s);
+            }
+        }
+    }
+
     /// Start a schedule; its request completes when its last step has run.
     pub fn start_schedule(&mut self, s: Schedule) -> MpiResult<ReqId> {
         self.start_boxed(Box::new(s))
@@ -456,5 +497,50 @@ impl Engine {
         // those started meanwhile (by a computation's step) after them
         ids.append(&mut self.schedules);
         self.schedules = ids;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A schedule with no steps, that can run again, kept at `place`.
+    fn kept_at(place: Place) -> Box<Schedule> {
+        let mut s = Schedule::new(Vec::new(), Vec::new(), 1, 0, Group::World(1));
+        s.repeating();
+        s.returns_to(place);
+        Box::new(s)
+    }
+
+    #[test]
+    fn kept_schedules_go_back_to_their_place_while_it_is_held() {
+        let mut e = super::super::waits::tests::engine();
+        let p = e.keep_place();
+        let id = e.start_boxed(kept_at(p)).unwrap();
+        assert!(e.take_kept(p).is_none(), "nothing there before it completes");
+        assert!(e.test(id).is_some());
+        let mut s = e.take_kept(p).expect("back at its place once completed");
+        assert!(e.take_kept(p).is_none(), "taken");
+        // run again, and the place given up meanwhile: it is dropped, and
+        // the place given anew (its index again) does not take it
+        s.restart();
+        let id = e.start_boxed(s).unwrap();
+        e.leave_place(p);
+        let q = e.keep_place();
+        assert_eq!(q.index, p.index);
+        assert!(e.test(id).is_some());
+        assert!(e.take_kept(q).is_none() && e.take_kept(p).is_none());
+        // a schedule that cannot run again (it gained steps, or never
+        // repeated) is not kept
+        let mut once = kept_at(q);
+        once.repeats = false;
+        let id = e.start_boxed(once).unwrap();
+        assert!(e.test(id).is_some());
+        assert!(e.take_kept(q).is_none());
+        // places in use are not given twice
+        let r = e.keep_place();
+        assert_ne!(r.index, q.index);
+        e.leave_place(q);
+        e.leave_place(r);
     }
 }

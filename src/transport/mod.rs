@@ -77,7 +77,9 @@ impl FrameKind {
 /// | Put | sender request | receiver's buffer address (`len`: where the sender's part starts, `ctx`: receiver request) |
 /// | PutDone | receiver request | 1 if the sender wrote its part |
 ///
-/// In a ring slot, `kind` doubles as the slot's full flag (0: empty).
+/// In a ring slot, `kind` doubles as the slot's full flag (0: empty);
+/// a ring stores a short standard-mode message's header in 24 bytes
+/// (`shm::ring`'s compact frames), which its `peek` gives back whole.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub struct FrameHeader {

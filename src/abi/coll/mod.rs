@@ -223,7 +223,7 @@ pub struct Kept {
     group: crate::comm::Group,
     rank: usize,
     call: Call,
-    spare: crate::p2p::schedule::Spare,
+    place: crate::p2p::schedule::Place,
 }
 
 /// Which collective a `Call` is.
@@ -292,7 +292,7 @@ pub(super) fn launch_kept(
         let same = |k: &Kept| k.call == call && k.ctx == ctx && k.rank == rank && same_group(&k.group, &group);
         st.kept_colls.iter().position(same)
     });
-    let spare = at.and_then(|i| st.kept_colls[i].spare.lock().unwrap_or_else(|p| p.into_inner()).take());
+    let spare = at.and_then(|i| st.engine.take_kept(st.kept_colls[i].place));
     let kept_group = group.clone();
     // (how the mailboxes and lines would name it: see `Schedule::named`)
     let name = remote.is_none().then(|| shm::stamp(ctx, seq));
@@ -326,16 +326,22 @@ pub(super) fn launch_kept(
                 let mut s = Box::new(p.into_persistent(ctx, tag));
                 s.named(name);
                 if again {
-                    let spare = crate::p2p::schedule::Spare::default();
-                    s.returns_to(&spare);
-                    let k = Kept { ctx, group: kept_group, rank, call, spare };
-                    match at {
-                        Some(i) => st.kept_colls[i] = k,
-                        None if st.kept_colls.len() < KEPT_MAX => st.kept_colls.push(k),
-                        None => {
-                            st.kept_colls.remove(0);
+                    let place = st.engine.keep_place();
+                    s.returns_to(place);
+                    let k = Kept { ctx, group: kept_group, rank, call, place };
+                    let gone = match at {
+                        Some(i) => Some(std::mem::replace(&mut st.kept_colls[i], k)),
+                        None if st.kept_colls.len() < KEPT_MAX => {
                             st.kept_colls.push(k);
+                            None
                         }
+                        None => {
+                            st.kept_colls.push(k);
+                            Some(st.kept_colls.remove(0))
+                        }
+                    };
+                    if let Some(gone) = gone {
+                        st.engine.leave_place(gone.place);
                     }
                 }
                 st.engine.start_boxed(s)?
