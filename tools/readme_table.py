@@ -26,6 +26,7 @@ def row(label, items, unit=" us"):
     return f"| {label} | "+" | ".join(cols)+" |"
 rows=[
  row("ping-pong latency, 4 B (half round trip)",[(PP2,"4 B")]),
+ row("ping-pong, 16 B / 256 B",[(PP2,"16 B"),(PP2,"256 B")]),
  row("ping-pong, 64 KiB / 256 KiB",[(PP2,"64 KiB"),(PP2,"256 KiB")]),
  row("ping-pong, 4 MiB",[(PP2,"4 MiB")]),
  row("ping-pong 16 / 64 KiB, 4 ranks on 2 cores (2 in a barrier)",[(PP4,"16 KiB"),(PP4,"64 KiB")]),
