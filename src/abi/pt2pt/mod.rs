@@ -114,6 +114,7 @@ fn send_args(
 }
 
 /// What a receive will do, checked.
+#[inline(always)]
 fn recv_template(
     st: &State,
     buf: *mut c_void,

@@ -195,7 +195,7 @@ mpi_fn! {
                 return finish_one(status, &null_status());
             }
         }
-        let s = with_state(|st| {
+        with_state(|st| {
             // SAFETY: checked non-null.
             let h = unsafe { &mut *request };
             let s = match active(st, *h)? {
@@ -206,10 +206,11 @@ mpi_fn! {
                 }
             };
             release_handle(st, h);
-            Ok(s)
-        })?;
-        // SAFETY: valid per the standard.
-        unsafe { finish_one(status, &s) }
+            // (written here, not returned in a Result: the status read
+            // back whole from the fields just stored stalled each call)
+            // SAFETY: valid per the standard.
+            unsafe { finish_one(status, &s) }
+        })
     }
 }
 
@@ -218,26 +219,26 @@ mpi_fn! {
         if request.is_null() || flag.is_null() {
             return err!(Arg, "request and flag must not be null pointers");
         }
-        let done = with_state(|st| {
+        with_state(|st| {
             // SAFETY: checked non-null.
             let h = unsafe { &mut *request };
-            let s = match active(st, *h)? {
+            let done = match active(st, *h)? {
                 None => Some(empty_status()),
                 Some(id) => st.engine.test(id),
             };
-            if s.is_some() {
+            if done.is_some() {
                 release_handle(st, h);
             }
-            Ok(s)
-        })?;
-        // SAFETY: valid per the standard.
-        unsafe {
-            *flag = done.is_some() as c_int;
-            match done {
-                Some(s) => finish_one(status, &s),
-                None => Ok(()),
+            // (written here, as MPI_Wait's)
+            // SAFETY: checked non-null; `status` valid per the standard.
+            unsafe {
+                *flag = done.is_some() as c_int;
+                match done {
+                    Some(s) => finish_one(status, &s),
+                    None => Ok(()),
+                }
             }
-        }
+        })
     }
 }
 
