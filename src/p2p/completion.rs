@@ -109,15 +109,7 @@ impl Engine {
     fn take_done(&mut self, id: ReqId) -> Status {
         if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
             let Some(a) = p.active.take() else { return empty_status() };
-            let Some(Request::Schedule(Some(s))) = self.requests.get(a) else { return self.finish(a) };
-            // a persistent collective's schedule stays with it to run again
-            let status = s.status();
-            if let Some(Request::Schedule(Some(s))) = self.requests.remove(a) {
-                if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
-                    p.spare = Some(s).filter(|s| s.can_restart());
-                }
-            }
-            return status;
+            return self.finish(a);
         }
         self.finish(id)
     }

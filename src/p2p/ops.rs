@@ -154,6 +154,7 @@ impl Engine {
             return self.free_general_if_done(id);
         }
         if let Some(Request::Persistent(p)) = self.requests.get(id) {
+            let place = p.place;
             match (p.active, &p.template) {
                 (Some(a), _) => self.orphans.push(a),
                 (None, Template::Arrival(lines)) => {
@@ -161,6 +162,10 @@ impl Engine {
                     self.free_kept_lines(set);
                 }
                 (None, _) => {}
+            }
+            if let Some(place) = place {
+                // (an activation under way is dropped when it completes)
+                self.leave_place(place);
             }
             self.requests.remove(id);
             return (0, 0);
@@ -189,7 +194,8 @@ impl Engine {
 
     /// MPI_Send_init and friends: an inactive persistent request.
     pub fn persistent(&mut self, template: Template) -> ReqId {
-        self.requests.insert(Request::Persistent(Persistent { template, active: None, spare: None }))
+        let place = matches!(template, Template::Coll(_)).then(|| self.keep_place());
+        self.requests.insert(Request::Persistent(Persistent { template, active: None, place }))
     }
 
     pub fn is_persistent(&self, id: ReqId) -> bool {
@@ -239,20 +245,30 @@ impl Engine {
 
     /// MPI_Start.
     pub fn start(&mut self, id: ReqId) -> MpiResult<()> {
-        // the last activation's schedule again, or what the template starts
-        let next = match self.requests.get_mut(id) {
+        let place = match self.requests.get(id) {
             Some(Request::Persistent(p)) if p.active.is_some() => {
                 return err!(Request, "MPI_Start on a persistent request that is already active")
             }
-            Some(Request::Persistent(p)) => p.spare.take().ok_or_else(|| p.template.clone()),
+            Some(Request::Persistent(p)) => p.place,
             _ => return err!(Request, "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)"),
         };
-        let inner = match next {
-            Ok(mut again) => {
+        // the last activation's schedule again, or what the template starts
+        let inner = match place.and_then(|p| self.take_kept(p)) {
+            Some(mut again) => {
                 again.restart();
                 self.start_boxed(again)?
             }
-            Err(template) => self.start_template(template)?,
+            None => {
+                // (looked up above; taking a kept schedule touches no request)
+                let Some(Request::Persistent(p)) = self.requests.get(id) else {
+                    return err!(Request, "the persistent request is gone");
+                };
+                let inner = self.start_template(p.template.clone())?;
+                if let (Some(place), Some(Request::Schedule(Some(s)))) = (place, self.requests.get_mut(inner)) {
+                    s.returns_to(place);
+                }
+                inner
+            }
         };
         if let Some(Request::Persistent(p)) = self.requests.get_mut(id) {
             p.active = Some(inner);

@@ -186,8 +186,9 @@ impl From<super::SendArgs> for Template {
 }
 
 /// What builds a persistent collective's schedule for an activation
-/// that cannot run the one before again (`Persistent::spare`): afresh,
-/// packing the send buffers as they are then.
+/// that cannot run the one before again (none waits at its request's
+/// `Persistent::place`): afresh, packing the send buffers as they are
+/// then.
 pub struct Starter {
     build: Box<dyn FnMut() -> crate::error::MpiResult<Schedule> + Send>,
 }
@@ -207,14 +208,14 @@ pub struct Persistent {
     pub template: Template,
     /// The operation of the current activation, if started.
     pub active: Option<ReqId>,
-    /// A persistent collective's last activation's schedule, kept when
-    /// its request completed if it can run again (`Schedule::
-    /// can_restart`: it packed no send buffer when built): the next
-    /// start runs it, with no lock taken and nothing built or shared
-    /// (through the `Starter`'s lock and a shared slot, three locks and
-    /// four more atomic operations a start and wait took most of a
-    /// leaf's time in a 2-rank `MPI_Bcast_init` loop of 8 bytes).
-    pub spare: Option<Box<Schedule>>,
+    /// Where a persistent collective's schedule waits between its
+    /// activations, if it can run again (`Schedule::can_restart`: it
+    /// packed no send buffer when built): the next start runs it, with
+    /// no lock taken and nothing built or shared (through the `Starter`'s
+    /// lock and a shared slot, three locks and four more atomic
+    /// operations a start and wait took most of a leaf's time in a
+    /// 2-rank `MPI_Bcast_init` loop of 8 bytes).
+    pub place: Option<super::schedule::Place>,
 }
 
 pub enum Request {

@@ -12,13 +12,13 @@ use crate::comm::Group;
 use crate::error::{MpiError, MpiResult};
 use std::collections::VecDeque;
 
-/// Where a nonblocking collective's schedule kept to run again (`abi::
-/// coll`'s cache of calls) waits between its runs, with the engine
-/// (`Engine::keep_place`): a finished schedule goes back there (`Engine::
-/// retire`) while the place is still held. Through a shared slot reached
-/// by a weak reference that took a lock, a weak upgrade and an Arc drop
-/// a call. (A persistent collective's stays with its request: `request::
-/// Persistent::spare`.)
+/// Where a schedule kept to run again waits between its runs, with the
+/// engine (`Engine::keep_place`): a persistent collective's (`request::
+/// Persistent::place`), or a nonblocking collective's that `abi::coll`
+/// keeps for the same call again. A finished schedule goes back there
+/// (`Engine::retire`) while the place is still held. (Through a shared
+/// slot reached by a weak reference, that took a lock, a weak upgrade
+/// and an Arc drop a call.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Place {
     index: usize,
@@ -537,6 +537,26 @@ mod tests {
         let id = e.start_boxed(once).unwrap();
         assert!(e.test(id).is_some());
         assert!(e.take_kept(q).is_none());
+        // a persistent collective builds its schedule once and runs it at
+        // every start; freed, it gives its place up
+        let built = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = built.clone();
+        let starter = super::super::request::Starter::new(move || {
+            count.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let mut s = Schedule::new(Vec::new(), Vec::new(), 1, 0, Group::World(1));
+            s.repeating();
+            Ok(s)
+        });
+        let coll = super::super::request::Template::Coll(std::sync::Arc::new(std::sync::Mutex::new(starter)));
+        let pers = e.persistent(coll);
+        for _ in 0..3 {
+            e.start(pers).unwrap();
+            assert!(e.test(pers).is_some());
+        }
+        assert_eq!(built.load(std::sync::atomic::Ordering::Relaxed), 1, "built once, run three times");
+        let at = e.places.iter().filter(|(t, _)| *t != 0).count();
+        e.free(pers);
+        assert_eq!(e.places.iter().filter(|(t, _)| *t != 0).count(), at - 1, "its place given up");
         // places in use are not given twice
         let r = e.keep_place();
         assert_ne!(r.index, q.index);

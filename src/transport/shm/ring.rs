@@ -185,14 +185,13 @@ impl Ring {
     pub fn try_push(&self, header: &FrameHeader, len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
         assert!(len <= self.max_frame(), "a frame of {len} bytes in slots of {}", self.payload);
         debug_assert!(header.kind != 0 && header.kind != PAD && header.kind & COMPACT == 0);
-        if Self::compacts(header, len) {
-            return self.try_push_compact(header, len, fill);
-        }
+        // (a compact frame, at most a line, takes one slot, unpadded)
         let (pad, k) = self.needs(len);
         if !self.free(pad + k) {
             return false;
         }
         let slot = self.slot(self.tail.get() + pad);
+        let compact = Self::compacts(header, len);
         // SAFETY: the frame's slots are empty and lie in a row inside the
         // ring (it does not wrap); only we write them until we publish
         // the first; the bytes after its flag word are not read by the
@@ -200,11 +199,18 @@ impl Ring {
         // frame's length from frag_len. (The payload first: see
         // `payload_at`.)
         unsafe {
-            fill(std::slice::from_raw_parts_mut(slot.add(Self::payload_at(len)), len));
-            Self::write_header(slot, &FrameHeader { frag_len: len as u32, ..*header });
+            if compact {
+                let words = [header.ctx, header.src, header.tag as u32, len as u32, header.flags];
+                std::ptr::copy_nonoverlapping(words.as_ptr() as *const u8, slot.add(4), COMPACT_BYTES - 4);
+                fill(std::slice::from_raw_parts_mut(slot.add(COMPACT_BYTES), len));
+            } else {
+                fill(std::slice::from_raw_parts_mut(slot.add(Self::payload_at(len)), len));
+                Self::write_header(slot, &FrameHeader { frag_len: len as u32, ..*header });
+            }
         }
         // Release publishes the header and payload with the flag.
-        Self::flag(slot).store(header.kind, Ordering::Release);
+        let flag = if compact { header.kind | COMPACT } else { header.kind };
+        Self::flag(slot).store(flag, Ordering::Release);
         if pad > 0 {
             // the pad is published after the frame behind it: a consumer
             // that sees the pad finds the frame there
@@ -222,27 +228,6 @@ impl Ring {
     /// nothing `COMPACT_BYTES` cannot.
     fn compacts(h: &FrameHeader, len: usize) -> bool {
         len <= COMPACT_MAX && h.len == len as u64 && (h.a | h.b | h.sig as u64 | h.label as u64) == 0
-    }
-
-    /// `try_push` of a frame that `compacts`: one slot, never padded (a
-    /// slot holds more than a line).
-    fn try_push_compact(&self, h: &FrameHeader, len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
-        let slot = self.slot(self.tail.get());
-        if Self::flag(slot).load(Ordering::Acquire) != 0 {
-            return false;
-        }
-        let words = [h.ctx, h.src, h.tag as u32, len as u32, h.flags];
-        // SAFETY: the slot is empty, so ours until we publish it, and
-        // holds at least a line; the consumer reads nothing of it before
-        // the flag.
-        unsafe {
-            std::ptr::copy_nonoverlapping(words.as_ptr() as *const u8, slot.add(4), COMPACT_BYTES - 4);
-            fill(std::slice::from_raw_parts_mut(slot.add(COMPACT_BYTES), len));
-        }
-        // Release publishes the rest with the flag.
-        Self::flag(slot).store(h.kind | COMPACT, Ordering::Release);
-        self.tail.set(self.tail.get() + 1);
-        true
     }
 
     /// Consumer: the oldest frame, if any, without removing it.
