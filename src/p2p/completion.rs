@@ -254,6 +254,10 @@ impl Engine {
         done: impl Fn(&Segment) -> bool,
         parked: Option<(usize, u64)>,
     ) {
+        if self.owes_marks() {
+            // a writer may wait for them: never while we wait
+            self.store_marks();
+        }
         self.dump_if_requested(waiting_for);
         backoff.restart_if_moved(self.moved);
         let seg = &self.seg;

@@ -18,7 +18,8 @@ use std::sync::atomic::Ordering;
 /// a wait lets pass between checks for what its usual look cannot see:
 /// its writer having taken the other path, members out of step, a
 /// publication older than the one read last (that one also waits for
-/// `mailbox::FULL_LOOK_EVERY`).
+/// `mailbox::FULL_LOOK_EVERY`), a read whose mark is owed; once the wait
+/// sleeps, at every wake-up.
 pub(super) const ASTRAY_EVERY: u32 = 64;
 
 impl Engine {
@@ -61,7 +62,7 @@ impl Engine {
                     return Ok(None);
                 }
             }
-            if round.is_multiple_of(ASTRAY_EVERY) {
+            if round.is_multiple_of(ASTRAY_EVERY) || backoff.sleeps() {
                 // what says `done` will never hold (the writer on another
                 // path, the mailboxes given up) may have come after it did:
                 // a writer that published what we await and went on to

@@ -164,6 +164,12 @@ impl Backoff {
         }
     }
 
+    /// Whether this wait has gone on to sleep (past its yields), as of its
+    /// last idle round.
+    pub fn sleeps(&self) -> bool {
+        self.since.is_some_and(|since| self.clock.saturating_sub(since) >= YIELD_FOR_NS)
+    }
+
     /// Called after a poll found nothing to do. `sleep(timeout_us)` blocks
     /// on the doorbell; `awake(now)` counts this host's ranks not asleep
     /// at `now` (`now_ns`); `yielding(now, dozing)` comes before each

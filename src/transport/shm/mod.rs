@@ -299,8 +299,14 @@ fn shm_size() -> Option<u64> {
 }
 
 /// The lines of one rank's row of read marks (`Segment::note_read`): a
-/// word per mailbox kind and writer.
+/// word per mailbox kind and writer, then, from a line of their own, its
+/// reads of short publications as it makes them (`Segment::note_seen`).
 fn read_row_lines(nranks: usize) -> usize {
+    marks_lines(nranks) + (nranks * 8).div_ceil(LINE)
+}
+
+/// The lines of a row's read marks proper (`read_row_lines`).
+fn marks_lines(nranks: usize) -> usize {
     (2 * nranks * 8).div_ceil(LINE)
 }
 
@@ -555,6 +561,30 @@ impl Segment {
         self.read_mark(reader, kind, writer).load(Ordering::Acquire)
     }
 
+    /// `reader`'s word for `writer`'s short mailbox on the line of its row
+    /// that writers look at only when a wait for its mark drags on
+    /// (`note_seen`).
+    fn seen_mark(&self, reader: usize, writer: usize) -> &AtomicU64 {
+        assert!(reader < self.nranks && writer < self.nranks);
+        let row = read_rows_at(self.nranks) + (reader * read_row_lines(self.nranks) + marks_lines(self.nranks)) * LINE;
+        // SAFETY: as `read_mark`: the row's last line(s), a word per writer.
+        unsafe { &*(self.base.add(row + writer * 8) as *const AtomicU64) }
+    }
+
+    /// We are done with `writer`'s short publication `number` (and those
+    /// before it), a read whose mark we store later (`note_read`): said
+    /// by a plain store on a line of our own that no writer looks at
+    /// while its wait for our mark is short.
+    pub fn note_seen(&self, writer: usize, number: u64) {
+        self.seen_mark(self.me, writer).store(number + 1, Ordering::Release);
+    }
+
+    /// How far `reader` is with `writer`'s short publications, by its
+    /// `note_seen` (ahead of `read_through`'s mark, or equal).
+    pub fn seen_through(&self, reader: usize, writer: usize) -> u64 {
+        self.seen_mark(reader, writer).load(Ordering::Acquire)
+    }
+
     /// We are done with `writer`'s publication `number` in its `kind`
     /// mailbox. The mark is on a line of our own, which the writer looks at
     /// only once in many publications: a shared count of reads per slot had
@@ -754,5 +784,9 @@ mod tests {
         assert_eq!(a.read_through(2, Boxes::Short, 0), 0, "each kind has its own mark");
         assert_eq!(a.read_through(1, Boxes::Long, 0), 0, "each reader has its own");
         assert_eq!(c.read_through(1, Boxes::Short, 2), 0, "and per writer");
+        c.note_seen(1, 9);
+        assert_eq!(a.seen_through(2, 1), 10, "a read seen");
+        assert_eq!(a.read_through(2, Boxes::Short, 1), 0, "is not yet marked");
+        assert_eq!((a.seen_through(1, 0), a.seen_through(2, 0)), (0, 0), "per reader and writer");
     }
 }
