@@ -3,13 +3,16 @@
 //! operation (and, in the long mailbox, the piece of it), in the next
 //! slot of that mailbox; its readers find the stamp, copy the data out in
 //! place and move their read mark for that writer (`Segment::note_read`,
-//! in a row of their own: the number of the last publication read); a
+//! in a row of their own: the number of the last publication read; of
+//! short publications at every 16th read and whenever the reader waits,
+//! each read said meanwhile on a line the writer looks at only when its
+//! wait for the mark drags on, `Engine::count_read`); a
 //! slot is written again only once every reader of its previous
 //! publication has marked it read, so a rank runs at most a mailbox's
 //! slots ahead of its slowest reader. No envelope, no matching, no
 //! request: a publication costs the writer one pass over the data and a
 //! store (and, once in many, a look at its readers' marks), a read one
-//! pass and an atomic on a line of the reader's own. Waiting keeps the
+//! pass and a store on a line of the reader's own. Waiting keeps the
 //! point-to-point traffic moving, and sleeps like any wait when a rank has
 //! nothing to do.
 //!
