@@ -213,6 +213,7 @@ pub(super) mod tests {
             check_types: false,
             eager_limit: 256,
             fan_eager_limit: 256,
+            calm_eager_limit: 256,
             tcp_eager_limit: 256,
             unexpected_budget: 1 << 20,
             single_copy: false,

@@ -165,11 +165,15 @@ pub fn init(required: i32) -> MpiResult<i32> {
     // 56 KB 13.7-17.8 against 23.9-27.2; while at 2 ranks 56 KB went in
     // 3.0-3.8 ms split against 3.8-12 eagerly in one slot.
     // (the engine cuts it to what a ring's frame holds)
-    let long_eager = long_eager_limit(&tunables::value("OXMPI_LONG_EAGER_LIMIT"), on_host > cores);
+    let value = tunables::value("OXMPI_LONG_EAGER_LIMIT");
+    let long_eager = long_eager_limit(&value, on_host > cores);
+    // (while the ranks that want a core have one each, the receiver runs)
+    let calm_long_eager = if value.trim() == "auto" { long_eager_limit(&value, false) } else { long_eager };
     let cfg = Config {
         eager_limit: eager.max(long_eager),
         // (`p2p::Alone::Fan`)
         fan_eager_limit: if on_host > cores { eager } else { eager.max(long_eager) },
+        calm_eager_limit: eager.max(calm_long_eager),
         tcp_eager_limit: tunables::size("OXMPI_TCP_EAGER_LIMIT"),
         unexpected_budget: tunables::size("OXMPI_UNEXPECTED_BYTES"),
         single_copy: tunables::flag("OXMPI_SINGLE_COPY"),
