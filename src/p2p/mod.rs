@@ -324,15 +324,16 @@ impl Engine {
         if alone == Alone::Fan && self.single_copy && len >= self.single_copy_min / 4 && self.is_local(dst) {
             limit = limit.min(self.fan_eager_limit);
         }
-        if len > self.calm_eager_limit && len <= limit && self.is_local(dst) {
+        if alone == Alone::Helps && len > self.calm_eager_limit && len <= limit && self.is_local(dst) {
             // a crowded host: eager up to 64 KiB, since a rendezvous waits
             // for its receiver to run; but while the ranks that want a
-            // core have one each (the others wait in a long collective)
-            // the receiver runs, and both copy at once (4 ranks on 2 cores,
-            // two in a barrier, ping-pong of 64 KiB, 4 alternations:
-            // 9.27-9.44 -> 7.71-9.01 us; NAS CG, class A, 4 ranks, whose
-            // 56 KB messages mostly still go eagerly, medians of 6 and 8
-            // alternations: 0.364 -> 0.379 s and 0.340 -> 0.330)
+            // core have one each (the others in a long wait) the receiver
+            // runs, and a blocking send's sender and receiver copy half
+            // each (4 ranks on 2 cores, two in a barrier, ping-pong of
+            // 64 KiB, 7 alternations: 9.06-9.44 -> 7.64-9.01 us). Not a
+            // nonblocking send's, or a Sendrecv's: eager, its message
+            // needs nothing more of a sender that goes on to compute
+            // (`c-tests/p2p_progress.c`).
             if !backoff::outnumbered(|| self.seg.busy(backoff::now_ns())) {
                 limit = self.calm_eager_limit;
             }

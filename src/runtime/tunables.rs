@@ -17,7 +17,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_LONG_EAGER_LIMIT",
         default: "auto",
-        meaning: "the largest contiguous message (bytes) sent eagerly to a rank of this host in several of the ring's slots in a row (at most OXMPI_SLOTS/2 slots of OXMPI_EAGER_LIMIT bytes; never below OXMPI_EAGER_LIMIT); auto: below 32 KiB, from where a rendezvous has sender and receiver copy half each, or 64 KiB on a host running more ranks than it has cores, where a rendezvous waits for its receiver to be running, which it often is not (below 32 KiB still while the ranks that want a core there have one each, the others waiting in a long wait; there a collective's sends posted several at once beside receives, an Alltoall's or Allgather's, go by rendezvous from a quarter of OXMPI_SINGLE_COPY_MIN on: their receivers, in the collective too, read them by one cross-memory copy)",
+        meaning: "the largest contiguous message (bytes) sent eagerly to a rank of this host in several of the ring's slots in a row (at most OXMPI_SLOTS/2 slots of OXMPI_EAGER_LIMIT bytes; never below OXMPI_EAGER_LIMIT); auto: below 32 KiB, from where a rendezvous has sender and receiver copy half each, or 64 KiB on a host running more ranks than it has cores, where a rendezvous waits for its receiver to be running, which it often is not (a blocking send's below 32 KiB still while the ranks that want a core there have one each, the others in a long wait; there a collective's sends posted several at once beside receives, an Alltoall's or Allgather's, go by rendezvous from a quarter of OXMPI_SINGLE_COPY_MIN on: their receivers, in the collective too, read them by one cross-memory copy)",
     },
     Tunable {
         name: "OXMPI_UNEXPECTED_BYTES",
