@@ -318,26 +318,7 @@ impl Engine {
             // SAFETY: forwarded from the caller.
             return unsafe { self.bsend_start(a, dst, len) };
         }
-        let mut limit = self.eager_limit_for(&a.ty, dst);
-        // (its receiver, with sends of its own under way, reads it from a
-        // quarter of `single_copy_min` on: `match_rts`)
-        if alone == Alone::Fan && self.single_copy && len >= self.single_copy_min / 4 && self.is_local(dst) {
-            limit = limit.min(self.fan_eager_limit);
-        }
-        if alone == Alone::Helps && len > self.calm_eager_limit && len <= limit && self.is_local(dst) {
-            // a crowded host: eager up to 64 KiB, since a rendezvous waits
-            // for its receiver to run; but while the ranks that want a
-            // core have one each (the others in a long wait) the receiver
-            // runs, and a blocking send's sender and receiver copy half
-            // each (4 ranks on 2 cores, two in a barrier, ping-pong of
-            // 64 KiB, 7 alternations: 9.06-9.44 -> 7.64-9.01 us). Not a
-            // nonblocking send's, or a Sendrecv's: eager, its message
-            // needs nothing more of a sender that goes on to compute
-            // (`c-tests/p2p_progress.c`).
-            if !backoff::outnumbered(|| self.seg.busy(backoff::now_ns())) {
-                limit = self.calm_eager_limit;
-            }
-        }
+        let limit = self.eager_limit_for(&a.ty, dst, len, alone);
         let proto = protocol::choose(len, a.mode, limit);
         let mut header = FrameHeader {
             ctx: a.ctx,
@@ -424,18 +405,37 @@ impl Engine {
         Ok(id)
     }
 
+    /// The longest message of `len` bytes of type `ty` to `dst`, sent as
+    /// one of its caller's transfers (`alone`), that goes eagerly.
     /// Non-contiguous messages above a few KiB go rendezvous: their data is
     /// then packed and unpacked in pieces that overlap on the two sides.
     /// Over TCP the handshake costs a round trip of the network, so
     /// messages up to `tcp_eager_limit` go whole.
-    fn eager_limit_for(&self, ty: &TypeInfo, dst: usize) -> usize {
+    fn eager_limit_for(&self, ty: &TypeInfo, dst: usize, len: usize, alone: Alone) -> usize {
         if !self.is_local(dst) {
-            self.tcp_eager_limit
-        } else if ty.is_contiguous() {
-            self.eager_limit
-        } else {
-            self.eager_limit.min(NONCONTIG_EAGER)
+            return self.tcp_eager_limit;
         }
+        let limit = if ty.is_contiguous() { self.eager_limit } else { self.eager_limit.min(NONCONTIG_EAGER) };
+        // (its receiver, with sends of its own under way, reads it from a
+        // quarter of `single_copy_min` on: `match_rts`)
+        if alone == Alone::Fan && self.single_copy && len >= self.single_copy_min / 4 {
+            return limit.min(self.fan_eager_limit);
+        }
+        if alone == Alone::Helps && len > self.calm_eager_limit && len <= limit {
+            // a crowded host: eager up to 64 KiB, since a rendezvous waits
+            // for its receiver to run; but while the ranks that want a
+            // core have one each (the others in a long wait) the receiver
+            // runs, and a blocking send's sender and receiver copy half
+            // each (4 ranks on 2 cores, two in a barrier, ping-pong of
+            // 64 KiB, 7 alternations: 9.06-9.44 -> 7.64-9.01 us). Not a
+            // nonblocking send's, or a Sendrecv's: eager, its message
+            // needs nothing more of a sender that goes on to compute
+            // (`c-tests/p2p_progress.c`).
+            if !backoff::outnumbered(|| self.seg.busy(backoff::now_ns())) {
+                return self.calm_eager_limit;
+            }
+        }
+        limit
     }
 
     fn send_req(
