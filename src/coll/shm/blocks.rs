@@ -370,11 +370,11 @@ fn agreed(
     forced: Option<Way>,
     go: impl FnOnce(&mut Engine, Way, (Note, Heard)) -> MpiResult<()>,
 ) -> MpiResult<()> {
-    let start = thread_cpu_ns();
     let of = agreed_of(stamp, kind);
-    let (way, note) = e.agreed_way(of, m.group, m.me, b, forced);
+    let (way, note, timed) = e.agreed_way(of, m.group, m.me, b, forced);
+    let start = timed.then(thread_cpu_ns);
     let done = go(e, way, (note, &mut |e: &mut Engine, r, note| e.agreed_heard(of, r, b, note)));
-    if done.is_ok() {
+    if let (Ok(()), Some(start)) = (&done, start) {
         e.agreed_took(of, b, way, thread_cpu_ns().saturating_sub(start));
     }
     done

@@ -421,9 +421,8 @@ fn choose(e: &mut Engine, m: &Members, stamp: u64, v: &impl Varied, mine: &mut [
         return None;
     }
     let mut choice = if tuning::in_pieces(Pieces::Alltoall, n, key * n, 1) {
-        let start = thread_cpu_ns();
-        let (way, note) = e.agreed_way(agreed_of(stamp, Kind::Alltoallv), m.group, m.me, key, forced);
-        Choice { way, timed: Some((key, start)), note, span: None }
+        let (way, note, timed) = e.agreed_way(agreed_of(stamp, Kind::Alltoallv), m.group, m.me, key, forced);
+        Choice { way, timed: timed.then(|| (key, thread_cpu_ns())), note, span: None }
     } else if forced != Some(Way::Pieces) && outside().all(|r| e.may_be_read(m.world(r))) {
         Choice { way: Way::Read, timed: None, note: [0; 2], span: None }
     } else {
