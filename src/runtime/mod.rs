@@ -91,15 +91,20 @@ pub fn hostname() -> String {
 
 /// OXMPI_LONG_EAGER_LIMIT: a size, or `auto` (what the comment at its
 /// use in `init` says, by whether the host is `crowded`); anything else
-/// is reported and taken as `auto`.
-fn long_eager_limit(value: &str, crowded: bool) -> usize {
-    let auto = if crowded { 64 << 10 } else { crate::p2p::SPLIT_MIN - 1 };
+/// is reported and taken as `auto`. With it, the calm limit
+/// (`p2p::Config::calm_eager_limit`): `auto`'s on a host with a core for
+/// each rank, or the size given.
+fn long_eager_limits(value: &str, crowded: bool) -> (usize, usize) {
+    let auto = |crowded: bool| if crowded { 64 << 10 } else { crate::p2p::SPLIT_MIN - 1 };
     match value.trim() {
-        "auto" => auto,
-        v => tunables::parse_size(v).unwrap_or_else(|| {
-            report(&format!("oxmpi: OXMPI_LONG_EAGER_LIMIT={v} is neither a size nor auto; using auto\n"));
-            auto
-        }),
+        "auto" => (auto(crowded), auto(false)),
+        v => match tunables::parse_size(v) {
+            Some(size) => (size, size),
+            None => {
+                report(&format!("oxmpi: OXMPI_LONG_EAGER_LIMIT={v} is neither a size nor auto; using auto\n"));
+                (auto(crowded), auto(false))
+            }
+        },
     }
 }
 
@@ -165,10 +170,9 @@ pub fn init(required: i32) -> MpiResult<i32> {
     // 56 KB 13.7-17.8 against 23.9-27.2; while at 2 ranks 56 KB went in
     // 3.0-3.8 ms split against 3.8-12 eagerly in one slot.
     // (the engine cuts it to what a ring's frame holds)
-    let value = tunables::value("OXMPI_LONG_EAGER_LIMIT");
-    let long_eager = long_eager_limit(&value, on_host > cores);
-    // (while the ranks that want a core have one each, the receiver runs)
-    let calm_long_eager = if value.trim() == "auto" { long_eager_limit(&value, false) } else { long_eager };
+    // (while the ranks that want a core have one each, the receiver runs:
+    // the calm limit)
+    let (long_eager, calm_long_eager) = long_eager_limits(&tunables::value("OXMPI_LONG_EAGER_LIMIT"), on_host > cores);
     let cfg = Config {
         eager_limit: eager.max(long_eager),
         // (`p2p::Alone::Fan`)
@@ -290,14 +294,16 @@ pub fn report(text: &str) {
 
 #[cfg(test)]
 mod tests {
-    use super::long_eager_limit;
+    use super::long_eager_limits;
 
     #[test]
     fn the_long_eager_limit_is_a_size_or_auto() {
-        assert_eq!(long_eager_limit("auto", false), 32 * 1024 - 1);
-        assert_eq!(long_eager_limit(" auto ", true), 64 * 1024);
-        assert_eq!(long_eager_limit("40k", false), 40 * 1024);
-        assert_eq!(long_eager_limit("0", true), 0);
-        assert_eq!(long_eager_limit("lots", true), 64 * 1024, "not a size: auto");
+        let calm = 32 * 1024 - 1;
+        assert_eq!(long_eager_limits("auto", false), (calm, calm));
+        assert_eq!(long_eager_limits(" auto ", true), (64 * 1024, calm));
+        assert_eq!(long_eager_limits("40k", false), (40 * 1024, 40 * 1024));
+        assert_eq!(long_eager_limits("40k", true), (40 * 1024, 40 * 1024), "a size given holds calm or not");
+        assert_eq!(long_eager_limits("0", true), (0, 0));
+        assert_eq!(long_eager_limits("lots", true), (64 * 1024, calm), "not a size: auto, calm limit too");
     }
 }
