@@ -89,6 +89,25 @@ static void run(int k, int sym, int spread)
             for (int i = 0; i < rc[r]; i++) bad += rb[rd[r] * stride + w * i] != val(r, rank, i);
         }
         CHECK(bad == 0, "alltoallw at scale %d %s: %d wrong", k, how, bad);
+        /* again by MPI_Alltoallw_c from MPI_BOTTOM, the displacements
+         * absolute addresses (MPI_Aint, as the large-count form takes) */
+        MPI_Count scc[64], rcc[64];
+        MPI_Aint sab[64], rab[64], s0, r0;
+        MPI_Get_address(sb, &s0);
+        MPI_Get_address(rb, &r0);
+        for (int r = 0; r < size; r++) {
+            scc[r] = sc[r], rcc[r] = rc[r];
+            sab[r] = MPI_Aint_add(s0, sdb[r]);
+            rab[r] = MPI_Aint_add(r0, rdb[r]);
+        }
+        for (int i = 0; i < 2 * rt; i++) rb[i] = -5;
+        MPI_Alltoallw_c(MPI_BOTTOM, scc, sab, sts, MPI_BOTTOM, rcc, rab, rts, comm);
+        bad = 0;
+        for (int r = 0; r < size; r++) {
+            int w = r % 2 ? stride : 1;
+            for (int i = 0; i < rc[r]; i++) bad += rb[rd[r] * stride + w * i] != val(r, rank, i);
+        }
+        CHECK(bad == 0, "alltoallw_c from MPI_BOTTOM at scale %d %s: %d wrong", k, how, bad);
     }
     if (spread)
         MPI_Type_free(&rt_);

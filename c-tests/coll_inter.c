@@ -80,6 +80,44 @@ static void rooted(int nb, int n)
     free(buf), free(all), free(cnt), free(dis);
 }
 
+/* At an MPI_PROC_NULL root only the root argument is significant (MPI
+ * 4.0 §6.4, §6.9.1): the idle processes pass null buffers, count 0,
+ * MPI_BYTE and MPI_MAX (an operator MPI_BYTE has not), as mpi4py does,
+ * and the rooted collectives still run and deliver. */
+static void idle_args(void)
+{
+    int n = 3, other = 1 - color;
+    int buf[3], all[3 * 4], sum[3];
+    for (int g = 0; g < 2; g++) {
+        int arg = g == color ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+        int idle = arg == MPI_PROC_NULL, am_root = arg == MPI_ROOT, bad = 0;
+        for (int i = 0; i < n; i++) buf[i] = am_root ? val(g, 0, i) : val(color, lrank, i);
+        if (idle)
+            CHECK(MPI_Bcast(NULL, 0, MPI_BYTE, arg, ic) == MPI_SUCCESS, "idle bcast");
+        else
+            CHECK(MPI_Bcast(buf, n, MPI_INT, arg, ic) == MPI_SUCCESS, "bcast");
+        for (int i = 0; i < n && g != color; i++) bad += buf[i] != val(g, 0, i);
+        for (int i = 0; i < n; i++) buf[i] = val(color, lrank, i);
+        if (idle)
+            CHECK(MPI_Gather(NULL, 0, MPI_BYTE, NULL, 0, MPI_BYTE, arg, ic) == MPI_SUCCESS, "idle gather");
+        else
+            CHECK(MPI_Gather(buf, n, MPI_INT, all, n, MPI_INT, arg, ic) == MPI_SUCCESS, "gather");
+        for (int r = 0; r < rsize && am_root; r++)
+            for (int i = 0; i < n; i++) bad += all[r * n + i] != val(other, r, i);
+        if (idle)
+            CHECK(MPI_Scatter(NULL, 0, MPI_BYTE, NULL, 0, MPI_BYTE, arg, ic) == MPI_SUCCESS, "idle scatter");
+        else
+            CHECK(MPI_Scatter(all, n, MPI_INT, sum, n, MPI_INT, arg, ic) == MPI_SUCCESS, "scatter");
+        for (int i = 0; i < n && g != color; i++) bad += sum[i] != val(color, lrank, i);
+        if (idle)
+            CHECK(MPI_Reduce(NULL, NULL, 0, MPI_BYTE, MPI_MAX, arg, ic) == MPI_SUCCESS, "idle reduce");
+        else
+            CHECK(MPI_Reduce(buf, sum, n, MPI_INT, MPI_MAX, arg, ic) == MPI_SUCCESS, "reduce");
+        for (int i = 0; i < n && am_root; i++) bad += sum[i] != val(other, rsize - 1, i);
+        CHECK(bad == 0, "rooted collectives with idle arguments, root in group %d: %d wrong", g, bad);
+    }
+}
+
 static void everyone(int nb, int n)
 {
     int other = 1 - color, bad = 0;
@@ -184,6 +222,7 @@ int main(int argc, char **argv)
             everyone(nb, counts[c]);
             reduce_scatter(nb, counts[c] / 10 + 1);
         }
+    idle_args();
     /* persistent Allreduce on the intercommunicator, started twice */
     int x, sum;
     MPI_Request q;

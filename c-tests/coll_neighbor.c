@@ -135,10 +135,19 @@ static void dist_graph(void)
     int sc[2] = {1, 1}, rc[2] = {1, 1};
     MPI_Aint sd[2] = {0, sizeof(int)}, rd[2] = {0, 2 * sizeof(int)};
     MPI_Datatype st[2] = {MPI_INT, pair}, rt[2] = {MPI_INT, pair};
-    for (int mode = 0; mode < 3; mode++) {
+    /* mode 3: from MPI_BOTTOM, the displacements absolute addresses */
+    MPI_Aint sa[2], ra[2];
+    MPI_Get_address(sb, &sa[0]);
+    MPI_Get_address(rb, &ra[0]);
+    sa[1] = MPI_Aint_add(sa[0], sd[1]);
+    ra[1] = MPI_Aint_add(ra[0], rd[1]);
+    for (int mode = 0; mode < 4; mode++) {
         for (int i = 0; i < 5; i++) rb[i] = -1;
         MPI_Request q;
-        if (mode == 0)
+        if (mode == 3)
+            CHECK(MPI_Neighbor_alltoallw(MPI_BOTTOM, sc, sa, st, MPI_BOTTOM, rc, ra, rt, c) == MPI_SUCCESS,
+                  "neighbor alltoallw from MPI_BOTTOM");
+        else if (mode == 0)
             MPI_Neighbor_alltoallw(sb, sc, sd, st, rb, rc, rd, rt, c);
         else if (mode == 1) {
             MPI_Ineighbor_alltoallw(sb, sc, sd, st, rb, rc, rd, rt, c, &q);
@@ -189,6 +198,13 @@ static void errors(void)
     e = MPI_Neighbor_alltoall(&x, 1, MPI_DATATYPE_NULL, y, 1, MPI_INT, c);
     MPI_Error_class(e, &cls);
     CHECK(cls == MPI_ERR_TYPE, "neighbor alltoall with MPI_DATATYPE_NULL: class %d", cls);
+    /* a null buffer with displacement 0 is no address, MPI_BOTTOM or not */
+    int ones[2] = {1, 1};
+    MPI_Aint zeros[2] = {0, 0};
+    MPI_Datatype ints[2] = {MPI_INT, MPI_INT};
+    e = MPI_Neighbor_alltoallw(NULL, ones, zeros, ints, y, ones, zeros, ints, c);
+    MPI_Error_class(e, &cls);
+    CHECK(cls == MPI_ERR_BUFFER, "neighbor alltoallw from a null buffer at displacement 0: class %d", cls);
     MPI_Comm_free(&c);
 }
 

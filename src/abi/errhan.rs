@@ -252,21 +252,26 @@ mpi_fn! {
         if (0..=LAST_CODE).contains(&errorcode) || class_of(errorcode).is_none() {
             return err!(Arg, "{errorcode} is not a user-defined error code or class");
         }
-        with_registry(|r| r.strings.remove(&errorcode));
-        Ok(())
+        match with_registry(|r| r.strings.remove(&errorcode)) {
+            Some(_) => Ok(()),
+            None => err!(Arg, "error code {errorcode} has no string to remove (MPI_Add_error_string gives one)"),
+        }
     }
 }
 
 mpi_fn! {
     Initialized fn MPI_Remove_error_code / PMPI_Remove_error_code(errorcode: c_int) errors(None) {
-        let is_code = with_registry(|r| r.classes.get(&errorcode).is_some_and(|&c| c != errorcode));
+        let (is_code, named) = with_registry(|r| {
+            (r.classes.get(&errorcode).is_some_and(|&c| c != errorcode), r.strings.contains_key(&errorcode))
+        });
         if !is_code {
             return err!(Arg, "{errorcode} is not a user-defined error code (classes go with MPI_Remove_error_class)");
         }
-        with_registry(|r| {
-            r.classes.remove(&errorcode);
-            r.strings.remove(&errorcode);
-        });
+        // (MPI 4.1 §9.5: erroneous while its string is there)
+        if named {
+            return err!(Arg, "error code {errorcode} still has a string; remove it first (MPI_Remove_error_string)");
+        }
+        with_registry(|r| r.classes.remove(&errorcode));
         Ok(())
     }
 }
@@ -276,16 +281,15 @@ mpi_fn! {
         let state = with_registry(|r| {
             let is_class = r.classes.get(&errorclass) == Some(&errorclass);
             let in_use = r.classes.iter().any(|(&code, &class)| class == errorclass && code != errorclass);
-            (is_class, in_use)
+            (is_class, in_use, r.strings.contains_key(&errorclass))
         });
+        // (MPI 4.1 §9.5: erroneous while its codes or its string are there)
         match state {
-            (false, _) => err!(Arg, "{errorclass} is not a user-defined error class"),
-            (true, true) => err!(Arg, "error class {errorclass} still has error codes; remove them first (MPI_Remove_error_code)"),
-            (true, false) => {
-                with_registry(|r| {
-                    r.classes.remove(&errorclass);
-                    r.strings.remove(&errorclass);
-                });
+            (false, ..) => err!(Arg, "{errorclass} is not a user-defined error class"),
+            (true, true, _) => err!(Arg, "error class {errorclass} still has error codes; remove them first (MPI_Remove_error_code)"),
+            (true, false, true) => err!(Arg, "error class {errorclass} still has a string; remove it first (MPI_Remove_error_string)"),
+            (true, false, false) => {
+                with_registry(|r| r.classes.remove(&errorclass));
                 Ok(())
             }
         }

@@ -282,8 +282,9 @@ pub(super) fn launch_kept(
     let (seq, tag) = (c.colls, coll::user_tag(c.colls));
     let (group, rank, ctx, remote) = (c.group.clone(), c.rank, c.ctx_coll, c.remote.clone());
     // on an intercommunicator the root argument differs by design, and
-    // so may the parts of the two groups
-    let agree = if remote.is_some() { Agree { root: 0, bytes: -1, ..agree } } else { agree };
+    // so may the parts of the two groups; an MPI_PROC_NULL root's
+    // operator is not significant
+    let agree = if remote.is_some() { Agree { root: 0, op: 0, bytes: -1, ..agree } } else { agree };
     let check = coll::tuning::check_collectives();
     // a nonblocking call that names itself: the kept schedule of the same
     // call, if one is back (none while it is still in flight)
@@ -686,11 +687,14 @@ fn bcast_any(buffer: *mut c_void, count: i64, datatype: c_int, root: c_int, comm
             }
         }
         let c = members(st, comm)?;
-        let (count, ty) = check_count(count, datatype)?;
         let role = role(&c, root)?;
-        if role != Role::Idle {
-            check_buf(buffer, count, &ty, "buffer")?;
-        }
+        // (an intercommunicator's MPI_PROC_NULL root: only the root
+        // argument is significant, MPI 4.0 §6.4)
+        let (count, ty) = match role {
+            Role::Idle => (0, crate::datatype::byte()),
+            _ => check_count(count, datatype)?,
+        };
+        check_buf(buffer, count, &ty, "buffer")?;
         let (buf, me, between) = (buffer as usize, c.rank, c.remote.is_some());
         let short = |e: &mut crate::p2p::Engine, m: &shm::Members, s| {
             let at = root_rank(role, me);

@@ -139,8 +139,19 @@ pub(super) fn part_at(
         Some(d) => d.get(r) as isize,
         None => (r * count as usize) as isize,
     };
-    check_buf(buf, count as usize, ty, name)?;
-    Ok((count as usize, items * ty.extent))
+    let offset = items * ty.extent;
+    check_part_buf(buf, offset, count as usize, ty, name)?;
+    Ok((count as usize, offset))
+}
+
+/// `check_buf` for a part `offset` bytes into `buf`: MPI_BOTTOM (a null
+/// pointer) with a displacement that is the part's absolute address, as
+/// MPI_Get_address gives it, is a buffer (MPI 4.0 §5.1.12).
+fn check_part_buf(buf: *const c_void, offset: isize, count: usize, ty: &TypeInfo, name: &str) -> MpiResult<()> {
+    if buf.is_null() && offset != 0 {
+        return Ok(());
+    }
+    check_buf(buf, count, ty, name)
 }
 
 /// Whether every one of `n` ranks' parts passes `part_at`'s checks: its
@@ -206,8 +217,9 @@ pub(in crate::abi) fn wparts(
     let mut out = Vec::with_capacity(n);
     for r in 0..n {
         let (count, ty) = check_count(counts[r], types[r])?;
-        check_buf(buf, count, &ty, name)?;
-        out.push(Part { ty, count, offset: displs[r] as isize });
+        let offset = displs[r] as isize;
+        check_part_buf(buf, offset, count, &ty, name)?;
+        out.push(Part { ty, count, offset });
     }
     Ok(out)
 }

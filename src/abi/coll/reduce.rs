@@ -44,8 +44,14 @@ fn reduce_any(
     with_state(|st| {
         let c = members(st, comm)?;
         let op_h = op;
-        let (count, ty, op, u) = reduction(count, datatype, op)?;
         let role = role(&c, root)?;
+        // at an intercommunicator's MPI_PROC_NULL root only the root
+        // argument is significant (MPI 4.0 §6.9.1): its count, datatype
+        // and operator are not checked, and it moves nothing
+        let (count, ty, op, u) = match role {
+            Role::Idle => idle_reduction(),
+            _ => reduction(count, datatype, op)?,
+        };
         no_in_place_between(&c, sendbuf, "sendbuf")?;
         let in_place = is_in_place(sendbuf);
         if in_place && role != Role::Root {
@@ -369,6 +375,13 @@ fn reduction(count: i64, datatype: c_int, op: c_int) -> MpiResult<(usize, TypeRe
     let op = op_for(op, datatype)?;
     let u = unit(&ty, op)?;
     Ok((count, ty, op, u))
+}
+
+/// What a process that passes MPI_PROC_NULL as an intercommunicator
+/// reduction's root reduces: nothing, of MPI_BYTE, by MPI_NO_OP.
+fn idle_reduction() -> (usize, TypeRef, Op, TypeRef) {
+    let byte = crate::datatype::byte();
+    (0, byte.clone(), Op::NoOp, byte)
 }
 
 /// The operator of a reduction on `datatype` (a user function is told

@@ -266,6 +266,11 @@ fn own_side(role: Role, between: bool, in_place: bool) -> bool {
 fn rooted(st: &State, comm: c_int, root: c_int, buf: *const c_void, which: &str) -> MpiResult<(Local, Role, bool)> {
     let c = members(st, comm)?;
     let role = role(&c, root)?;
+    if role == Role::Idle {
+        // (an intercommunicator's MPI_PROC_NULL root: only the root
+        // argument is significant)
+        return Ok((c, role, false));
+    }
     no_in_place_between(&c, buf, which)?;
     let in_place = is_in_place(buf);
     if in_place && role != Role::Root {
