@@ -34,6 +34,18 @@ static int items(int s, int r, int k, int sym)
 
 static int val(int s, int r, int i) { return s * 1000003 + r * 1009 + i; }
 
+/* The ints wrong in an Alltoallw's result: odd ranks' blocks came through
+ * the spreading type (every `stride`th int), the others' packed. */
+static int w_wrong(const int *rb, const int *rc, const int *rd, int stride)
+{
+    int bad = 0;
+    for (int r = 0; r < size; r++) {
+        int w = r % 2 ? stride : 1;
+        for (int i = 0; i < rc[r]; i++) bad += rb[rd[r] * stride + w * i] != val(r, rank, i);
+    }
+    return bad;
+}
+
 static void run(int k, int sym, int spread)
 {
     int sc[64], sd[64], rc[64], rd[64], st = 0, rt = 0;
@@ -83,11 +95,7 @@ static void run(int k, int sym, int spread)
         }
         for (int i = 0; i < 2 * rt; i++) rb[i] = -5;
         MPI_Alltoallw(sb, sc, sdb, sts, rb, rc, rdb, rts, comm);
-        bad = 0;
-        for (int r = 0; r < size; r++) {
-            int w = r % 2 ? stride : 1;
-            for (int i = 0; i < rc[r]; i++) bad += rb[rd[r] * stride + w * i] != val(r, rank, i);
-        }
+        bad = w_wrong(rb, rc, rd, stride);
         CHECK(bad == 0, "alltoallw at scale %d %s: %d wrong", k, how, bad);
         /* again by MPI_Alltoallw_c from MPI_BOTTOM, the displacements
          * absolute addresses (MPI_Aint, as the large-count form takes) */
@@ -102,11 +110,7 @@ static void run(int k, int sym, int spread)
         }
         for (int i = 0; i < 2 * rt; i++) rb[i] = -5;
         MPI_Alltoallw_c(MPI_BOTTOM, scc, sab, sts, MPI_BOTTOM, rcc, rab, rts, comm);
-        bad = 0;
-        for (int r = 0; r < size; r++) {
-            int w = r % 2 ? stride : 1;
-            for (int i = 0; i < rc[r]; i++) bad += rb[rd[r] * stride + w * i] != val(r, rank, i);
-        }
+        bad = w_wrong(rb, rc, rd, stride);
         CHECK(bad == 0, "alltoallw_c from MPI_BOTTOM at scale %d %s: %d wrong", k, how, bad);
     }
     if (spread)

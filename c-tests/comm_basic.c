@@ -5,6 +5,63 @@
  * 16,000 communicators alive at once; freed ids are reused; bad input. */
 #include "common.h"
 
+/* MPI 4.0 §7.4.2's hardware splits on one host: a guided split by
+ * "mpi_shared_memory" is the shared one; by no resource, or one not
+ * known, MPI_COMM_NULL; unguided, MPI_COMM_NULL (no strict subset shares
+ * a resource, oxmpi knowing no finer one than the host), the info left
+ * alone. Then MPI_COMM_TYPE_SHARED on an intercommunicator (as MPICH):
+ * both groups, whole. */
+static void hardware_splits(int rank, int size)
+{
+    MPI_Comm c;
+    int s, flag, len = MPI_MAX_INFO_VAL;
+    char v[MPI_MAX_INFO_VAL];
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, MPI_INFO_NULL, &c);
+    CHECK(c == MPI_COMM_NULL, "guided split without info");
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, info, &c);
+    CHECK(c == MPI_COMM_NULL, "guided split without a resource");
+    MPI_Info_set(info, "mpi_hw_resource_type", "no-such-thing");
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, rank, info, &c);
+    CHECK(c == MPI_COMM_NULL, "guided split by an unknown resource");
+    MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, size - rank, info, &c);
+    CHECK(c != MPI_COMM_NULL, "guided split by mpi_shared_memory");
+    MPI_Comm_size(c, &s);
+    int r;
+    MPI_Comm_rank(c, &r);
+    CHECK(s == size && r == size - 1 - rank, "guided split size %d rank %d", s, r);
+    MPI_Comm_free(&c);
+    MPI_Info_free(&info);
+    MPI_Info_create(&info);
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, rank, info, &c);
+    CHECK(c == MPI_COMM_NULL, "unguided split of one host's ranks");
+    MPI_Info_get_string(info, "mpi_hw_resource_type", &len, v, &flag);
+    CHECK(!flag, "unguided split that made nothing named %s", v);
+    MPI_Info_free(&info);
+    if (size < 2)
+        return;
+    MPI_Comm local, inter;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - rank % 2, 5, &inter);
+    MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &c);
+    int ls, rs, inner;
+    MPI_Comm_test_inter(c, &inner);
+    MPI_Comm_size(c, &ls);
+    MPI_Comm_remote_size(c, &rs);
+    CHECK(inner && ls == (size + 1 - rank % 2) / 2 && rs == size - ls, "intercommunicator shared split: %d %d %d", inner,
+          ls, rs);
+    int mine = rank, theirs = -1;
+    MPI_Allreduce(&mine, &theirs, 1, MPI_INT, MPI_MIN, c);
+    CHECK(theirs == 1 - rank % 2, "allreduce over the split intercommunicator: %d", theirs);
+    MPI_Comm_free(&c);
+    MPI_Comm_split_type(inter, MPI_UNDEFINED, rank, MPI_INFO_NULL, &c);
+    CHECK(c == MPI_COMM_NULL, "intercommunicator split by MPI_UNDEFINED");
+    MPI_Comm_free(&inter);
+    MPI_Comm_free(&local);
+}
+
 int main(int argc, char **argv)
 {
     int rank, size, r, s, result;
@@ -110,6 +167,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(node, &s);
     CHECK(s == size, "shared split size %d", s);
     MPI_Comm_free(&node);
+    hardware_splits(rank, size);
 
     /* names and error handlers are per communicator */
     char name[MPI_MAX_OBJECT_NAME];

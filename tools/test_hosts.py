@@ -88,6 +88,8 @@ def host_checks(tmp):
     check("ranks are placed two per host by -ppn 2",
           len(nets) == 4 and nets[0] == nets[1] and nets[2] == nets[3] and nets[0] != nets[2], r.stdout + r.stderr)
     check("MPI_COMM_TYPE_SHARED groups the ranks of each host", r.stdout.count("2 on this host") == 4, r.stdout)
+    check("MPI_COMM_TYPE_HW_UNGUIDED splits the world by host, naming mpi_shared_memory in the info",
+          r.stdout.count("unguided 2 by mpi_shared_memory") == 4, r.stdout)
 
     hostfile = os.path.join(tmp, "hosts")
     with open(hostfile, "w") as f:

@@ -93,6 +93,18 @@ pub fn pairs(h: c_int) -> MpiResult<Pairs> {
     with_info(h, |p| Ok(p.clone()))
 }
 
+/// Set `key` to `value` in the info object `h` (the library's own
+/// output into a caller's info, as MPI_Comm_split_type's).
+pub fn set_pair(h: c_int, key: &str, value: &str) -> MpiResult<()> {
+    with_info(h, |p| {
+        match p.iter_mut().find(|(k, _)| k == key) {
+            Some(e) => e.1 = value.to_string(),
+            None => p.push((key.to_string(), value.to_string())),
+        }
+        Ok(())
+    })
+}
+
 fn key(k: *const c_char) -> MpiResult<String> {
     if k.is_null() {
         return err!(InfoKey, "the key is a null pointer");
@@ -133,13 +145,7 @@ mpi_fn! {
         if info == INFO_ENV {
             return err!(Info, "MPI_INFO_ENV cannot be changed");
         }
-        with_info(info, |p| {
-            match p.iter_mut().find(|(pk, _)| *pk == k) {
-                Some(e) => e.1 = v,
-                None => p.push((k, v)),
-            }
-            Ok(())
-        })
+        set_pair(info, &k, &v)
     }
 }
 

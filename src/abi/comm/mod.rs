@@ -332,23 +332,58 @@ const COMM_TYPE_HW_GUIDED: c_int = 2;
 const COMM_TYPE_HW_UNGUIDED: c_int = 3;
 const COMMX_TYPE_NEIGHBORHOOD: c_int = 4;
 
+/// The info key naming a hardware resource (MPI 4.0 §7.4.2), and the one
+/// resource oxmpi splits by: a host's shared memory.
+const HW_RESOURCE_KEY: &str = "mpi_hw_resource_type";
+const SHARED_MEMORY: &str = "mpi_shared_memory";
+
+/// The color of this process in MPI_Comm_split_type: its host's (the
+/// lowest world rank there) for MPI_COMM_TYPE_SHARED, the unguided split
+/// and a split guided to "mpi_shared_memory" (the one resource type
+/// oxmpi knows); MPI_UNDEFINED for a guided split that names none or
+/// another (MPI 4.0 §7.4.2 returns MPI_COMM_NULL then).
+fn split_type_color(st: &State, split_type: c_int, info: c_int) -> MpiResult<c_int> {
+    match split_type {
+        UNDEFINED => Ok(UNDEFINED),
+        COMM_TYPE_SHARED | COMM_TYPE_HW_UNGUIDED | COMMX_TYPE_NEIGHBORHOOD => Ok(st.host_color as c_int),
+        COMM_TYPE_HW_GUIDED => {
+            let named = super::info::pairs(info)?.into_iter().any(|(k, v)| k == HW_RESOURCE_KEY && v == SHARED_MEMORY);
+            Ok(if named { st.host_color as c_int } else { UNDEFINED })
+        }
+        t => err!(Arg, "split type {t} is not MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, MPI_COMM_TYPE_HW_UNGUIDED or MPI_UNDEFINED"),
+    }
+}
+
 mpi_fn! {
-    Initialized fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: c_int, split_type: c_int, key: c_int, _info: c_int, newcomm: *mut c_int) errors(Some(comm)) {
+    Initialized fn MPI_Comm_split_type / PMPI_Comm_split_type(comm: c_int, split_type: c_int, key: c_int, info: c_int, newcomm: *mut c_int) errors(Some(comm)) {
         if newcomm.is_null() {
             return err!(Arg, "newcomm is a null pointer");
         }
-        let h = with_state(|st| {
-            let parent = intra(st, comm)?;
-            let color = match split_type {
-                UNDEFINED => UNDEFINED,
-                COMM_TYPE_SHARED | COMM_TYPE_HW_GUIDED | COMM_TYPE_HW_UNGUIDED | COMMX_TYPE_NEIGHBORHOOD => {
-                    // one color per host: its lowest world rank
-                    st.host_color as c_int
-                }
-                t => return err!(Arg, "split type {t} is not MPI_COMM_TYPE_SHARED, a hardware type or MPI_UNDEFINED"),
+        let (h, smaller) = with_state(|st| {
+            let parent = handles::comm(st, comm)?.clone();
+            let color = split_type_color(st, split_type, info)?;
+            // (on an intercommunicator, as MPICH: each group split by
+            // host, joined to the same host's part of the other group)
+            let h = match &parent.remote {
+                Some(remote) => split_inter(st, &parent, remote, color, key)?,
+                None => split(st, &parent, color, key)?,
             };
-            split(st, &parent, color, key)
+            let smaller = h == COMM_NULL || handles::comm(st, h)?.size() < parent.size();
+            Ok((h, smaller))
         })?;
+        if split_type == COMM_TYPE_HW_UNGUIDED {
+            // each part a strict subset of the parent's group, or none on
+            // any rank (all of them share one host, so the sizes agree);
+            // the caller's info learns the resource split by (§7.4.2)
+            if !smaller {
+                let mut whole = h;
+                release_comm(&mut whole)?;
+                return write_comm(newcomm, COMM_NULL);
+            }
+            if h != COMM_NULL && info != super::info::INFO_NULL {
+                super::info::set_pair(info, HW_RESOURCE_KEY, SHARED_MEMORY)?;
+            }
+        }
         write_comm(newcomm, h)
     }
 }
@@ -359,26 +394,31 @@ mpi_fn! {
             return err!(Arg, "comm is a null pointer");
         }
         // SAFETY: checked non-null.
-        let h = unsafe { *comm };
-        with_state(|st| handles::comm(st, h).map(|_| ()))?;
-        if h == handles::COMM_WORLD || h == handles::COMM_SELF {
-            return err!(Comm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
-        }
-        // Delete callbacks run first, and may still use the communicator.
-        super::attr::delete_all(super::attr::Kind::Comm, h)?;
-        with_state(|st| {
-            let c = handles::free_comm(st, h)?;
-            st.engine.retire_mailbox(c.ctx_coll);
-            st.cids().release(c.cid());
-            if let Some(s) = c.lines {
-                st.cids().release_set(s);
-            }
-            Ok(())
-        })?;
-        // SAFETY: checked non-null.
-        unsafe { *comm = COMM_NULL };
-        Ok(())
+        release_comm(unsafe { &mut *comm })
     }
+}
+
+/// MPI_Comm_free of the communicator `comm` names, which becomes
+/// MPI_COMM_NULL.
+fn release_comm(comm: &mut c_int) -> MpiResult<()> {
+    let h = *comm;
+    with_state(|st| handles::comm(st, h).map(|_| ()))?;
+    if h == handles::COMM_WORLD || h == handles::COMM_SELF {
+        return err!(Comm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed");
+    }
+    // Delete callbacks run first, and may still use the communicator.
+    super::attr::delete_all(super::attr::Kind::Comm, h)?;
+    with_state(|st| {
+        let c = handles::free_comm(st, h)?;
+        st.engine.retire_mailbox(c.ctx_coll);
+        st.cids().release(c.cid());
+        if let Some(s) = c.lines {
+            st.cids().release_set(s);
+        }
+        Ok(())
+    })?;
+    *comm = COMM_NULL;
+    Ok(())
 }
 
 mpi_fn! {
