@@ -368,7 +368,9 @@ mpi_fn! {
                 Some(remote) => split_inter(st, &parent, remote, color, key)?,
                 None => split(st, &parent, color, key)?,
             };
-            let smaller = h == COMM_NULL || handles::comm(st, h)?.size() < parent.size();
+            // (both groups of an intercommunicator: the same on both sides)
+            let members = |c: &Comm| c.size() + c.remote.as_ref().map_or(0, |g| g.size());
+            let smaller = h == COMM_NULL || members(handles::comm(st, h)?) < members(&parent);
             Ok((h, smaller))
         })?;
         if split_type == COMM_TYPE_HW_UNGUIDED {
