@@ -83,7 +83,8 @@ static void rooted(int nb, int n)
 /* At an MPI_PROC_NULL root only the root argument is significant (MPI
  * 4.0 §6.4, §6.9.1): the idle processes pass null buffers, count 0,
  * MPI_BYTE and MPI_MAX (an operator MPI_BYTE has not), as mpi4py does,
- * and the rooted collectives still run and deliver. */
+ * once MPI_IN_PLACE as a Reduce's sendbuf, and the rooted collectives
+ * still run and deliver. */
 static void idle_args(void)
 {
     int n = 3, other = 1 - color;
@@ -109,8 +110,8 @@ static void idle_args(void)
         else
             CHECK(MPI_Scatter(all, n, MPI_INT, sum, n, MPI_INT, arg, ic) == MPI_SUCCESS, "scatter");
         for (int i = 0; i < n && g != color; i++) bad += sum[i] != val(color, lrank, i);
-        if (idle)
-            CHECK(MPI_Reduce(NULL, NULL, 0, MPI_BYTE, MPI_MAX, arg, ic) == MPI_SUCCESS, "idle reduce");
+        if (idle) /* (even MPI_IN_PLACE, not allowed where it counts) */
+            CHECK(MPI_Reduce(g ? MPI_IN_PLACE : NULL, NULL, 0, MPI_BYTE, MPI_MAX, arg, ic) == MPI_SUCCESS, "idle reduce");
         else
             CHECK(MPI_Reduce(buf, sum, n, MPI_INT, MPI_MAX, arg, ic) == MPI_SUCCESS, "reduce");
         for (int i = 0; i < n && am_root; i++) bad += sum[i] != val(other, rsize - 1, i);

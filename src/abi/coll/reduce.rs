@@ -52,8 +52,10 @@ fn reduce_any(
             Role::Idle => idle_reduction(),
             _ => reduction(count, datatype, op)?,
         };
-        no_in_place_between(&c, sendbuf, "sendbuf")?;
-        let in_place = is_in_place(sendbuf);
+        let in_place = role != Role::Idle && is_in_place(sendbuf);
+        if role != Role::Idle {
+            no_in_place_between(&c, sendbuf, "sendbuf")?;
+        }
         if in_place && role != Role::Root {
             return err!(Buffer, "MPI_IN_PLACE is only allowed as sendbuf at the root of MPI_Reduce");
         }
