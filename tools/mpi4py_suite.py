@@ -23,8 +23,8 @@ have), failed as known and failed unexpectedly, and exits 1 on an
 unexpected failure or on a known one that passes now.
 
 Not part of `make test`: it downloads mpi4py from PyPI (pip), builds it
-(about a minute and a half) and runs for about three minutes on the
-2-core test machine. Needs `make build` and python3-venv.
+(about four minutes the first time) and runs for about two minutes on
+the 2-core test machine. Needs `make build` and python3-venv.
 """
 import argparse
 import os
