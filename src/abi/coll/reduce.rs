@@ -52,13 +52,17 @@ fn reduce_any(
             Role::Idle => idle_reduction(),
             _ => reduction(count, datatype, op)?,
         };
-        let in_place = role != Role::Idle && is_in_place(sendbuf);
-        if role != Role::Idle {
-            no_in_place_between(&c, sendbuf, "sendbuf")?;
-        }
-        if in_place && role != Role::Root {
-            return err!(Buffer, "MPI_IN_PLACE is only allowed as sendbuf at the root of MPI_Reduce");
-        }
+        let in_place = match role {
+            Role::Idle => false,
+            _ => {
+                no_in_place_between(&c, sendbuf, "sendbuf")?;
+                let in_place = is_in_place(sendbuf);
+                if in_place && role != Role::Root {
+                    return err!(Buffer, "MPI_IN_PLACE is only allowed as sendbuf at the root of MPI_Reduce");
+                }
+                in_place
+            }
+        };
         let between = c.remote.is_some();
         // the root of an intercommunicator reduction sends nothing
         let sends = !(between && role == Role::Root) && role != Role::Idle;
