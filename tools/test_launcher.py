@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks of mpiexec and the compiler wrappers as a user meets them:
 stdin to rank 0, -l labels, environment forwarding, --timeout, a plain
-non-MPI program, a program started without a launcher, mpicc's -show
+non-MPI program, the output of a job that a failing rank ends, a
+program started without a launcher, mpicc's -show
 family, a /dev/shm too small for the shared segment, and a relocated
 `make install` tree. Ends with "N passed, M failed".
 """
@@ -138,6 +139,46 @@ def main():
     check("a non-MPI program runs under mpiexec", r.returncode == 0, r.stderr)
     r = run([os.path.join(BIN, "mpiexec"), "-n", "2", "sh", "-c", "exit 5"])
     check("the exit status is the failing rank's", r.returncode == 5, str(r.returncode))
+
+    # a job that a failing rank ends, its output going to a file: what
+    # every rank had printed is there (MPICH's ranks write unbuffered, Open
+    # MPI's to a terminal; ours inherit the file, which C's stdio and
+    # gfortran would buffer whole)
+    ended = os.path.join(tmp, "ended_output")
+    builds = [("", [os.path.join(BIN, "mpicc")])]
+    if shutil.which("mpicc.mpich"):
+        builds.append((" (built by MPICH, swapped)", ["mpicc.mpich"]))
+    for how, cc in builds:
+        r = run(cc + ["-o", ended, os.path.join(ROOT, "c-tests", "launcher", "ended_output.c")])
+        for end, code in (("abort", 3), ("segv", 128 + signal.SIGSEGV)):
+            out = os.path.join(tmp, "ended.txt")
+            with open(out, "w") as f:
+                p = subprocess.run([os.path.join(BIN, "mpiexec"), "-n", "3", ended, end], stdout=f,
+                                   stderr=subprocess.PIPE, text=True, timeout=60,
+                                   env=dict(os.environ, LD_LIBRARY_PATH=os.path.join(BUILD, "lib")))
+            text = open(out).read()
+            want = [f"rank {r} printed this" for r in range(3)] + (["rank 0 left this line open"] if end == "abort" else [])
+            check(f"a job ended by rank 0's {end}{how}: every rank's output reaches a file",
+                  r.returncode == 0 and p.returncode == code and all(w in text for w in want),
+                  f"{r.stderr} exit {p.returncode}: {text!r} {p.stderr}")
+    fended = os.path.join(tmp, "ended_output_f")
+    r = run([os.path.join(BIN, "mpif77"), "-o", fended, os.path.join(ROOT, "c-tests", "launcher", "ended_output.f")])
+    for env, who in (({}, range(3)), ({"GFORTRAN_UNBUFFERED_PRECONNECTED": "n"}, [0])):
+        out, unit10 = os.path.join(tmp, "ended_f.txt"), os.path.join(tmp, "unit10.txt")
+        with open(out, "w") as f:
+            p = subprocess.run([os.path.join(BIN, "mpiexec"), "-n", "3", fended, unit10], stdout=f,
+                               stderr=subprocess.PIPE, text=True, timeout=60, env=dict(os.environ, **env))
+        text = open(out).read()
+        kept = open(unit10).read() if os.path.exists(unit10) else ""
+        check(f"a Fortran job ended by MPI_ABORT{' (' + str(env) + ')' if env else ''}: "
+              f"{'every rank' if len(who) > 1 else 'the aborting rank'}'s unit 6 reaches a file, and its unit 10",
+              r.returncode == 0 and p.returncode == 3 and all(f"rank {r} wrote this" in text for r in who)
+              and "rank 0 wrote this to unit 10" in kept, f"{r.stderr} exit {p.returncode}: {text!r} {kept!r} {p.stderr}")
+    r = run([os.path.join(BIN, "mpiexec"), "-n", "1", "sh", "-c", "echo $GFORTRAN_UNBUFFERED_PRECONNECTED"])
+    r2 = run([os.path.join(BIN, "mpiexec"), "-n", "1", "sh", "-c", "echo $GFORTRAN_UNBUFFERED_PRECONNECTED"],
+             env=dict(os.environ, GFORTRAN_UNBUFFERED_PRECONNECTED="n"))
+    check("mpiexec sets GFORTRAN_UNBUFFERED_PRECONNECTED=y, unless it is set",
+          r.stdout.strip() == "y" and r2.stdout.strip() == "n", r.stdout + r2.stdout)
 
     r = run([exe], input="x\n")
     check("without a launcher a program is a one-rank world", r.returncode == 0 and "rank 0 value" in r.stdout, r.stderr)

@@ -5,6 +5,7 @@ pub mod affinity;
 pub mod backoff;
 pub mod helper;
 mod lock;
+mod output;
 pub mod pmi;
 mod slurm;
 pub mod tunables;
@@ -116,6 +117,9 @@ pub fn init(required: i32) -> MpiResult<i32> {
     let start = Instant::now();
     let mut pmi = Pmi::connect()?;
     let (rank, size) = (pmi.rank, pmi.size);
+    if pmi.launched() {
+        output::line_buffer_stdout();
+    }
     // Let peers read our memory for single-copy transfers even where Yama
     // restricts ptrace to descendants.
     // SAFETY: prctl with constant arguments.
@@ -258,8 +262,11 @@ pub fn finalize() -> MpiResult<()> {
     Ok(())
 }
 
-/// End the whole job now: tell the launcher, then exit with `code`.
+/// End the whole job now: write out the program's buffered output, tell
+/// the launcher, then exit with `code`.
 pub fn abort_job(code: i32, why: &str) -> ! {
+    // (before the launcher hears: it then kills the job's ranks, this one too)
+    output::flush_all();
     match lock::try_lock() {
         Some(mut g) => {
             if let Some(st) = g.as_mut() {

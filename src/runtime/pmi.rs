@@ -259,6 +259,11 @@ impl Pmi {
         Ok(Pmi { rank, size, wire: Some(wire), local: HashMap::new(), kvsname })
     }
 
+    /// Whether a launcher started this process (not a singleton).
+    pub fn launched(&self) -> bool {
+        self.wire.is_some()
+    }
+
     pub fn kvsname(&self) -> &str {
         &self.kvsname
     }

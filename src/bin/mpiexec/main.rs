@@ -222,6 +222,15 @@ fn main() {
                 .env("PMI_SIZE", o.n.to_string())
                 .env("OXMPI_SHM_PREFIX", &shm_prefix)
                 .envs(o.env.iter().map(|(k, v)| (k, v)));
+            // gfortran buffers its preconnected units whole when they are
+            // files (ours are, where our output is), and a rank the job's
+            // end kills loses what it printed; through Hydra's pipes they
+            // are unbuffered. Alike here, unless the user says otherwise.
+            // (C's stdout: `runtime::output`)
+            const UNBUFFERED: &str = "GFORTRAN_UNBUFFERED_PRECONNECTED";
+            if std::env::var_os(UNBUFFERED).is_none() && !o.env.iter().any(|(k, _)| k == UNBUFFERED) {
+                cmd.env(UNBUFFERED, "y");
+            }
         }
         if rank != 0 {
             cmd.stdin(Stdio::null());
