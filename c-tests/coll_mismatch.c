@@ -4,8 +4,16 @@
  * MPI_ERR_OP, MPI_ERR_OTHER), and so do ranks passing counts of different
  * sizes where every rank's part must have one size (MPI_ERR_COUNT),
  * instead of a hang or wrong data, blocking or not, at any message size;
- * agreeing collectives afterwards still work. */
+ * agreeing collectives afterwards still work, user-defined operators
+ * whose handles differ between ranks (each rank made a different number
+ * of them first, as ScaLAPACK's BLACS does) included. */
 #include "common.h"
+
+static void add(void *in, void *inout, int *len, MPI_Datatype *type)
+{
+    (void)type;
+    for (int i = 0; i < *len; i++) ((int *)inout)[i] += ((int *)in)[i];
+}
 
 int main(int argc, char **argv)
 {
@@ -65,6 +73,23 @@ int main(int argc, char **argv)
     /* agreeing calls still work */
     e = MPI_Allreduce(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK(e == MPI_SUCCESS && y == size * (size + 1) / 2, "allreduce after the errors: %d, %d", e, y);
+    /* the same user operator, under handles of their own: rank r made
+     * and freed r operators first */
+    for (int i = 0; i < rank; i++) {
+        MPI_Op spare;
+        MPI_Op_create(add, 1, &spare);
+        MPI_Op_free(&spare);
+    }
+    MPI_Op mine;
+    MPI_Op_create(add, 1, &mine);
+    e = MPI_Allreduce(&x, &y, 1, MPI_INT, mine, MPI_COMM_WORLD);
+    CHECK(e == MPI_SUCCESS && y == size * (size + 1) / 2, "allreduce by a user operator: %d, %d", e, y);
+    e = MPI_Reduce(&x, &y, 1, MPI_INT, mine, 0, MPI_COMM_WORLD);
+    CHECK(e == MPI_SUCCESS && (rank || y == size * (size + 1) / 2), "reduce by a user operator: %d, %d", e, y);
+    /* a user operator on one rank, a predefined one elsewhere */
+    e = MPI_Allreduce(&x, &y, 1, MPI_INT, rank == 0 ? mine : MPI_SUM, MPI_COMM_WORLD);
+    CHECK(class_of(e) == MPI_ERR_OP, "allreduce by a user operator on rank 0 only: class %d", class_of(e));
+    MPI_Op_free(&mine);
     for (int i = 0; i < BIG; i++) buf[i] = rank == size - 1 ? (char)i : 0;
     e = MPI_Bcast(buf, BIG, MPI_CHAR, size - 1, MPI_COMM_WORLD);
     int bad = 0;

@@ -187,6 +187,18 @@ pub fn op(h: i32) -> MpiResult<Op> {
     })
 }
 
+/// What ranks passing one operator have alike (`OXMPI_CHECK_COLLECTIVES`):
+/// a predefined operator's handle, or for any user-defined one the mark
+/// of the kind, since each process numbers those it made (ScaLAPACK's
+/// BLACS makes one for each reduction, on the ranks that take part).
+pub fn op_alike(h: i32) -> i32 {
+    if h as u32 & !0x03ff_ffff == OP_DIRECT {
+        OP_DIRECT as i32
+    } else {
+        h
+    }
+}
+
 /// User-defined operators (MPI_Op_create): 0x9800000N, N indexing this
 /// table; freed slots are `None` and not reused.
 static USER_OPS: RwLock<Vec<Option<UserOp>>> = RwLock::new(Vec::new());

@@ -77,7 +77,7 @@ pub const TUNABLES: &[Tunable] = &[
     Tunable {
         name: "OXMPI_CHECK_COLLECTIVES",
         default: "0",
-        meaning: "1: every collective first checks that all ranks call the same operation with the same root and operator and, where every rank's part must have one size, parts of that size (one small allreduce); a disagreement is an error on every rank instead of a hang or wrong data",
+        meaning: "1: every collective first checks that all ranks call the same operation with the same root and operator (any user-defined operator counts as one: each process numbers its own) and, where every rank's part must have one size, parts of that size (one small allreduce); a disagreement is an error on every rank instead of a hang or wrong data",
     },
     Tunable {
         name: "OXMPI_SLOTS",

@@ -132,7 +132,7 @@ pub(super) struct Agree {
 
 impl Agree {
     pub(super) fn new(what: &'static str, root: c_int, op: c_int) -> Agree {
-        Agree { what, root, op, bytes: -1 }
+        Agree { what, root, op: handles::op_alike(op), bytes: -1 }
     }
 
     /// Every member's part has `bytes` bytes.
