@@ -32,6 +32,8 @@ import re
 import subprocess
 import sys
 
+import known_failures
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 WORK = os.path.join(BUILD, "mpi4py-suite")
@@ -61,18 +63,6 @@ def setup():
     return python, os.path.join(tree, "test")
 
 
-def known():
-    """test name (its Class.method, or a method name for every class) ->
-    reason."""
-    out = {}
-    for line in open(KNOWN):
-        line = line.strip()
-        if line and not line.startswith("#"):
-            name, _, why = line.partition(" ")
-            out[name] = why
-    return out
-
-
 def results(text):
     """From `mpiexec -l` output: the tests some rank reports failed (FAIL
     or ERROR, by module.Class.method), and rank 0's counts of tests run
@@ -89,7 +79,7 @@ def main():
     args = ap.parse_args()
     ranks = [int(x) for x in args.ranks.split(",")]
     python, tests = setup()
-    expected = known()
+    expected = known_failures.load(KNOWN)
     seen = set()
     status = 0
     for n in ranks:

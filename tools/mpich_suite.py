@@ -33,6 +33,8 @@ import subprocess
 import sys
 import time
 
+import known_failures
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 WORK = os.path.join(BUILD, "mpich-suite")
@@ -122,17 +124,6 @@ def entries(d):
         yield f[0], int(f[1]), args, env, fails, limit
 
 
-def known():
-    """{dir/name: reason} of the failures oxmpi expects."""
-    out = {}
-    for line in open(KNOWN):
-        line = line.strip()
-        if line and not line.startswith("#"):
-            key, _, reason = line.partition(" ")
-            out[key] = reason.strip()
-    return out
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--swap", action="store_true", help="build with MPICH's compilers, run through the swap")
@@ -140,12 +131,11 @@ def main():
     ap.add_argument("--jobs", default="2", help="make -j")
     a = ap.parse_args()
     tree = configure(fetch(), a.swap)
-    expected = known()
+    tally = known_failures.Tally(known_failures.load(KNOWN))
     mpiexec = os.path.join(BUILD, "bin", "mpiexec")
     env0 = dict(os.environ)
     if a.swap:
         env0["LD_LIBRARY_PATH"] = os.path.join(BUILD, "lib")
-    passed, known_failed, unexpected = 0, 0, []
     for d in a.dirs.split(","):
         path = os.path.join(tree, d)
         subprocess.run(["make", "-k", f"-j{a.jobs}"], cwd=path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -168,20 +158,8 @@ def main():
                     why = " | ".join(out.strip().splitlines()[:3])
                 except subprocess.TimeoutExpired:
                     ok, why = False, f"no end after {limit} s"
-            if ok and key in expected and not expected[key].startswith("(may pass)"):
-                unexpected.append(key)
-                print(f"PASS (listed as known failure: {expected[key]}) {key} -n {n} {' '.join(args)}", flush=True)
-            elif ok:  # (a "(may pass)" entry)
-                passed += 1
-                print(f"ok   {key} -n {n} {' '.join(args)} ({time.time() - t:.1f}s)", flush=True)
-            elif key in expected:
-                known_failed += 1
-                print(f"known {key} -n {n} {' '.join(args)}: {expected[key]}", flush=True)
-            else:
-                unexpected.append(key)
-                print(f"FAIL {key} -n {n} {' '.join(args)}: {why[:400]}", flush=True)
-    print(f"{passed} passed, {known_failed} known failures, {len(unexpected)} unexpected")
-    return 1 if unexpected else 0
+            tally.add(key, ok, why, f"{key} -n {n} {' '.join(args)}".strip(), time.time() - t)
+    return tally.summary()
 
 
 if __name__ == "__main__":

@@ -40,6 +40,8 @@ import sys
 import tempfile
 import time
 
+import known_failures
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 KNOWN = os.path.join(ROOT, "tools", "scalapack_suite_known.txt")
@@ -102,17 +104,12 @@ def main():
     args = ap.parse_args()
     if not os.path.isdir(TESTS):
         sys.exit("scalapack_suite: ScaLAPACK's MPICH-built tests are not installed: apt-get install scalapack-mpi-test")
-    known = {}
-    for line in open(KNOWN):
-        if line.strip() and not line.startswith("#"):
-            test, _, why = line.strip().partition(" ")
-            known[test] = why
+    tally = known_failures.Tally(known_failures.load(KNOWN))
     only = set(args.only.split(",")) if args.only else None
     work = tempfile.mkdtemp(prefix="oxmpi-scalapack-")
     for f in glob.glob(os.path.join(DATA, "*.dat")) + glob.glob(os.path.join(DATA, "*", "*.dat")):
         shutil.copy(f, work)
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(BUILD, "lib"))
-    passed, expected, unexpected = 0, 0, []
     for name, program, ranks in listed():
         if only and name not in only:
             continue
@@ -123,25 +120,9 @@ def main():
             why = verdict(name, p.returncode, p.stdout + p.stderr)
         except subprocess.TimeoutExpired:
             why = f"no end in {args.timeout} s"
-        took = time.time() - start
-        if why is None:
-            if name in known and not known[name].startswith("(may pass)"):
-                unexpected.append(f"{name}: passes, but is listed as a known failure")
-                print(f"PASS? {name} ({took:.1f} s): listed as known", flush=True)
-                continue
-            passed += 1
-            print(f"ok    {name} ({took:.1f} s)", flush=True)
-        elif name in known:
-            expected += 1
-            print(f"known {name} ({took:.1f} s): {why}", flush=True)
-        else:
-            unexpected.append(f"{name}: {why}")
-            print(f"FAIL  {name} ({took:.1f} s): {why}", flush=True)
+        tally.add(name, why is None, why, took=time.time() - start)
     shutil.rmtree(work)
-    print(f"{passed} passed, {expected} known failures, {len(unexpected)} unexpected")
-    for u in unexpected:
-        print("  " + u)
-    sys.exit(1 if unexpected else 0)
+    sys.exit(tally.summary())
 
 
 if __name__ == "__main__":
