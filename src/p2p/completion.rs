@@ -265,10 +265,14 @@ impl Engine {
             |now| seg.awake(now),
             |timeout| self.sleep(timeout, || done(seg)),
             |now, dozing| {
+                if seg.cores_taken(now) {
+                    return false;
+                }
                 if dozing {
                     seg.doze();
                 }
                 seg.spread(now);
+                true
             },
             |now| parked.map(|(writer, op)| seg.core_spare(writer, op, now)),
         );

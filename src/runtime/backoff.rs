@@ -37,6 +37,11 @@
 //! on this machine (2 ranks on one CPU, a barrier loop, `getrusage`),
 //! where two bare processes meeting through shared memory spend 0.2: the
 //! polls, clock reads and misses of its waits between switches.
+//!
+//! Where other programs keep every core of the machine busy
+//! (`Segment::cores_taken`), a wait sleeps where it would yield: a yield
+//! hands the core to such a program for the rest of its time slice,
+//! while a sleeper is woken, and run, as soon as its peer rings.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 #[cfg(test)]
@@ -173,14 +178,16 @@ impl Backoff {
     /// Called after a poll found nothing to do. `sleep(timeout_us)` blocks
     /// on the doorbell; `awake(now)` counts this host's ranks not asleep
     /// at `now` (`now_ns`); `yielding(now, dozing)` comes before each
-    /// yield of the core, `dozing` once this rank has yielded for a while;
+    /// yield of the core, `dozing` once this rank has yielded for a while,
+    /// and says whether to yield (false: sleep instead, the cores being
+    /// taken by other programs: `Segment::cores_taken`);
     /// `spare(now)` says whether its core is spare (None: a wait that
     /// cannot tell, outside a short collective).
     pub fn idle(
         &mut self,
         awake: impl FnOnce(u64) -> usize,
         sleep: impl FnOnce(u64),
-        yielding: impl FnOnce(u64, bool),
+        yielding: impl FnOnce(u64, bool) -> bool,
         spare: impl FnOnce(u64) -> Option<bool>,
     ) {
         self.polls = self.polls.saturating_add(1);
@@ -213,8 +220,7 @@ impl Backoff {
         }
         let now = self.fresh_now();
         let waited = now.saturating_sub(*self.since.get_or_insert(now));
-        if waited < YIELD_FOR_NS {
-            yielding(now, waited >= DOZE_AFTER_NS);
+        if waited < YIELD_FOR_NS && yielding(now, waited >= DOZE_AFTER_NS) {
             std::thread::yield_now();
         } else {
             sleep(SLEEP_US);
@@ -231,7 +237,7 @@ mod tests {
         let mut b = Backoff::new();
         let mut slept = 0;
         for _ in 0..SPIN_POLLS {
-            b.idle(|_| 1, |_| slept += 1, |_, _| {}, |_| None);
+            b.idle(|_| 1, |_| slept += 1, |_, _| true, |_| None);
         }
         assert_eq!(slept, 0, "no sleep while spinning or yielding");
         std::thread::sleep(Duration::from_nanos(YIELD_FOR_NS + 50_000));
@@ -241,10 +247,22 @@ mod tests {
                 assert_eq!(t, SLEEP_US);
                 slept += 1
             },
-            |_, _| {},
+            |_, _| true,
             |_| None,
         );
         assert_eq!(slept, 1);
+    }
+
+    #[test]
+    fn sleeps_instead_of_yielding_when_told_the_cores_are_taken() {
+        set_host(4, 2);
+        let mut b = Backoff::new();
+        let mut slept = 0;
+        for _ in 0..SPIN_POLLS_CROWDED {
+            b.idle(|_| 4, |_| slept += 1, |_, _| false, |_| None);
+        }
+        assert_eq!(slept, 1, "asleep at its first would-be yield");
+        assert!(!b.sleeps(), "still within the time it would yield: not past its yields");
     }
 
     #[test]
@@ -253,7 +271,15 @@ mod tests {
         let mut b = Backoff::new();
         let (mut dozed, mut slept) = (0, 0);
         for _ in 0..SPIN_POLLS_CROWDED + 2 {
-            b.idle(|_| 4, |_| slept += 1, |_, dozing| dozed += dozing as u32, |_| None);
+            b.idle(
+                |_| 4,
+                |_| slept += 1,
+                |_, dozing| {
+                    dozed += dozing as u32;
+                    true
+                },
+                |_| None,
+            );
         }
         // not dozing yet, unless a loaded machine kept a yield away that
         // long (nor asleep, unless one kept it past YIELD_FOR_NS)
@@ -262,7 +288,15 @@ mod tests {
         assert!(slept == 0 || yielded >= YIELD_FOR_NS, "asleep before it has yielded for YIELD_FOR_NS");
         std::thread::sleep(Duration::from_nanos(DOZE_AFTER_NS));
         let (mut dozed, mut slept) = (0, 0);
-        b.idle(|_| 4, |_| slept += 1, |_, dozing| dozed += dozing as u32, |_| None);
+        b.idle(
+            |_| 4,
+            |_| slept += 1,
+            |_, dozing| {
+                dozed += dozing as u32;
+                true
+            },
+            |_| None,
+        );
         // dozing, or (a loaded machine overslept past YIELD_FOR_NS) asleep
         assert_eq!(dozed + slept, 1, "dozing once it has yielded for DOZE_AFTER_NS");
     }
@@ -272,12 +306,12 @@ mod tests {
         set_host(4, 2);
         let mut b = Backoff::new();
         for _ in 0..100 {
-            b.idle(|_| 2, |_| panic!("no sleep"), |_, _| {}, |_| None);
+            b.idle(|_| 2, |_| panic!("no sleep"), |_, _| true, |_| None);
         }
         assert!(b.since.is_none(), "two ranks awake on two cores: still spinning");
         let mut b = Backoff::new();
         for _ in 0..SPIN_POLLS_CROWDED {
-            b.idle(|_| 4, |_| panic!("no sleep"), |_, _| {}, |_| None);
+            b.idle(|_| 4, |_| panic!("no sleep"), |_, _| true, |_| None);
         }
         assert!(b.since.is_some(), "four ranks awake on two cores, none on a spare core: yielding");
     }
@@ -286,10 +320,10 @@ mod tests {
     fn yields_at_once_when_a_rank_on_its_core_has_its_part_to_do() {
         set_host(4, 2);
         let mut b = Backoff::new();
-        b.idle(|_| 4, |_| panic!("no sleep"), |_, _| {}, |_| Some(false));
+        b.idle(|_| 4, |_| panic!("no sleep"), |_, _| true, |_| Some(false));
         assert!(b.since.is_some(), "its core is needed: yielding at the first poll");
         let mut b = Backoff::new();
-        b.idle(|_| 4, |_| panic!("no sleep"), |_, _| {}, |_| None);
+        b.idle(|_| 4, |_| panic!("no sleep"), |_, _| true, |_| None);
         assert!(b.since.is_none(), "a wait that cannot tell spins its few polls first");
     }
 
@@ -298,14 +332,14 @@ mod tests {
         set_host(4, 2);
         let mut b = Backoff::new();
         for _ in 0..SPIN_POLLS_CROWDED + 100 {
-            b.idle(|_| 4, |_| {}, |_, _| {}, |_| Some(true));
+            b.idle(|_| 4, |_| {}, |_, _| true, |_| Some(true));
         }
         // still spinning, unless a loaded machine kept this long
         let spun = now_ns() - b.spare_since.expect("spinning on a spare core");
         assert!(b.since.is_none() || spun >= SPARE_SPIN_NS, "yielding though its core is spare");
         std::thread::sleep(Duration::from_nanos(SPARE_SPIN_NS));
         for _ in 0..CLOCK_EVERY {
-            b.idle(|_| 4, |_| {}, |_, _| {}, |_| Some(true));
+            b.idle(|_| 4, |_| {}, |_, _| true, |_| Some(true));
         }
         assert!(b.since.is_some(), "yielding after spinning SPARE_SPIN_NS: what it waits for may have moved");
     }

@@ -416,6 +416,13 @@ pub fn wire_up(
     if mode == Bind::Spread && locals.len() == host.len() {
         seg.spread_over(crowded_cpus(&cards, host.len()).map_or(Vec::new(), <[usize]>::to_vec));
     }
+    // (a job bound to some of the machine's CPUs, or under a quota,
+    // cannot tell other programs on its cores from those elsewhere)
+    // SAFETY: sysconf has no memory arguments.
+    let online = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    if locals.len() == host.len() && online > 0 && cores == online as usize {
+        seg.watch_load(cores);
+    }
     // Everyone has mapped its segment (its name is gone): rank 0's
     // guard, which removes the name should joining fail, may run now
     // without taking it from a rank yet to map it.

@@ -95,6 +95,8 @@ pub struct Segment {
     next_look: AtomicU64,
     /// How many looks in a row found its core crowded (`spread`).
     crowded_looks: std::sync::atomic::AtomicU32,
+    /// Other programs and the machine's load (`cores_taken`).
+    load: doorbell::Load,
 }
 
 /// The two mailboxes of every rank: whole short publications, and long
@@ -440,6 +442,7 @@ impl Segment {
             spread_over: Vec::new(),
             next_look: AtomicU64::new(0),
             crowded_looks: Default::default(),
+            load: Default::default(),
         }
     }
 
