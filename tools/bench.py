@@ -313,9 +313,10 @@ def main():
                       "shared memory: a program's buffers are its own, so an MPI either copies every block twice",
                       "(into shared slots, then out) or once across by the kernel, whose line is below it.", ""]
             lines += floor_table(names, floors, slowest, lambda k: k != "line")
-    # keep the tables of tools/bench_nas.py, tools/bench_overlap.py, tools/bench_nbc.py and tools/bench_mid.py
+    # keep the tables of tools/bench_nas.py, tools/bench_overlap.py, tools/bench_nbc.py, tools/bench_mid.py
+    # and tools/bench_loaded.py
     old = open(a.out).read() if os.path.exists(a.out) else ""
-    kept = re.findall(r"<!-- BEGIN (?:NAS|OVERLAP|NBC|MID).*?<!-- END (?:NAS|OVERLAP|NBC|MID) -->\n", old, re.S)
+    kept = re.findall(r"<!-- BEGIN (?:NAS|OVERLAP|NBC|MID|LOADED).*?<!-- END (?:NAS|OVERLAP|NBC|MID|LOADED) -->\n", old, re.S)
     open(a.out, "w").write("\n".join(lines) + "".join("\n" + k for k in kept))
     print(f"wrote {a.out}")
 
