@@ -265,21 +265,27 @@ mod tests {
         assert!(!b.sleeps(), "still within the time it would yield: not past its yields");
     }
 
+    /// An idle round of `b` with four ranks awake, counting its dozes
+    /// and sleeps.
+    fn idle_counting(b: &mut Backoff, dozed: &mut u32, slept: &mut u32) {
+        b.idle(
+            |_| 4,
+            |_| *slept += 1,
+            |_, dozing| {
+                *dozed += dozing as u32;
+                true
+            },
+            |_| None,
+        );
+    }
+
     #[test]
     fn dozes_only_after_yielding_a_while() {
         set_host(4, 2);
         let mut b = Backoff::new();
         let (mut dozed, mut slept) = (0, 0);
         for _ in 0..SPIN_POLLS_CROWDED + 2 {
-            b.idle(
-                |_| 4,
-                |_| slept += 1,
-                |_, dozing| {
-                    dozed += dozing as u32;
-                    true
-                },
-                |_| None,
-            );
+            idle_counting(&mut b, &mut dozed, &mut slept);
         }
         // not dozing yet, unless a loaded machine kept a yield away that
         // long (nor asleep, unless one kept it past YIELD_FOR_NS)
@@ -288,15 +294,7 @@ mod tests {
         assert!(slept == 0 || yielded >= YIELD_FOR_NS, "asleep before it has yielded for YIELD_FOR_NS");
         std::thread::sleep(Duration::from_nanos(DOZE_AFTER_NS));
         let (mut dozed, mut slept) = (0, 0);
-        b.idle(
-            |_| 4,
-            |_| slept += 1,
-            |_, dozing| {
-                dozed += dozing as u32;
-                true
-            },
-            |_| None,
-        );
+        idle_counting(&mut b, &mut dozed, &mut slept);
         // dozing, or (a loaded machine overslept past YIELD_FOR_NS) asleep
         assert_eq!(dozed + slept, 1, "dozing once it has yielded for DOZE_AFTER_NS");
     }
