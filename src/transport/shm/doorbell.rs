@@ -89,15 +89,50 @@ const LOAD_LOOK_NS: u64 = 1_000_000;
 /// program that keeps a core.
 const LOAD_LOOKS: u32 = 2;
 
+/// Looks a rank takes now and then as it waits (at where the host's
+/// ranks run, `Segment::spread`; at the machine's load,
+/// `Segment::cores_taken`), and how many in a row found what it looks for.
+#[derive(Default)]
+pub struct Looks {
+    /// When the next look is due (`now_ns`).
+    next: AtomicU64,
+    in_a_row: AtomicU32,
+}
+
+impl Looks {
+    /// Whether a look is due at `now`; the one after it `every` later.
+    fn due(&self, now: u64, every: u64) -> bool {
+        if now < self.next.load(Ordering::Relaxed) {
+            return false;
+        }
+        self.next.store(now + every, Ordering::Relaxed);
+        true
+    }
+
+    /// A look that `found` (or not) what is looked for: how many looks in
+    /// a row have, this one counted (0 where it did not).
+    fn streak(&self, found: bool) -> u32 {
+        if !found {
+            self.in_a_row.store(0, Ordering::Relaxed);
+            return 0;
+        }
+        self.in_a_row.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// Count looks in a row from none again (what they found was acted on).
+    fn restart(&self) {
+        self.in_a_row.store(0, Ordering::Relaxed);
+    }
+}
+
 /// What a rank last found of the machine's load (`Segment::cores_taken`).
 #[derive(Default)]
 pub struct Load {
     /// The machine's CPUs, all of which the host's ranks may run on (0:
     /// they may not, and the load is not looked at).
     cpus: usize,
-    next_look: AtomicU64,
-    /// Looks in a row that found otherwise than `taken`.
-    looks: AtomicU32,
+    /// Looks that found otherwise than `taken`.
+    looks: Looks,
     taken: std::sync::atomic::AtomicBool,
 }
 
@@ -315,22 +350,17 @@ impl Segment {
     fn cores_taken_by(&self, now: u64, runnable: impl FnOnce() -> Option<usize>) -> bool {
         let l = &self.load;
         let taken = l.taken.load(Ordering::Relaxed);
-        if l.cpus == 0 || now < l.next_look.load(Ordering::Relaxed) {
+        if l.cpus == 0 || !l.looks.due(now, LOAD_LOOK_NS) {
             return taken;
         }
-        l.next_look.store(now + LOAD_LOOK_NS, Ordering::Relaxed);
         let Some(runnable) = runnable() else {
             return taken;
         };
         let ours = (0..self.nranks).map(|q| self.doorbell(q)).filter(|d| !d.asleep_unrung()).count();
-        if (runnable.saturating_sub(ours) >= l.cpus) == taken {
-            l.looks.store(0, Ordering::Relaxed);
+        if l.looks.streak((runnable.saturating_sub(ours) >= l.cpus) != taken) < LOAD_LOOKS {
             return taken;
         }
-        if l.looks.fetch_add(1, Ordering::Relaxed) + 1 < LOAD_LOOKS {
-            return taken;
-        }
-        l.looks.store(0, Ordering::Relaxed);
+        l.looks.restart();
         l.taken.store(!taken, Ordering::Relaxed);
         !taken
     }
@@ -353,22 +383,19 @@ impl Segment {
         if self.spread_over.is_empty() {
             return;
         }
-        if now < self.next_look.load(Ordering::Relaxed) {
+        if !self.spread_looks.due(now, LOOK_EVERY_NS) {
             // (every yield notes the core, a look in `crowded`: a rank
             // that keeps yielding has a fresh note, one at work between
             // its waits a stale one)
             self.note_cpu(this_cpu(), now);
             return;
         }
-        self.next_look.store(now + LOOK_EVERY_NS, Ordering::Relaxed);
         // (a rank that just woke up on a busy core may move off by itself)
-        let Some(cpu) = self.crowded(now) else {
-            self.crowded_looks.store(0, Ordering::Relaxed);
-            return;
-        };
-        if self.crowded_looks.fetch_add(1, Ordering::Relaxed) + 1 < LOOKS_BEFORE_MOVE {
+        let crowded = self.crowded(now);
+        if self.spread_looks.streak(crowded.is_some()) < LOOKS_BEFORE_MOVE {
             return;
         }
+        let Some(cpu) = crowded else { return };
         let h = self.header();
         let last = h.spread_at.load(Ordering::Relaxed);
         if now.saturating_sub(last) < SETTLE_NS
@@ -376,7 +403,7 @@ impl Segment {
         {
             return;
         }
-        self.crowded_looks.store(0, Ordering::Relaxed);
+        self.spread_looks.restart();
         if crate::runtime::affinity::move_to(cpu, &self.spread_over) {
             self.note_cpu(cpu as u32 + 1, now);
         }
@@ -540,7 +567,7 @@ mod tests {
         // the looks before a move, a millisecond apart (here: at once)
         let look_again = || {
             for _ in 1..LOOKS_BEFORE_MOVE {
-                a.next_look.store(0, Ordering::Relaxed);
+                a.spread_looks.next.store(0, Ordering::Relaxed);
                 crowd();
                 a.spread(now_ns());
             }
@@ -565,7 +592,7 @@ mod tests {
     fn every_yield_notes_the_core_and_only_enough_crowded_looks_move() {
         let Some((all, _)) = spread_ranks("looks") else { return };
         let a = &all[0];
-        a.next_look.store(u64::MAX, Ordering::Relaxed);
+        a.spread_looks.next.store(u64::MAX, Ordering::Relaxed);
         a.spread(12345);
         assert_eq!(a.doorbell(0).cpu_at.load(Ordering::Relaxed), 12345, "noted between looks");
         assert_ne!(a.doorbell(0).cpu.load(Ordering::Relaxed), 0);
@@ -574,7 +601,7 @@ mod tests {
                 a.doorbell(r).cpu.store(this_cpu(), Ordering::Relaxed);
                 a.doorbell(r).cpu_at.store(now_ns(), Ordering::Relaxed);
             }
-            a.next_look.store(0, Ordering::Relaxed);
+            a.spread_looks.next.store(0, Ordering::Relaxed);
             a.spread(now_ns());
             assert_eq!(a.header().spread_at.load(Ordering::Relaxed), 0, "no move at crowded look {look}");
         }
@@ -582,9 +609,9 @@ mod tests {
         for r in 1..3 {
             a.doorbell(r).sleeping.store(1, Ordering::Relaxed);
         }
-        a.next_look.store(0, Ordering::Relaxed);
+        a.spread_looks.next.store(0, Ordering::Relaxed);
         a.spread(now_ns());
-        assert_eq!(a.crowded_looks.load(Ordering::Relaxed), 0);
+        assert_eq!(a.spread_looks.in_a_row.load(Ordering::Relaxed), 0);
     }
 
     #[test]

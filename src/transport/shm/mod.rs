@@ -91,10 +91,8 @@ pub struct Segment {
     mailboxes: *mut u8,
     /// The CPUs this host's ranks spread over (`spread`), if they do.
     spread_over: Vec<usize>,
-    /// When this rank next looks at where the ranks run (`spread`).
-    next_look: AtomicU64,
-    /// How many looks in a row found its core crowded (`spread`).
-    crowded_looks: std::sync::atomic::AtomicU32,
+    /// This rank's looks at where the host's ranks run (`spread`).
+    spread_looks: doorbell::Looks,
     /// Other programs and the machine's load (`cores_taken`).
     load: doorbell::Load,
 }
@@ -440,8 +438,7 @@ impl Segment {
             rings,
             mailboxes,
             spread_over: Vec::new(),
-            next_look: AtomicU64::new(0),
-            crowded_looks: Default::default(),
+            spread_looks: Default::default(),
             load: Default::default(),
         }
     }
