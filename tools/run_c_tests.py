@@ -4,7 +4,9 @@
 Each test's first comment says how to run it:
   /* oxmpi-test: ranks=1,2,4 env=A=1 variants=B=0;B=0,C=2 expect=fail stderr="text|more" exit=N */
 `env` applies to every run; `mpich=no` skips the MPICH-built runs (for
-functions beyond MPICH 4's ABI); each variant (';'-separated, ','-joined
+functions beyond MPICH 4's ABI); `tcp=no` skips the test where every run
+goes over TCP (`--env OXMPI_TRANSPORT=tcp`: what it checks needs ranks
+sharing memory); each variant (';'-separated, ','-joined
 settings) is one more run per rank count.
 A passing run exits 0, prints "No Errors" and no "check failed"; an expected failure exits
 non-zero (N if given), promptly, with `text` (and each other '|'-separated
@@ -166,6 +168,9 @@ def main():
         name, ext = os.path.splitext(os.path.basename(src))
         fortran = ext in (".f", ".f90")
         d = directives(src)
+        if d.get("tcp") == "no" and base_env.get("OXMPI_TRANSPORT") == "tcp":
+            print(f"skip {name}: needs ranks sharing memory (tcp=no)", flush=True)
+            continue
         exe = os.path.join(bindir, name)
         err = compile_test(mpif77 if fortran else mpicc, src, exe)
         if err:

@@ -248,7 +248,7 @@ impl Engine {
             let q = self.local_index(r);
             if self.seg.arrival_n(q, set, n) < n {
                 let what = || format!("world rank {r} to post its part of collective {n} of the world ({stamp:#x})");
-                let astray = |e: &Engine| e.went_astray((q, r), set, stamp, kind, mine.len());
+                let astray = |e: &Engine| e.went_astray((q, r), (set, n), stamp, kind, mine.len());
                 let elsewhere = self.wait_parked(&what, |seg| seg.arrival_n(q, set, n) >= n, astray, q, stamp)?;
                 if let Some(error) = elsewhere {
                     self.give_up_mailboxes(stamp);
@@ -261,15 +261,16 @@ impl Engine {
         first
     }
 
-    /// Whether local rank `q` (world rank `r`), whose part of operation
-    /// `stamp` is not on its line of set `set`, took part in it another way
-    /// (another collective than this rank's `kind` of `bytes`): in its
-    /// mailboxes, as messages, or on its other set of lines. Some(the
+    /// Whether local rank `q` (world rank `r`), whose `n`th part of set
+    /// `set`, of operation `stamp`, is not on its line, took part in it
+    /// another way (another collective than this rank's `kind` of
+    /// `bytes`): in its mailboxes, as messages, or on its other set of
+    /// lines; or will never post it, having called MPI_Finalize. Some(the
     /// error) then.
     fn went_astray(
         &self,
         (q, r): (usize, usize),
-        set: LineSet,
+        (set, n): (LineSet, u64),
         stamp: u64,
         kind: Kind,
         bytes: usize,
@@ -280,8 +281,10 @@ impl Engine {
             return Some(went_elsewhere(r, kind, bytes, there, self.size));
         }
         // (on this set, it would be there already)
-        let shape = self.seg.posted_arrival(q, stamp, &self.arrivals, set.others())?;
-        Some(out_of_order(r, Kind::of(shape), Some(kind)))
+        if let Some(shape) = self.seg.posted_arrival(q, stamp, &self.arrivals, set.others()) {
+            return Some(out_of_order(r, Kind::of(shape), Some(kind)));
+        }
+        self.finalized_instead(q, |seg| seg.arrival_n(q, set, n) >= n, "taking part in this collective")
     }
 
     /// World rank `r`'s `n`th part of set `set`, on its line, into
@@ -586,7 +589,7 @@ impl Engine {
     /// the other lines: another collective), or a member gave the
     /// mailboxes up in it: the error, and the mailboxes given up.
     fn arrival_astray(&mut self, a: &Arrival, q: usize, r: usize) -> Option<MpiError> {
-        if let Some(error) = self.went_astray((q, r), a.set, a.stamp, a.kind, a.len) {
+        if let Some(error) = self.went_astray((q, r), (a.set, a.n), a.stamp, a.kind, a.len) {
             self.give_up_mailboxes(a.stamp);
             return Some(error);
         }

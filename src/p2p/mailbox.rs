@@ -26,7 +26,7 @@
 use super::waits::ASTRAY_EVERY;
 use super::Engine;
 use crate::err;
-use crate::error::MpiResult;
+use crate::error::{MpiError, MpiResult};
 pub use crate::transport::shm::Boxes;
 use crate::transport::shm::{LineSet, Segment, BY_REFERENCE, LAST};
 use std::cell::Cell;
@@ -149,6 +149,8 @@ enum Elsewhere {
     Messages(usize),
     /// Its arrival line, as a collective of this shape (`arrival`).
     Arrival(u64),
+    /// MPI_Finalize: never (`Engine::finalized_instead`).
+    Finalize(MpiError),
 }
 
 impl Engine {
@@ -186,15 +188,24 @@ impl Engine {
                 // pieces published ahead, every rank reusing a slot)
                 let what = || format!("local rank {r}, reader of {kind:?} mailbox slot {k} ({why}), to finish reading");
                 // (on failure the readers stay: a later wait waits again)
-                if kind == Boxes::Long {
-                    self.wait_until(&what, |seg| seg.read_through(r, kind, me) > number)?;
-                } else {
-                    // a short read's mark may be owed (`count_read`) by a
-                    // reader that went on without waiting: now and then,
-                    // and at every wake-up once this wait sleeps, look at
-                    // what it has seen
-                    let seen = |e: &Engine| (e.seg.seen_through(r, me) > number).then_some(());
-                    self.wait_unless(&what, |seg| seg.read_through(r, kind, me) > number, seen, None)?;
+                let read = |seg: &Segment| {
+                    seg.read_through(r, kind, me) > number || (kind == Boxes::Short && seg.seen_through(r, me) > number)
+                };
+                // a short read's mark may be owed (`count_read`) by a
+                // reader that went on without waiting: now and then, and
+                // at every wake-up once this wait sleeps, look at what it
+                // has seen (a reader in MPI_Finalize owes none)
+                let seen = |e: &Engine| {
+                    if kind == Boxes::Short && e.seg.seen_through(r, me) > number {
+                        return Some(Ok(()));
+                    }
+                    e.finalized_instead(r, read, "taking part in a collective whose data this rank published for it")
+                        .map(Err)
+                };
+                if let Some(Err(error)) =
+                    self.wait_unless(&what, |seg| seg.read_through(r, kind, me) > number, seen, None)?
+                {
+                    return Err(error);
                 }
                 mark = self.seg.read_through(r, kind, me);
                 if kind == Boxes::Short {
@@ -637,8 +648,9 @@ impl Engine {
         let other = if kind == Boxes::Short { Boxes::Long } else { Boxes::Short };
         let (ctx, tag) = (context_of(stamp) as u32, user_tag(stamp as u32));
         let astray = |e: &Engine| {
-            if !watch {
-                return None;
+            let never = e.finalized_instead(from, |seg| find(seg).is_some(), "taking part in this collective");
+            if never.is_some() || !watch {
+                return never.map(Elsewhere::Finalize);
             }
             let seg = &e.seg;
             (0..other.slots())
@@ -675,6 +687,10 @@ impl Engine {
             Some(Elsewhere::Arrival(shape)) => {
                 self.give_up_mailboxes(stamp);
                 return Err(super::arrival::posted_instead(world, shape));
+            }
+            Some(Elsewhere::Finalize(error)) => {
+                self.give_up_mailboxes(stamp);
+                return Err(error);
             }
             None => {}
         }

@@ -23,19 +23,10 @@ use std::sync::atomic::Ordering;
 pub(super) const ASTRAY_EVERY: u32 = 64;
 
 impl Engine {
-    /// Make progress until `done` holds; `what` names it for the SIGUSR2
-    /// dump.
-    /// Fails once the mailboxes are given up (`give_up_mailboxes`).
-    #[inline]
-    pub(super) fn wait_until(&mut self, what: &dyn Fn() -> String, done: impl Fn(&Segment) -> bool) -> MpiResult<()> {
-        if done(&self.seg) {
-            return Ok(());
-        }
-        self.wait_unless(what, done, |_: &Engine| None::<()>, None).map(|_| ())
-    }
-
-    /// `wait_until`, or until `astray` (looked at now and then) says what
-    /// will never let `done` hold: then Some(what it said). `parked`: the
+    /// Make progress until `done` holds, or until `astray` (looked at now
+    /// and then) says what will never let `done` hold: then Some(what it
+    /// said); `what` names the wait for the SIGUSR2 dump. Fails once the
+    /// mailboxes are given up (`give_up_mailboxes`). `parked`: the
     /// wait is for a short publication of (local rank, operation), and
     /// this rank is parked (`Segment::park`): it spins on while its core
     /// is spare (`Segment::core_spare`).
@@ -139,6 +130,39 @@ impl Engine {
     pub fn give_up_mailboxes(&self, stamp: u64) {
         self.seg.spoil(stamp & OPERATION);
         self.seg.ring_bells(0..self.seg.nranks);
+    }
+
+    /// MPI_Finalize begins on this rank: the read marks it owes stored
+    /// first, then the word that it called it (`Segment::enter_finalize`),
+    /// so that a member still waiting for it in a collective through
+    /// shared memory (`finalized_instead`) fails instead of waiting for
+    /// ever.
+    pub fn enter_finalize(&mut self) {
+        if self.owes_marks() {
+            self.store_marks();
+        }
+        self.seg.enter_finalize();
+    }
+
+    /// MPI_ERR_OTHER where local rank `q` called MPI_Finalize (seen first:
+    /// all it did before is visible) and what this rank waits for from it
+    /// in a collective, `done`, still does not hold: it never will. Such a
+    /// program is erroneous (the standard's MPI_Finalize: a process
+    /// completes all its communication first), and MPICH and Open MPI
+    /// hang there. `what` names the wait: "taking part in ...".
+    pub(super) fn finalized_instead(
+        &self,
+        q: usize,
+        done: impl FnOnce(&Segment) -> bool,
+        what: &str,
+    ) -> Option<MpiError> {
+        (self.seg.finalized(q) && !done(&self.seg)).then(|| {
+            let r = self.world_of_local(q);
+            MpiError::new(
+                ErrorClass::Other,
+                format!("world rank {r} called MPI_Finalize without {what}: the ranks of a communicator must call the same collectives in the same order"),
+            )
+        })
     }
 
     /// A member gave the mailboxes and lines up in operation `stamp`
@@ -252,5 +276,19 @@ pub(super) mod tests {
         // given up, and what this wait awaits never comes: an error
         let got = e.wait_unless(&what, |_| false, |_: &Engine| None::<()>, None);
         assert!(got.is_err_and(|err| err.to_string().contains("abandoned")));
+    }
+
+    /// A rank in MPI_Finalize will never give what a wait still lacks of
+    /// it; what it gave before counts.
+    #[test]
+    fn a_rank_in_finalize_fails_only_the_waits_it_left_short() {
+        let mut e = engine();
+        let what = "taking part in this collective";
+        assert!(e.finalized_instead(0, |_| false, what).is_none(), "not in MPI_Finalize yet");
+        e.enter_finalize();
+        assert!(e.finalized_instead(0, |_| true, what).is_none(), "what it gave before MPI_Finalize");
+        let error = e.finalized_instead(0, |_| false, what).expect("an error");
+        assert_eq!(error.class, ErrorClass::Other);
+        assert!(error.to_string().contains("world rank 0 called MPI_Finalize without taking part in this collective"));
     }
 }

@@ -108,6 +108,11 @@ impl Engine {
         }
     }
 
+    /// The world rank of index `l` in this host's segment.
+    pub(crate) fn world_of_local(&self, l: usize) -> usize {
+        (0..self.size).find(|&r| self.route[r] == Route::Shm(l)).unwrap_or(l)
+    }
+
     /// Whether every rank of `group` shares this host's segment.
     pub fn all_local(&self, group: &crate::comm::Group) -> bool {
         self.seg.nranks == self.size || (0..group.size()).all(|r| self.is_local(group.world_rank(r)))

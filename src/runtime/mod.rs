@@ -252,6 +252,9 @@ pub fn finalize() -> MpiResult<()> {
         return err!(Other, "MPI_Finalize called before MPI_Init or twice");
     };
     helper::stop(st.engine.doorbell());
+    // (a rank of this host still waiting for this one in a collective
+    // fails now, rather than wait for ever)
+    st.engine.enter_finalize();
     let world = st.world().clone();
     crate::coll::barrier(&mut st.engine, &world)?;
     st.engine.goodbye();

@@ -33,8 +33,11 @@ pub struct Doorbell {
     /// `sleeping` whose bell has moved since was woken, and may wait for
     /// a core (`cores_taken`).
     slept_on: AtomicU32,
+    /// The rank called MPI_Finalize (`enter_finalize`): it takes part in
+    /// no collective of the program's from then on.
+    in_finalize: AtomicU32,
     /// (the rest of the first line: `parked` starts the second)
-    _to_line2: [u64; 4],
+    _to_line2: [u32; 7],
     /// The operation (`coll::shm::stamp` without piece) of the short
     /// publication this rank waits for, or 0 (`park`).
     pub parked: AtomicU64,
@@ -272,6 +275,19 @@ impl Segment {
     /// yielding to it).
     pub fn doze(&self) {
         self.doorbell(self.me).dozed_at.store(now_ns(), Ordering::Relaxed);
+    }
+
+    /// This rank called MPI_Finalize, everything it published before
+    /// visible first (Release): a rank that sees it (`finalized`) and
+    /// still lacks what it waits for from this one will never get it.
+    pub fn enter_finalize(&self) {
+        self.doorbell(self.me).in_finalize.store(1, Ordering::Release);
+    }
+
+    /// Whether local rank `q` called MPI_Finalize (`enter_finalize`).
+    /// What it published before is visible once this is true.
+    pub fn finalized(&self, q: usize) -> bool {
+        self.doorbell(q).in_finalize.load(Ordering::Acquire) != 0
     }
 
     /// Note the core this rank runs on now (`Doorbell::cpu`).
