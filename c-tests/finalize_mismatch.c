@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no tcp=no variants=MISMATCH_CASE=0;MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5
+/* oxmpi-test: ranks=2,3,4 mpich=no tcp=no variants=MISMATCH_CASE=0;MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=0,OXMPI_SHM_COLL_MAX=0,OXMPI_SHM_COLL_LONG_MAX=0;MISMATCH_CASE=1,OXMPI_SHM_COLL_MAX=0,OXMPI_SHM_COLL_LONG_MAX=0;MISMATCH_CASE=2,OXMPI_SHM_COLL_MAX=0,OXMPI_SHM_COLL_LONG_MAX=0;MISMATCH_CASE=4,OXMPI_SHM_COLL_MAX=0,OXMPI_SHM_COLL_LONG_MAX=0;MISMATCH_CASE=6,OXMPI_SHM_COLL_MAX=0,OXMPI_SHM_COLL_LONG_MAX=0
  * Some ranks call MPI_Finalize while others still wait for them in a
  * collective (an erroneous program: a process completes all its
  * communication before MPI_Finalize). MPICH and Open MPI hang there; on
@@ -16,7 +16,17 @@
  *   4: rank 1 calls one MPI_Ibarrier more, and MPI_Wait;
  *   5: on a communicator of ranks 0 and 1 only (a split: the mailboxes,
  *     not the world's lines), rank 1 calls one MPI_Bcast of 256 doubles
- *     from rank 0 more.
+ *     from rank 0 more;
+ *   6: rank 1 calls one MPI_Allreduce of 1 MiB more (as point-to-point
+ *     messages where each rank has a core; through the mailboxes, in
+ *     pieces, where ranks share cores);
+ *   7: rank 1 calls one MPI_Neighbor_allgather more on a ring (a periodic
+ *     Cartesian communicator: always as messages), whose neighbours
+ *     include rank 0.
+ * Cases 0, 1, 2, 4 and 6 run again with every collective as messages
+ * (OXMPI_SHM_COLL_MAX=0, OXMPI_SHM_COLL_LONG_MAX=0). (Case 3 as messages
+ * is no error: the root's sends go eagerly, and the others take them
+ * into their queues of unexpected messages as they finalize.)
  * Each rank's exit code says whether its own checks held (the ranks do
  * not meet again to add them up). (On one host only: over TCP it hangs,
  * as in MPICH.) */
@@ -80,6 +90,21 @@ int main(int argc, char **argv)
         if (rank == 1)
             check_finalized(which, MPI_Bcast(xs, 256, MPI_DOUBLE, 0, pair));
         break;
+    }
+    if (which == 6 && rank == 1) {
+        double *big = calloc(1 << 17, sizeof(double)), *sum = calloc(1 << 17, sizeof(double));
+        check_finalized(which, MPI_Allreduce(big, sum, 1 << 17, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD));
+        free(big), free(sum);
+    }
+    if (which == 7) {
+        int size, periodic = 1, got[2];
+        MPI_Comm ring;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        MPI_Cart_create(MPI_COMM_WORLD, 1, &size, &periodic, 0, &ring);
+        MPI_Comm_set_errhandler(ring, MPI_ERRORS_RETURN);
+        if (rank == 1)
+            check_finalized(which, MPI_Neighbor_allgather(&rank, 1, MPI_INT, got, 1, MPI_INT, ring));
+        MPI_Comm_free(&ring);
     }
     if (pair != MPI_COMM_NULL)
         MPI_Comm_free(&pair);

@@ -92,6 +92,9 @@ pub struct Schedule {
     /// Run to its end on the caller's stack (`run_schedule`): the rank
     /// does nothing else meanwhile.
     blocking: bool,
+    /// How often a nonblocking one was advanced while it waited: now and
+    /// then it looks for a source gone to MPI_Finalize (`advance`).
+    looks: u32,
 }
 
 impl Schedule {
@@ -113,7 +116,14 @@ impl Schedule {
             done: false,
             stamp: None,
             blocking: false,
+            looks: 0,
         }
+    }
+
+    /// The receives of the step under way: request and world rank of
+    /// the source.
+    fn receives(&self) -> impl Iterator<Item = (ReqId, usize)> + '_ {
+        self.active.iter().filter_map(|&(r, recv)| recv.map(|(from, _)| (r, from)))
     }
 
     /// A collective that the mailboxes would name `stamp` (None: of an
@@ -308,7 +318,8 @@ impl Engine {
             if !s.active.iter().all(|&(r, _)| self.peek_done(r)) {
                 round = round.wrapping_add(1);
                 if round.is_multiple_of(super::waits::ASTRAY_EVERY) {
-                    if let Some(e) = s.stamp.and_then(|stamp| self.out_of_step(stamp, &s.group)) {
+                    let astray = s.stamp.and_then(|stamp| self.out_of_step(stamp, &s.group));
+                    if let Some(e) = astray.or_else(|| self.left_for_finalize(s.receives())) {
                         self.abandon(s, e.clone());
                         return Err(e);
                     }
@@ -349,6 +360,14 @@ impl Engine {
             // of its will come (a load of one word, rarely written)
             if let Some(e) = self.given_up_in(stamp) {
                 self.give_up_steps(&mut s, e);
+            }
+        }
+        if !s.done && s.error.is_none() {
+            s.looks = s.looks.wrapping_add(1);
+            if s.looks.is_multiple_of(super::waits::ASTRAY_EVERY) {
+                if let Some(e) = self.left_for_finalize(s.receives()) {
+                    self.give_up_steps(&mut s, e);
+                }
             }
         }
         self.drive(&mut s);

@@ -7,6 +7,7 @@
 //! point-to-point messages.
 
 use super::mailbox::{seen, Boxes, OPERATION};
+use super::request::ReqId;
 use super::Engine;
 use crate::err;
 use crate::error::{ErrorClass, MpiError, MpiResult};
@@ -162,6 +163,26 @@ impl Engine {
                 ErrorClass::Other,
                 format!("world rank {r} called MPI_Finalize without {what}: the ranks of a communicator must call the same collectives in the same order"),
             )
+        })
+    }
+
+    /// A collective going as point-to-point messages (blocking, or one
+    /// this rank started) still waits on `receives` (request, world rank
+    /// of its source): one whose source on this host called MPI_Finalize,
+    /// with no frame of its left in our ring, is never filled
+    /// (`finalized_instead`): a rank completes its collectives before
+    /// MPI_Finalize, and a collective's sends complete once their frames
+    /// are in the receiver's ring (a send queued for room is done when it
+    /// goes out). Not while this rank is in MPI_Finalize itself, whose
+    /// barrier waits for ranks that are in it too.
+    pub(super) fn left_for_finalize(&self, receives: impl Iterator<Item = (ReqId, usize)>) -> Option<MpiError> {
+        if self.seg.finalized(self.seg.me) {
+            return None;
+        }
+        receives.filter(|&(_, src)| self.is_local(src)).find_map(|(id, src)| {
+            let q = self.local_index(src);
+            let sent = |seg: &Segment| seg.ring(q, seg.me).peek().is_some() || self.peek_done(id);
+            self.finalized_instead(q, sent, "sending its part of this collective")
         })
     }
 
