@@ -7,7 +7,7 @@
 //! point-to-point messages.
 
 use super::mailbox::{seen, Boxes, OPERATION};
-use super::request::ReqId;
+use super::request::{RecvState, ReqId, Request};
 use super::Engine;
 use crate::err;
 use crate::error::{ErrorClass, MpiError, MpiResult};
@@ -168,20 +168,24 @@ impl Engine {
 
     /// A collective going as point-to-point messages (blocking, or one
     /// this rank started) still waits on `receives` (request, world rank
-    /// of its source): one whose source on this host called MPI_Finalize,
-    /// with no frame of its left in our ring, is never filled
-    /// (`finalized_instead`): a rank completes its collectives before
-    /// MPI_Finalize, and a collective's sends complete once their frames
-    /// are in the receiver's ring (a send queued for room is done when it
-    /// goes out). Not while this rank is in MPI_Finalize itself, whose
-    /// barrier waits for ranks that are in it too.
+    /// of its source): one still unmatched whose source on this host
+    /// called MPI_Finalize, with no frame of its left in our ring, is never
+    /// filled (`finalized_instead`): a rank completes its collectives
+    /// before MPI_Finalize, and a collective's sends complete once their
+    /// frames are in the receiver's ring (a send queued for room is done
+    /// when it goes out). (One matched may still be moving a long
+    /// message's data, which its sender has seen through.) Not while this
+    /// rank is in MPI_Finalize itself, whose barrier waits for ranks that
+    /// are in it too.
     pub(super) fn left_for_finalize(&self, receives: impl Iterator<Item = (ReqId, usize)>) -> Option<MpiError> {
         if self.seg.finalized(self.seg.me) {
             return None;
         }
         receives.filter(|&(_, src)| self.is_local(src)).find_map(|(id, src)| {
             let q = self.local_index(src);
-            let sent = |seg: &Segment| seg.ring(q, seg.me).peek().is_some() || self.peek_done(id);
+            let unmatched =
+                matches!(self.requests.get(id), Some(Request::Recv(r)) if matches!(r.state, RecvState::Posted));
+            let sent = |seg: &Segment| seg.ring(q, seg.me).peek().is_some() || !unmatched;
             self.finalized_instead(q, sent, "sending its part of this collective")
         })
     }
