@@ -32,8 +32,9 @@
 //! pieces and publications by reference, which each reader copies
 //! straight out of the writer's memory (`blocks::two_ways`,
 //! `tuning::either_way`).
-//! A scan of up to two pieces has each rank fold the pieces of the ranks
-//! before it as they come. A long reduce-scatter among more than two
+//! A scan of up to two pieces goes along the ranks: each reads the prefix
+//! of the ranks before it from the rank before, folds its own piece in
+//! after it and publishes the result for the next. A long reduce-scatter among more than two
 //! ranks has every rank fold its segment piece by piece straight from the
 //! others' mailboxes; a long allreduce is that, then an allgather of the
 //! folded segments; a long reduce has the root fold every piece straight
