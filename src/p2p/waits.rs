@@ -135,9 +135,9 @@ impl Engine {
 
     /// MPI_Finalize begins on this rank: the read marks it owes stored
     /// first, then the word that it called it (`Segment::enter_finalize`),
-    /// so that a member still waiting for it in a collective through
-    /// shared memory (`finalized_instead`) fails instead of waiting for
-    /// ever.
+    /// so that a member on this host still waiting for it in a collective
+    /// (`finalized_instead`, `left_for_finalize`) fails instead of waiting
+    /// for ever.
     pub fn enter_finalize(&mut self) {
         if self.owes_marks() {
             self.store_marks();
