@@ -10,8 +10,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// Per-rank lines: a futex word peers bump to wake a sleeping rank, and
 /// where the rank waits. The second line is written at every wait of a
 /// crowded host's short collective (`park`, `core_spare`); the first only
-/// as the rank sleeps or dozes, so that `sleeping`, which every
-/// publication reads for each reader, stays in the publishers' caches.
+/// as the rank sleeps or dozes (and once as it enters MPI_Finalize), so
+/// that `sleeping`, which every publication reads for each reader, stays
+/// in the publishers' caches.
 #[repr(C, align(64))]
 pub struct Doorbell {
     pub bell: AtomicU32,
