@@ -196,7 +196,7 @@ impl Engine {
                 // at every wake-up once this wait sleeps, look at what it
                 // has seen (a reader in MPI_Finalize owes none)
                 let seen = |e: &Engine| {
-                    if kind == Boxes::Short && e.seg.seen_through(r, me) > number {
+                    if read(&e.seg) {
                         return Some(Ok(()));
                     }
                     e.finalized_instead(r, read, "taking part in a collective whose data this rank published for it")
