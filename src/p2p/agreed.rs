@@ -219,24 +219,26 @@ impl Engine {
 
 #[cfg(test)]
 mod tests {
-    use super::super::mailbox::{MAX_GAP, MIN_GAP};
+    use super::super::mailbox::{MAX_GAP, MIN_GAP, TRY_CALLS};
     use super::*;
 
     /// `n` ranks' calls of one communicator, each way's calls taking
     /// every rank `cost(way)`: the ways each rank takes, call by call.
     fn calls(ranks: &mut [Agreed], count: usize, cost: impl Fn(Way) -> u64, reads: &[bool]) -> Vec<Vec<Way>> {
-        calls_by(ranks, count, |w, _, _| cost(w), reads)
+        calls_by(ranks, count, |w, _, _, _| cost(w), reads)
     }
 
-    /// `calls` where each rank's call `i` takes `cost(way, rank, i)`.
+    /// `calls` where each rank's call `i` takes `cost(way, switched, rank,
+    /// i)` (`switched`: the call before went the other way).
     fn calls_by(
         ranks: &mut [Agreed],
         count: usize,
-        cost: impl Fn(Way, usize, usize) -> u64,
+        cost: impl Fn(Way, bool, usize, usize) -> u64,
         reads: &[bool],
     ) -> Vec<Vec<Way>> {
         let members: Vec<usize> = (0..ranks.len()).collect();
         let b = 64 << 10;
+        let mut before = None;
         (0..count)
             .map(|i| {
                 let picked: Vec<(Way, Note, bool)> = ranks
@@ -250,9 +252,10 @@ mod tests {
                     }
                     let (way, _, timed) = picked[me];
                     if timed {
-                        a.took(7, b, way, cost(way, me, i));
+                        a.took(7, b, way, cost(way, before.is_some_and(|w| w != way), me, i));
                     }
                 }
+                before = Some(picked[0].0);
                 picked.into_iter().map(|(w, _, _)| w).collect()
             })
             .collect()
@@ -267,18 +270,36 @@ mod tests {
         assert!(ways.iter().all(|w| w.iter().all(|&x| x == w[0])), "one way at every call");
         assert!(ways[..MIN_GAP as usize].iter().all(|w| w[0] == Way::Pieces), "pieces until a read is tried");
         assert!(ways.iter().any(|w| w[0] == Way::Read), "the read is tried");
-        assert!(ways[300..].iter().filter(|w| w[0] == Way::Read).count() <= 2, "tries grow rare");
+        let tries = TRY_CALLS as usize;
+        assert!(ways[300..].iter().filter(|w| w[0] == Way::Read).count() <= 2 * tries, "tries grow rare");
         // a slow spell: pieces five times dearer; reads soon, tried
         // pieces rarely
         let ways = calls(&mut ranks, 400, |w| if w == Way::Pieces { 150_000 } else { 50_000 }, &all);
         assert!(ways.iter().all(|w| w.iter().all(|&x| x == w[0])));
         let first = ways.iter().position(|w| w[0] == Way::Read).unwrap();
         assert!(first <= MAX_GAP as usize + 1);
-        assert!(ways[first + 20..].iter().filter(|w| w[0] == Way::Pieces).count() <= 3);
+        assert!(ways[first + 20..].iter().filter(|w| w[0] == Way::Pieces).count() <= 3 * tries);
         // and back
         let ways = calls(&mut ranks, 400, |w| if w == Way::Pieces { 30_000 } else { 50_000 }, &all);
         assert!(ways.iter().all(|w| w.iter().all(|&x| x == w[0])));
-        assert!(ways[300..].iter().filter(|w| w[0] == Way::Read).count() <= 2);
+        assert!(ways[300..].iter().filter(|w| w[0] == Way::Read).count() <= 2 * tries);
+    }
+
+    #[test]
+    fn a_try_outlasts_the_dear_first_call_of_a_way() {
+        // reads 20 us a call against pieces' 30, but the first call of
+        // either way after the other costs 70 (the ranks arrive apart)
+        let mut ranks: Vec<Agreed> = (0..4).map(|_| Agreed::default()).collect();
+        let cost = |w: Way, switched: bool, _, _| match (w, switched) {
+            (_, true) => 70_000,
+            (Way::Pieces, false) => 30_000,
+            (Way::Read, false) => 20_000,
+        };
+        let ways = calls_by(&mut ranks, 300, cost, &[true; 4]);
+        assert!(ways.iter().all(|w| w.iter().all(|&x| x == w[0])), "one way at every call");
+        let first = ways.iter().position(|w| w[0] == Way::Read).expect("a read tried");
+        assert!(ways[first..first + TRY_CALLS as usize].iter().all(|w| w[0] == Way::Read), "a try's calls in a row");
+        assert!(ways[100..].iter().filter(|w| w[0] == Way::Read).count() > 190, "the reads won");
     }
 
     #[test]
@@ -315,7 +336,7 @@ mod tests {
             let jitter = ((r * 7 + i * 13 + if w == Way::Pieces { 0 } else { 5 }) % 31) as u64;
             50_000 + jitter
         };
-        let ways = calls_by(&mut ranks, 3000, cost, &[true; 4]);
+        let ways = calls_by(&mut ranks, 3000, |w, _, r, i| cost(w, r, i), &[true; 4]);
         assert!(ways.iter().all(|w| w.iter().all(|&x| x == w[0])), "one way at every call");
     }
 
