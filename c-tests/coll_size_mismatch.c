@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13;MISMATCH_CASE=14;MISMATCH_CASE=15;MISMATCH_CASE=16;MISMATCH_CASE=17;MISMATCH_CASE=18;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=pieces;MISMATCH_CASE=17,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=19;MISMATCH_CASE=19,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=19,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=20;MISMATCH_CASE=20,OXMPI_CROWDED_BLOCKS=read;MISMATCH_CASE=20,OXMPI_CROWDED_BLOCKS=pieces
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13;MISMATCH_CASE=14;MISMATCH_CASE=15;MISMATCH_CASE=16;MISMATCH_CASE=17;MISMATCH_CASE=18;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=pieces;MISMATCH_CASE=17,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=19;MISMATCH_CASE=19,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=19,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=20;MISMATCH_CASE=20,OXMPI_CROWDED_BLOCKS=read;MISMATCH_CASE=20,OXMPI_CROWDED_BLOCKS=pieces;MISMATCH_CASE=21;MISMATCH_CASE=21,OXMPI_SHM_SCAN=every;MISMATCH_CASE=21,OXMPI_SHM_SCAN=chain
  * Ranks that pass a collective counts of different sizes (here the last
  * rank passes half the count of the others) get an error, never a hang
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
@@ -138,6 +138,29 @@ static void prefix(int n)
             CHECK(e == MPI_SUCCESS, "%s of %d doubles, rank %d: error %d", name, n, rank, e);
         still_works(name);
     }
+    free(a), free(b);
+}
+
+/* A Scan of `n` doubles whose middle rank (of 3 or more) passes half
+ * the count: the ranks before it succeed, it gets MPI_ERR_TRUNCATE (the
+ * prefix before it is longer than its buffer), and each rank after it
+ * MPI_ERR_COUNT, not a hang nor a wrong prefix: where the Scan goes along
+ * the ranks (a crowded host) a rank that failed passes an empty part on;
+ * where each rank reads every earlier one's part, the middle one's is
+ * too short. The ranks before it have gone on to the next collective,
+ * which works. */
+static void prefix_middle(int n)
+{
+    int mid = size / 2, mine = rank == mid ? n / 2 : n;
+    double *a = calloc(n, sizeof(double)), *b = calloc(n, sizeof(double));
+    int e = MPI_Scan(a, b, mine, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (rank < mid)
+        CHECK(e == MPI_SUCCESS, "scan, rank %d before the middle: error %d", rank, e);
+    else if (rank == mid)
+        CHECK(class_of(e) == MPI_ERR_TRUNCATE, "scan of %d doubles into %d: class %d", n, mine, class_of(e));
+    else
+        CHECK(class_of(e) == MPI_ERR_COUNT, "scan, rank %d after the middle: class %d", rank, class_of(e));
+    still_works("a scan whose middle rank passed half");
     free(a), free(b);
 }
 
@@ -325,6 +348,10 @@ int main(int argc, char **argv)
             if (!ways || strcmp(ways, "pieces") != 0)
                 everyone(4, 40000, 1);
         }
+        break;
+    case 21: /* a short Scan whose middle rank passes half */
+        if (size > 2)
+            prefix_middle(100);
         break;
     }
     return finish();

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_COLL_BCAST=scatter_allgather,OXMPI_COLL_ALLREDUCE=rabenseifner,OXMPI_COLL_ALLGATHER=recursive_doubling,OXMPI_COLL_ALLTOALL=bruck,OXMPI_COLL_BARRIER=dissemination;OXMPI_COLL_BCAST=binomial,OXMPI_COLL_ALLREDUCE=reduce_bcast,OXMPI_COLL_ALLGATHER=ring,OXMPI_COLL_ALLTOALL=pairwise,OXMPI_SHM_COLL_MAX=0,OXMPI_COLL_BARRIER=linear;OXMPI_COLL_ALLREDUCE=allgather,OXMPI_SHM_COLL_MAX=0
+/* oxmpi-test: ranks=1,2,3,4 variants=OXMPI_COLL_BCAST=scatter_allgather,OXMPI_COLL_ALLREDUCE=rabenseifner,OXMPI_COLL_ALLGATHER=recursive_doubling,OXMPI_COLL_ALLTOALL=bruck,OXMPI_COLL_BARRIER=dissemination;OXMPI_COLL_BCAST=binomial,OXMPI_COLL_ALLREDUCE=reduce_bcast,OXMPI_COLL_ALLGATHER=ring,OXMPI_COLL_ALLTOALL=pairwise,OXMPI_SHM_COLL_MAX=0,OXMPI_COLL_BARRIER=linear;OXMPI_COLL_ALLREDUCE=allgather,OXMPI_SHM_COLL_MAX=0;OXMPI_SHM_SCAN=every;OXMPI_SHM_SCAN=chain
  * MPI_Op_create, MPI_Op_commutative, MPI_Op_free: a commutative user sum,
  * a non-commutative 2x2 matrix product (Reduce at every root, Allreduce,
  * Scan, Exscan must all multiply in rank order), a user op on a strided

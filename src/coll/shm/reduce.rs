@@ -226,6 +226,9 @@ pub fn scan(
     if !whole(own(from, data).len()) {
         return scan_cut(e, m, stamp, from, data, red, exclusive);
     }
+    if tuning::scan_chain(n) {
+        return scan_chain(e, m, stamp, from, data, red, exclusive);
+    }
     // the last rank's part is read by no one
     if me + 1 < n {
         e.publish(Boxes::Short, stamp, own(from, data), (me + 1..n).map(|r| m.world(r)))?;
@@ -234,6 +237,67 @@ pub fn scan(
     let mut copy = None;
     let mine = if exclusive { &[][..] } else { kept(from, data, &mut copy) };
     fold_short(e, m, stamp, mine, if exclusive { me } else { me + 1 }, data, red)
+}
+
+/// Short `scan` along the ranks (`tuning::scan_chain`): rank r reads
+/// rank r - 1's prefix (v0 op ... op v(r-1)) from its short mailbox,
+/// folds its own part in after it, and publishes the result for rank
+/// r + 1 alone: the folds `fold_short` makes, in the same order. One
+/// publication and one read a rank, where each reading every earlier
+/// rank's part makes n(n-1)/2 reads in all. A rank that fails (its
+/// count is not its predecessor's) publishes an empty part, so that the
+/// next one fails too rather than wait (giving the mailboxes up would
+/// fail the ranks before it, gone on to their next collective).
+fn scan_chain(
+    e: &mut Engine,
+    m: &Members,
+    stamp: u64,
+    from: Option<&[u8]>,
+    data: &mut [u8],
+    red: Reduction,
+    exclusive: bool,
+) -> MpiResult<()> {
+    let (n, me, len) = (m.group.size(), m.me, data.len());
+    let mut copy = None;
+    let mine = kept(from, data, &mut copy);
+    let mut acc = Scratch::for_overwrite(len);
+    if me == 0 {
+        acc.copy_from_slice(mine);
+    } else {
+        let mut take = || {
+            let seen = e.use_mailbox(Boxes::Short, m.world(me - 1), stamp, |theirs, seen| {
+                if !seen.astray && seen.len == len {
+                    acc.copy_from_slice(theirs);
+                }
+                seen
+            })?;
+            if seen.astray {
+                e.give_up_mailboxes(stamp);
+            }
+            check_size(me - 1, seen.stream, len)?;
+            if exclusive {
+                data.copy_from_slice(&acc);
+            }
+            let mut spare = Scratch::zeroed(if red.op.symmetric() { 0 } else { len });
+            fold_into(&mut acc, &mut spare, false, red, mine)
+        };
+        if let Err(why) = take() {
+            // an empty part for the next rank, which fails on it in turn
+            // (a rank after a failed one must not fold a part of its size
+            // as the prefix)
+            if me + 1 < n {
+                e.publish(Boxes::Short, stamp, &[], [m.world(me + 1)])?;
+            }
+            return Err(why);
+        }
+    }
+    if me + 1 < n {
+        e.publish(Boxes::Short, stamp, &acc, [m.world(me + 1)])?;
+    }
+    if !exclusive {
+        data.copy_from_slice(&acc);
+    }
+    Ok(())
 }
 
 /// `scan` in pieces, along the ranks: rank r reads piece p of rank
