@@ -218,15 +218,16 @@ pub fn flat(n: usize) -> bool {
 /// (`coll::shm::reduce::scan_chain`) rather than each rank reading every
 /// earlier rank's part: as OXMPI_SHM_SCAN says, or (auto) on a crowded
 /// host (alike on every rank), among more than two (between two they are
-/// the same). There a rank waits for
-/// the scheduler anyway, and a loop of them runs a rank ahead by up to a
-/// mailbox's slots: n - 1 reads where there were n(n-1)/2. Measured, 4
+/// the same). There a rank waits for the scheduler anyway, and a loop of
+/// them runs a rank ahead by up to a mailbox's slots: n - 1 reads where
+/// there were n(n-1)/2. Measured, 4
 /// ranks on 2 cores, Scans of 1 and 128 doubles in loops of 50000, best
 /// of 3, 5 alternated runs: 0.31-0.44 and 0.57-1.11 us -> 0.26-0.34 and
 /// 0.50-0.83 (Open MPI 0.27-0.53 and 3.2-4.6); with 20 us of work
 /// between calls, alike (41-43 us a call), and at 8 ranks 85-99 -> 83-87.
 /// On a host with a core per rank a chain of n - 1 steps, each a line
-/// passed between cores, is slower than reads that go at once.
+/// passed between cores, should be slower than reads that go at once
+/// (not measured: the test machine has 2 cores).
 pub fn scan_chain(n: usize) -> bool {
     n > 2 && get().shm_scan.unwrap_or_else(crowded)
 }

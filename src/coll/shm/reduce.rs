@@ -284,9 +284,11 @@ fn scan_chain(
         if let Err(why) = take() {
             // an empty part for the next rank, which fails on it in turn
             // (a rank after a failed one must not fold a part of its size
-            // as the prefix)
+            // as the prefix); this rank's error is the one to report (a
+            // publication fails only where the mailboxes were given up,
+            // and the next rank's wait fails on that)
             if me + 1 < n {
-                e.publish(Boxes::Short, stamp, &[], [m.world(me + 1)])?;
+                let _passed_on = e.publish(Boxes::Short, stamp, &[], [m.world(me + 1)]);
             }
             return Err(why);
         }
