@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13;MISMATCH_CASE=14;MISMATCH_CASE=15;MISMATCH_CASE=16;MISMATCH_CASE=17;MISMATCH_CASE=18;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=pieces;MISMATCH_CASE=17,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=19;MISMATCH_CASE=19,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=19,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=20;MISMATCH_CASE=20,OXMPI_CROWDED_BLOCKS=read;MISMATCH_CASE=20,OXMPI_CROWDED_BLOCKS=pieces;MISMATCH_CASE=21;MISMATCH_CASE=21,OXMPI_SHM_SCAN=every;MISMATCH_CASE=21,OXMPI_SHM_SCAN=chain
+/* oxmpi-test: ranks=2,3,4 mpich=no variants=MISMATCH_CASE=1;MISMATCH_CASE=2;MISMATCH_CASE=3;MISMATCH_CASE=4;MISMATCH_CASE=5;MISMATCH_CASE=6;MISMATCH_CASE=7;MISMATCH_CASE=8;MISMATCH_CASE=9;MISMATCH_CASE=10;MISMATCH_CASE=11;MISMATCH_CASE=12;MISMATCH_CASE=13;MISMATCH_CASE=14;MISMATCH_CASE=15;MISMATCH_CASE=16;MISMATCH_CASE=17;MISMATCH_CASE=18;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=17,OXMPI_TWO_RANK_BLOCKS=pieces;MISMATCH_CASE=17,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=18,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=19;MISMATCH_CASE=19,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=19,OXMPI_TEST_RANK0_ENV=OXMPI_TWO_RANK_BLOCKS=pieces,OXMPI_TWO_RANK_BLOCKS=read;MISMATCH_CASE=20;MISMATCH_CASE=20,OXMPI_CROWDED_BLOCKS=read;MISMATCH_CASE=20,OXMPI_CROWDED_BLOCKS=pieces;MISMATCH_CASE=21;MISMATCH_CASE=21,OXMPI_SHM_SCAN=every;MISMATCH_CASE=21,OXMPI_SHM_SCAN=chain;MISMATCH_CASE=22
  * Ranks that pass a collective counts of different sizes (here the last
  * rank passes half the count of the others) get an error, never a hang
  * or silently wrong data, with MPI_ERRORS_RETURN: the rank whose buffer
@@ -145,10 +145,10 @@ static void prefix(int n)
  * the count: the ranks before it succeed, it gets MPI_ERR_TRUNCATE (the
  * prefix before it is longer than its buffer), and each rank after it
  * MPI_ERR_COUNT, not a hang nor a wrong prefix: where the Scan goes along
- * the ranks (a crowded host) a rank that failed passes an empty part on;
- * where each rank reads every earlier one's part, the middle one's is
- * too short. The ranks before it have gone on to the next collective,
- * which works. */
+ * the ranks (in pieces, and whole on a crowded host) a rank that failed
+ * passes an empty part on; where each rank reads every earlier one's
+ * part, the middle one's is too short. The ranks before it have gone on
+ * to the next collective, which works. */
 static void prefix_middle(int n)
 {
     int mid = size / 2, mine = rank == mid ? n / 2 : n;
@@ -352,6 +352,13 @@ int main(int argc, char **argv)
     case 21: /* a short Scan whose middle rank passes half */
         if (size > 2)
             prefix_middle(100);
+        break;
+    case 22: /* in pieces: one piece against one (16000 bytes, the middle
+              * rank's 8000), then two against one (48000, 24000) */
+        if (size > 2) {
+            prefix_middle(2000);
+            prefix_middle(6000);
+        }
         break;
     }
     return finish();

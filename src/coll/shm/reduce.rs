@@ -337,7 +337,25 @@ fn scan_cut(
         let at = cut.piece(0..len, p);
         let k = at.len();
         if me > 0 {
-            let (done, seen) = fold.take_from(e, m.world(me - 1), piece(stamp, p), true, red, (len, k))?;
+            let prior = m.world(me - 1);
+            let (done, seen) = fold.take_from(e, prior, piece(stamp, p), true, red, (len, k))?;
+            if !seen.astray && (seen.stream, seen.len) != (len, k) {
+                // another count: the rest of its stream read (so that the
+                // members stay in step) and an empty last piece passed on,
+                // on which the next rank fails in turn, the mailboxes not
+                // given up (the ranks before have gone on to their next
+                // collective: `scan_chain`)
+                let (mut rest, mut q) = (seen, p);
+                while !rest.last && !rest.astray {
+                    q += 1;
+                    rest = e.read_following(Boxes::Long, prior, piece(stamp, q), 0, &mut [])?;
+                }
+                if let Some(next) = next {
+                    let _passed_on = e.publish_piece(piece(stamp, p), &[], 0, true, [next]);
+                }
+                check_size(me - 1, seen.stream, len)?;
+                return mismatch(me - 1);
+            }
             in_step(e, stamp, me - 1, (seen.stream, seen.len), (len, k))?;
             done?;
             if exclusive {
