@@ -867,9 +867,9 @@ pub(super) const MAX_GAP: u32 = 256;
 /// reads after it took 13-24, so the read, a third faster there, was
 /// never taken (loops of 150 calls, best of 5, 6 alternated runs: 36-61
 /// us a call against 28-36 with tries of two calls, and 65 in one run;
-/// Open MPI 31-51). A
-/// longer try costs more where the way tried is the dearer: the 64 KiB
-/// Allgather, whose pieces win, took 2-3% longer with tries of three.
+/// Open MPI 31-51). A longer try costs more where the way tried is the
+/// dearer: the 64 KiB Allgather, whose pieces win, took 2-3% longer with
+/// tries of three.
 pub(super) const TRY_CALLS: u32 = 2;
 
 /// A `Report`'s form in a publication's header: the block size's power
