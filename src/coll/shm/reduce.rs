@@ -30,12 +30,26 @@ fn fold(r: Reduction, acc: &mut [u8], theirs: &mut [u8]) -> MpiResult<()> {
     }
 }
 
+/// Where `kept` copies this rank's part: on the stack when it fits a
+/// line, else in a buffer from the pool (which costs a lock to take and
+/// one to give back, a good part of a short reduction in place).
+#[derive(Default)]
+struct Kept {
+    line: Line,
+    scratch: Option<Scratch>,
+}
+
 /// This rank's part of a reduction whose result overwrites `data`: `from`,
 /// or (None) a copy of `data`, kept in `copy`.
-fn kept<'a>(from: Option<&'a [u8]>, data: &[u8], copy: &'a mut Option<Scratch>) -> &'a [u8] {
+fn kept<'a>(from: Option<&'a [u8]>, data: &[u8], copy: &'a mut Kept) -> &'a [u8] {
     match from {
         Some(from) => from,
-        None => copy.insert(Scratch::from_slice(data)),
+        None if data.len() <= ARRIVAL_BYTES => {
+            let line = &mut copy.line.0[..data.len()];
+            line.copy_from_slice(data);
+            line
+        }
+        None => copy.scratch.insert(Scratch::from_slice(data)),
     }
 }
 
@@ -83,7 +97,7 @@ fn gather_reduce(
         data.copy_from_slice(from);
     }
     // this rank's part, when the result starts with another's
-    let mut copy = None;
+    let mut copy = Kept::default();
     let mine = if to == 0 { &[][..] } else { kept(from, data, &mut copy) };
     // (an op that commutes folds straight from the mailboxes)
     let mut spare = Scratch::zeroed(if red.op.symmetric() { 0 } else { data.len() });
@@ -172,7 +186,7 @@ pub fn allreduce(
         return done.and(passed);
     }
     e.publish(Boxes::Short, stamp, data, m.others(me))?;
-    let mut copy = None;
+    let mut copy = Kept::default();
     let mine = kept(from, data, &mut copy);
     fold_short(e, m, stamp, mine, n, data, red)
 }
@@ -234,7 +248,7 @@ pub fn scan(
         e.publish(Boxes::Short, stamp, own(from, data), (me + 1..n).map(|r| m.world(r)))?;
     }
     // an exscan never folds its own part
-    let mut copy = None;
+    let mut copy = Kept::default();
     let mine = if exclusive { &[][..] } else { kept(from, data, &mut copy) };
     fold_short(e, m, stamp, mine, if exclusive { me } else { me + 1 }, data, red)
 }
@@ -258,7 +272,7 @@ fn scan_chain(
     exclusive: bool,
 ) -> MpiResult<()> {
     let (n, me, len) = (m.group.size(), m.me, data.len());
-    let mut copy = None;
+    let mut copy = Kept::default();
     let mine = kept(from, data, &mut copy);
     // the prefix on the stack when it fits a line: a buffer from the pool
     // costs a lock to take and one to give back (measured, 2 cores, Scans
