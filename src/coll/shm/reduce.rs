@@ -30,26 +30,36 @@ fn fold(r: Reduction, acc: &mut [u8], theirs: &mut [u8]) -> MpiResult<()> {
     }
 }
 
-/// Where `kept` copies this rank's part: on the stack when it fits a
+/// Room for a short collective's bytes: on the stack when they fit a
 /// line, else in a buffer from the pool (which costs a lock to take and
-/// one to give back, a good part of a short reduction in place).
+/// one to give back, a good part of a short reduction's time).
 #[derive(Default)]
-struct Kept {
+struct Room {
     line: Line,
     scratch: Option<Scratch>,
 }
 
+impl Room {
+    /// `len` bytes of it, to be written before they are read.
+    fn take(&mut self, len: usize) -> &mut [u8] {
+        if len <= ARRIVAL_BYTES {
+            &mut self.line.0[..len]
+        } else {
+            self.scratch.insert(Scratch::for_overwrite(len))
+        }
+    }
+}
+
 /// This rank's part of a reduction whose result overwrites `data`: `from`,
 /// or (None) a copy of `data`, kept in `copy`.
-fn kept<'a>(from: Option<&'a [u8]>, data: &[u8], copy: &'a mut Kept) -> &'a [u8] {
+fn kept<'a>(from: Option<&'a [u8]>, data: &[u8], copy: &'a mut Room) -> &'a [u8] {
     match from {
         Some(from) => from,
-        None if data.len() <= ARRIVAL_BYTES => {
-            let line = &mut copy.line.0[..data.len()];
-            line.copy_from_slice(data);
-            line
+        None => {
+            let room = copy.take(data.len());
+            room.copy_from_slice(data);
+            room
         }
-        None => copy.scratch.insert(Scratch::from_slice(data)),
     }
 }
 
@@ -97,7 +107,7 @@ fn gather_reduce(
         data.copy_from_slice(from);
     }
     // this rank's part, when the result starts with another's
-    let mut copy = Kept::default();
+    let mut copy = Room::default();
     let mine = if to == 0 { &[][..] } else { kept(from, data, &mut copy) };
     // (an op that commutes folds straight from the mailboxes)
     let mut spare = Scratch::zeroed(if red.op.symmetric() { 0 } else { data.len() });
@@ -186,7 +196,7 @@ pub fn allreduce(
         return done.and(passed);
     }
     e.publish(Boxes::Short, stamp, data, m.others(me))?;
-    let mut copy = Kept::default();
+    let mut copy = Room::default();
     let mine = kept(from, data, &mut copy);
     fold_short(e, m, stamp, mine, n, data, red)
 }
@@ -248,7 +258,7 @@ pub fn scan(
         e.publish(Boxes::Short, stamp, own(from, data), (me + 1..n).map(|r| m.world(r)))?;
     }
     // an exscan never folds its own part
-    let mut copy = Kept::default();
+    let mut copy = Room::default();
     let mine = if exclusive { &[][..] } else { kept(from, data, &mut copy) };
     fold_short(e, m, stamp, mine, if exclusive { me } else { me + 1 }, data, red)
 }
@@ -272,15 +282,15 @@ fn scan_chain(
     exclusive: bool,
 ) -> MpiResult<()> {
     let (n, me, len) = (m.group.size(), m.me, data.len());
-    let mut copy = Kept::default();
+    let mut copy = Room::default();
     let mine = kept(from, data, &mut copy);
-    // the prefix on the stack when it fits a line: a buffer from the pool
-    // costs a lock to take and one to give back (measured, 2 cores, Scans
-    // of 8 bytes in loops, each run's best of 3, medians of 12 alternated
-    // runs: 4 ranks 0.31 -> 0.25 us a call, and in a quieter hour 0.23 ->
-    // 0.16; 8 ranks, 6 runs, 0.59 -> 0.46)
-    let (mut line, mut scratch) = (Line::default(), Scratch::for_overwrite(if len > ARRIVAL_BYTES { len } else { 0 }));
-    let acc: &mut [u8] = if len > ARRIVAL_BYTES { &mut scratch } else { &mut line.0[..len] };
+    // the prefix on the stack when it fits a line (measured, 2 cores,
+    // Scans of 8 bytes in loops, each run's best of 3, medians of 12
+    // alternated runs, against a buffer from the pool: 4 ranks 0.31 ->
+    // 0.25 us a call, and in a quieter hour 0.23 -> 0.16; 8 ranks, 6 runs,
+    // 0.59 -> 0.46)
+    let mut room = Room::default();
+    let acc = room.take(len);
     if me == 0 {
         acc.copy_from_slice(mine);
     } else {
